@@ -1,0 +1,56 @@
+"""Tests of dbpa_core.power: the closed-form planner and the simulated power curve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from dbpa_core import required_sample_size, simulate_power
+from dbpa_core.power import gaussian_shift
+
+
+def test_required_sample_size_exact():
+    # ((1.959964 + 0.841621) / 0.5)² = 31.4 → 32
+    assert required_sample_size(0.5) == 32
+    expected = int(np.ceil(((norm.ppf(1 - 0.05 / 20) + norm.ppf(0.9)) / 0.3) ** 2))
+    assert required_sample_size(0.3, power=0.9, m=10) == expected
+
+
+def test_more_perturbations_need_more_samples():
+    sizes = [required_sample_size(0.4, m=m) for m in (1, 5, 25, 125)]
+    assert sizes == sorted(sizes) and sizes[0] < sizes[-1]
+
+
+def test_power_curve_increases_and_reaches_one():
+    curve = simulate_power([4, 30], shift=1.5, n_trials=60, n_resamples=99, rng=0)
+    assert curve.power[1] >= 0.95
+    assert curve.power[0] < curve.power[1]
+    assert np.all(curve.ci_low <= curve.power) and np.all(curve.power <= curve.ci_high)
+
+
+def test_power_under_null_is_alpha():
+    curve = simulate_power([10], shift=0.0, n_trials=400, n_resamples=99, rng=1)
+    assert 0.02 <= curve.power[0] <= 0.09  # binomial sd 0.011 at n = 400
+
+
+def test_progress_callback_and_custom_generator():
+    seen = []
+    curve = simulate_power([5], generator=gaussian_shift(0.0, dim=3), n_trials=3, n_resamples=19,
+                           rng=0, progress=seen.append)
+    assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
+    assert curve.n_trials == 3
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: required_sample_size(0), "`effect`"),
+    (lambda: required_sample_size(0.5, alpha=1), "`alpha`"),
+    (lambda: required_sample_size(0.5, power=0), "`power`"),
+    (lambda: required_sample_size(0.5, m=0), "`m`"),
+    (lambda: simulate_power([1]), "`sample_sizes`"),
+    (lambda: simulate_power([]), "`sample_sizes` must list"),
+    (lambda: simulate_power([5], n_trials=0), "`n_trials`"),
+])
+def test_bad_inputs(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
