@@ -68,7 +68,7 @@ def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temp
     return Arm(label, prompt, system or "", tuple(texts), embeddings, getattr(sampler, "model", ""))
 
 
-def test_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", similarity: str = "cosine",
+def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", similarity: str = "cosine",
               discrepancy="jsd", n_resamples: int = 1000, rng=None, true_effect: float | None = None,
               perturbation_id: str = "") -> PerturbationResult:
     """Run :func:`dbpa_test` on two drawn arms."""
@@ -107,7 +107,7 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
         prompt, system = scenario.apply(perturbation)
         perturbed = draw_arm(perturbed_sampler or sampler, prompt, k, label=perturbation.label, system=system,
                              seed=seed + 1, **generation)
-        results.append(test_arms(original, perturbed, label=perturbation.label, kind=perturbation.kind,
+        results.append(compare_arms(original, perturbed, label=perturbation.label, kind=perturbation.kind,
                                  similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples, rng=rng,
                                  true_effect=scenario.true_effect(perturbation), perturbation_id=perturbation.id))
     adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)

@@ -49,3 +49,56 @@ def read_decision(pvalue: float, alpha: float) -> str:
                 "the perturbation changed the output distribution.")
     return (f"p > α = {alpha:g}: the difference is within what chance produces; "
             "no change is shown (which is not proof of no change).")
+
+
+def read_statistic(statistic: float, null_mean: float, label: str) -> str:
+    """One sentence that reads the observed discrepancy against chance."""
+    ratio = statistic / null_mean if null_mean > 0 else float("inf")
+    if 0.8 <= ratio <= 1.25:
+        comparison = "about what chance alone produces"
+    elif ratio > 1.25:
+        comparison = f"{ratio:.1f}× what chance alone produces" if ratio != float("inf") else "above chance"
+    else:
+        comparison = "less than what chance alone produces"
+    return (f"The observed {label} is {statistic:.4g}; re-splitting the same outputs at random gives "
+            f"{null_mean:.4g} on average, so the perturbation's discrepancy is {comparison}.")
+
+
+def read_effect(effect_size: float, standardized: float) -> str:
+    """One sentence that reads the null-centred effect size."""
+    return (f"Effect size {effect_size:+.4g}: the discrepancy beyond chance, {standardized:+.1f} null standard "
+            f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
+
+
+def result_to_dict(result, **context) -> dict:
+    """A JSON-ready record of a :class:`~dbpa_core.permutation.DBPAResult` and its context."""
+    import numpy as np
+
+    record = {
+        "statistic": result.statistic, "pvalue": result.pvalue, "effect_size": result.effect_size,
+        "standardized_effect": result.standardized_effect, "n_original": result.n_original,
+        "n_perturbed": result.n_perturbed, "n_resamples": result.n_resamples, "exact": result.exact,
+        "similarity": result.similarity, "discrepancy": result.discrepancy, "alternative": result.alternative,
+        "warnings": list(result.warnings), "stars": significance_stars(result.pvalue),
+        "null_distribution": np.asarray(result.null_distribution).tolist(),
+    }
+    record.update(context)
+    return record
+
+
+def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=None):
+    """The many-perturbations table as a pandas DataFrame (one row per perturbation)."""
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "perturbation": list(labels),
+        "kind": list(kinds),
+        "ω": list(statistics),
+        "p": list(pvalues),
+        f"p adjusted ({adjusted.method})": list(adjusted.pvalues_adjusted),
+        "stars": [significance_stars(p) for p in adjusted.pvalues_adjusted],
+        "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
+    })
+    if true_effects is not None:
+        table.insert(2, "true effect (simulated)", list(true_effects))
+    return table

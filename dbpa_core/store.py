@@ -98,6 +98,9 @@ class SampleStore:
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=60)
         connection.execute("PRAGMA busy_timeout=60000")
+        # WAL + NORMAL: a commit survives a crash of the process (the resume
+        # case); only an OS crash may lose the last few samples.
+        connection.execute("PRAGMA synchronous=NORMAL")
         return connection
 
     # ------------------------------------------------------------- samples

@@ -15,4 +15,13 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q -r requirements.txt
 if [ -s requirements-nodeps.txt ]; then
   python -m pip install -q --no-deps -r requirements-nodeps.txt
 fi
+# 4. Debian's Chromium for the browser test (Playwright drives it; it never
+#    downloads a browser of its own).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "install: chromium is missing; run: sudo apt-get install -y chromium (needed by the browser test)" >&2
+  fi
+fi
 python -c "import dbpa_core" && echo "install: ok"

@@ -1,20 +1,132 @@
-"""AppTest of the Streamlit pages."""
+"""AppTest of every page on the simulated and recorded samplers."""
+
+from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_how_it_works_runs_and_reacts():
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60).run()
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
     assert not at.exception
-    assert at.title[0].value.startswith("Distribution-based")
-    decision_before = at.metric[2].value
-    at.slider[1].set_value(0.0).run()
+    return at
+
+
+def metric(at, label):
+    return next(m.value for m in at.metric if m.label.startswith(label))
+
+
+def open_page(at, name):
+    at.switch_page(f"pages/{name}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_home_exposition(app):
+    at = app
+    assert at.title[0].value.startswith("Did the intervention change")
+    assert metric(at, "Samples per arm") == "40 / 40"
+    assert metric(at, "Decision") in ("REJECT H₀", "FAIL TO REJECT H₀")
+    assert any("re-splits" in c.value for c in at.caption)  # every number has its reading
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 6  # the family of 6 perturbations
+    assert any("Bonferroni" in c.value for c in at.caption)
+    # an intervention that should change the answer is detected; N changes the strip
+    at.selectbox(key="home_perturbation").set_value("mars").run()
+    assert metric(at, "Decision") == "REJECT H₀"
+    at.slider(key="home_k").set_value(20).run()
+    assert metric(at, "Samples per arm") == "20 / 20"
+    before = metric(at, "Observed JSD")
+    next(b for b in at.button if b.label == "Resample outputs").click().run()
     assert not at.exception
-    assert at.metric[2].value == "FAIL TO REJECT H₀"
-    at.slider[1].set_value(1.0).run()
-    assert at.metric[2].value == "REJECT H₀"
-    assert decision_before in ("REJECT H₀", "FAIL TO REJECT H₀")
+    assert metric(at, "Observed JSD") != before  # new outputs, new statistic
+    assert at.latex, "the method section shows its formulas"
+
+
+def test_home_on_recorded_samples(app):
+    at = app
+    at.selectbox(key="backend").set_value("recorded").run()
+    at.slider(key="home_k").set_value(10).run()
+    assert not at.exception
+    assert metric(at, "Samples per arm") == "10 / 10"
+    at.slider(key="home_k").set_value(60).run()  # more than recorded: a clear error, no traceback
+    assert not at.exception
+    assert any("only 20 responses were recorded" in e.value for e in at.error)
+
+
+def test_audit_one(app):
+    at = open_page(app, "audit_one")
+    at.selectbox(key="one_scenario").set_value("customer_support").run()
+    at.selectbox(key="one_perturbation").set_value("terse_system").run()
+    at.selectbox(key="one_discrepancy").set_value("energy").run()
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    assert metric(at, "Decision") == "REJECT H₀"
+    assert any("calls" in i.value for i in at.info)  # the cost estimate before running
+    at.radio(key="one_source").set_value("Type both prompts").run()
+    at.text_area(key="one_x1").set_value("").run()
+    assert any("Both prompts are needed" in e.value for e in at.error)
+
+
+def test_many_perturbations(app):
+    at = open_page(app, "many_perturbations")
+    at.selectbox(key="many_scenario").set_value("seasons_question").run()
+    at.number_input(key="many_k").set_value(20).run()
+    at.button(key="many_run").click().run()
+    table = at.dataframe[0].value
+    assert len(table) == 6 and "p adjusted (bonferroni)" in table.columns
+    at.selectbox(key="many_correction").set_value("holm").run()
+    assert "p adjusted (holm)" in at.dataframe[0].value.columns
+    needed = int(metric(at, "Samples per arm k needed"))
+    at.number_input(key="plan_m").set_value(50).run()
+    assert int(metric(at, "Samples per arm k needed")) > needed
+
+
+def test_tpr_fpr(app):
+    at = open_page(app, "tpr_fpr")
+    at.multiselect(key="roc_scenarios").set_value(["seasons_question", "customer_support"]).run()
+    at.multiselect(key="roc_models").set_value(["simulated T=0.5", "simulated T=2.0"]).run()
+    at.number_input(key="roc_k").set_value(10).run()
+    at.number_input(key="roc_replicates").set_value(1).run()
+    at.number_input(key="roc_b").set_value(100).run()
+    at.button(key="roc_run").click().run()
+    assert not at.exception
+    assert any("Best model at an allowed FPR" in s.value for s in at.success)
+    summary = at.dataframe[0].value
+    assert set(summary["model"]) == {"simulated T=0.5", "simulated T=2.0"}
+    assert summary["AUC"].between(0, 1).all()
+    at.multiselect(key="roc_models").set_value([]).run()
+    assert any("at least one scenario and one model" in e.value for e in at.error)
+
+
+def test_alignment(app):
+    at = open_page(app, "alignment")
+    at.selectbox(key="align_scenario").set_value("seasons_question").run()
+    at.multiselect(key="align_models").set_value(["simulated T=1.0"]).run()
+    at.number_input(key="align_k").set_value(10).run()
+    at.button(key="align_run").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table["model"]) == ["simulated T=1.0"]
+
+
+def test_byo_without_file(app):
+    at = open_page(app, "byo_samples")
+    assert any("No file yet" in c.value for c in at.caption)
+
+
+def test_persona_study(app):
+    at = open_page(app, "persona_study")
+    at.number_input(key="persona_k").set_value(10).run()
+    at.button(key="persona_run").click().run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns

@@ -1,0 +1,152 @@
+"""Reading samples that users bring: CSV or JSONL with an arm and a text (or an embedding).
+
+Every problem is reported with the row and the column to fix; nothing is
+dropped silently (an empty text is kept as an output).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MAX_BYTES = 20 * 1024 * 1024
+MAX_ROWS = 20_000
+
+
+@dataclass(frozen=True, eq=False)
+class SampleTable:
+    """Outputs grouped by arm, in file order.
+
+    Attributes
+    ----------
+    texts : dict of arm -> list of str
+    embeddings : dict of arm -> (k, dim) array, or None when the file has none
+    """
+
+    texts: dict
+    embeddings: dict | None = field(default=None, repr=False)
+
+    @property
+    def arms(self) -> list[str]:
+        return list(self.texts)
+
+
+def _parse_embedding(value, where: str) -> list[float]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ValueError(f"{where}: `embedding` must be a JSON list of numbers, e.g. [0.1, -0.2].") from None
+    if not isinstance(value, list) or not value or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                                          for v in value):
+        raise ValueError(f"{where}: `embedding` must be a non-empty list of numbers.")
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"{where}: `embedding` contains NaN or infinity.")
+    return [float(v) for v in value]
+
+
+def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) -> SampleTable:
+    """Parse an uploaded CSV or JSONL file of outputs.
+
+    Parameters
+    ----------
+    data : bytes
+        File contents (UTF-8).
+    filename : str
+        Its name; ``.csv`` or ``.jsonl``/``.json``/``.ndjson`` decides the format.
+    default_arm : str, optional
+        Arm of every row when the file has no ``arm`` column (one file per arm).
+
+    Returns
+    -------
+    SampleTable
+    """
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{filename}: the file is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB. "
+                         "Split it or keep only the columns `arm` and `text`.")
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
+    lower = filename.lower()
+    if lower.endswith(".csv"):
+        rows = _csv_rows(content, filename)
+    elif lower.endswith((".jsonl", ".ndjson", ".json")):
+        rows = _jsonl_rows(content, filename)
+    else:
+        raise ValueError(f"{filename}: unsupported file type; upload a .csv or .jsonl file.")
+    if not rows:
+        raise ValueError(f"{filename}: the file has no rows.")
+    if len(rows) > MAX_ROWS:
+        raise ValueError(f"{filename}: {len(rows):,} rows; the limit is {MAX_ROWS:,}.")
+
+    texts: dict[str, list[str]] = {}
+    vectors: dict[str, list[list[float]]] = {}
+    has_embeddings = any("embedding" in row for _, row in rows)
+    dimension = None
+    for where, row in rows:
+        arm = row.get("arm", default_arm)
+        if arm is None or str(arm).strip() == "":
+            raise ValueError(f"{where}: column `arm` is missing or empty; name the arm of every output "
+                             "(e.g. original / perturbed).")
+        arm = str(arm).strip()
+        text = row.get("text")
+        if text is None and not has_embeddings:
+            raise ValueError(f"{where}: column `text` is missing; each row needs the output text.")
+        texts.setdefault(arm, []).append("" if text is None else str(text))
+        if has_embeddings:
+            if "embedding" not in row or row["embedding"] in ("", None):
+                raise ValueError(f"{where}: column `embedding` is empty; give every row an embedding or none.")
+            vector = _parse_embedding(row["embedding"], where)
+            if dimension is None:
+                dimension = len(vector)
+            elif len(vector) != dimension:
+                raise ValueError(f"{where}: `embedding` has {len(vector)} numbers but earlier rows have {dimension}.")
+            vectors.setdefault(arm, []).append(vector)
+    embeddings = {arm: np.asarray(v, dtype=np.float64) for arm, v in vectors.items()} if has_embeddings else None
+    return SampleTable(texts, embeddings)
+
+
+def _csv_rows(content: str, filename: str):
+    reader = csv.DictReader(io.StringIO(content))
+    if reader.fieldnames is None:
+        raise ValueError(f"{filename}: empty CSV; the first line must name the columns (arm, text).")
+    fields = [f.strip().lower() for f in reader.fieldnames]
+    if "text" not in fields and "embedding" not in fields:
+        raise ValueError(f"{filename}: no column `text` (or `embedding`); found {', '.join(reader.fieldnames)}.")
+    rows = []
+    for number, raw in enumerate(reader, start=2):
+        if None in raw:
+            raise ValueError(f"{filename}, row {number}: more values than column names; quote texts that "
+                             "contain commas.")
+        rows.append((f"{filename}, row {number}", {k.strip().lower(): v for k, v in raw.items()}))
+    return rows
+
+
+def _jsonl_rows(content: str, filename: str):
+    stripped = content.strip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{filename}: not valid JSON ({error.msg} at line {error.lineno}).") from None
+        lines = [(f"{filename}, item {i + 1}", item) for i, item in enumerate(items)]
+    else:
+        lines = []
+        for number, line in enumerate(content.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                lines.append((f"{filename}, line {number}", json.loads(line)))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{filename}, line {number}: not valid JSON ({error.msg}).") from None
+    rows = []
+    for where, item in lines:
+        if not isinstance(item, dict):
+            raise ValueError(f"{where}: expected an object like {{\"arm\": \"original\", \"text\": \"…\"}}.")
+        rows.append((where, {str(k).lower(): v for k, v in item.items()}))
+    return rows

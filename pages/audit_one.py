@@ -1,0 +1,78 @@
+"""Audit one perturbation: any sampler, any similarity and discrepancy."""
+
+import streamlit as st
+
+from dbpa_core.costs import estimate_cost
+from dbpa_core.discrepancy import DISCREPANCY_NAMES, get_discrepancy
+from dbpa_core.reporting import result_to_dict
+from dbpa_core.similarity import SIMILARITIES
+from ui.components import clouds, downloads, guard, null_and_similarities, result_strip, show_prompt
+from ui.runs import compare_pair
+from ui.state import scenarios
+
+settings = st.session_state["settings"]
+st.title("Audit one perturbation")
+st.write("Pick a scenario and a perturbation, or type both prompts; choose how outputs are compared; run the test.")
+
+with guard():
+    source = st.radio("Prompts", ["From a scenario", "Type both prompts"], horizontal=True, key="one_source")
+    if source == "From a scenario":
+        all_scenarios = scenarios()
+        scenario = all_scenarios[st.selectbox("Scenario", list(all_scenarios), key="one_scenario",
+                                              format_func=lambda s: all_scenarios[s].title)]
+        perturbation = scenario.perturbation(st.selectbox(
+            "Perturbation", [p.id for p in scenario.perturbations], key="one_perturbation",
+            format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]"))
+        original = ("original", scenario.prompt, scenario.system)
+        perturbed = (perturbation.label, *scenario.apply(perturbation))
+        kind, true_effect = perturbation.kind, scenario.true_effect(perturbation)
+    else:
+        system = st.text_input("System prompt (both arms; optional)", "", key="one_system")
+        original = ("original", st.text_area("Original prompt x", "What causes the seasons on Earth?",
+                                             key="one_x0"), system)
+        perturbed = ("perturbed", st.text_area("Perturbed prompt x′", "Explain like I'm five: what causes the "
+                                               "seasons on Earth?", key="one_x1"), system)
+        kind, true_effect = "", None
+        if not original[1].strip() or not perturbed[1].strip():
+            raise ValueError("Both prompts are needed: type the original prompt x and the perturbed prompt x′.")
+    left, right = st.columns(2)
+    with left:
+        show_prompt("x · original, as sent", original[1], original[2])
+    with right:
+        show_prompt("x′ · perturbed, as sent", perturbed[1], perturbed[2])
+
+    columns = st.columns(5)
+    k = columns[0].number_input("Samples per arm k", 2, 500, 20 if settings.sampler.backend != "simulated" else 40,
+                                key="one_k")
+    n_resamples = columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="one_b")
+    similarity = columns[2].selectbox("Similarity", SIMILARITIES, key="one_similarity")
+    discrepancy = columns[3].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
+                                       format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
+    alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
+    st.caption(get_discrepancy(discrepancy).reading)
+    estimate = estimate_cost([original[1], perturbed[1]], int(k), max_tokens=settings.max_tokens,
+                             sampler_model=settings.sampler.backend if settings.sampler.backend != "openai"
+                             else settings.sampler.model, embedder_model=settings.embedder.model or "minilm")
+    st.info(estimate.reading())
+    projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
+                          format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
+
+    if st.button("Run the test", type="primary", key="one_run"):
+        st.session_state["one_result"] = compare_pair(
+            settings, original, perturbed, k=int(k), n_resamples=int(n_resamples), similarity=similarity,
+            discrepancy=discrepancy, label=perturbed[0], kind=kind, true_effect=true_effect)
+    result = st.session_state.get("one_result")
+    if result is None:
+        st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
+    else:
+        result_strip(result.test, alpha, label=discrepancy)
+        if result.true_effect is not None and settings.sampler.backend == "simulated":
+            st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
+                       f"content ({'a real change' if result.true_effect else 'no change at all'}).")
+        clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
+        null_and_similarities(result.test, label=discrepancy, key="one")
+        downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
+                                        perturbed_prompt=result.perturbed.prompt,
+                                        original_texts=list(result.original.texts),
+                                        perturbed_texts=list(result.perturbed.texts),
+                                        sampler=settings.sampler.backend, seed=settings.seed), name="audit_result")

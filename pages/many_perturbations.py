@@ -1,0 +1,74 @@
+"""Many perturbations: a family with family-wise error control and a sample-size planner."""
+
+import streamlit as st
+
+from dbpa_core.corrections import METHODS, adjust_pvalues
+from dbpa_core.power import required_sample_size, simulate_power
+from dbpa_core.reporting import family_table
+from dbpa_core.viz import discrepancy_bars, power_curve
+from ui.components import downloads, guard
+from ui.runs import scenario_family
+from ui.state import scenarios
+
+settings = st.session_state["settings"]
+st.title("Many perturbations")
+st.write("Test a family of perturbations against one original arm and control the chance of any false alarm.")
+
+with guard():
+    all_scenarios = scenarios()
+    scenario = all_scenarios[st.selectbox("Scenario", list(all_scenarios), key="many_scenario",
+                                          format_func=lambda s: all_scenarios[s].title)]
+    chosen = st.multiselect("Perturbations", [p.id for p in scenario.perturbations],
+                            default=[p.id for p in scenario.perturbations], key=f"many_chosen_{scenario.id}",
+                            format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]")
+    columns = st.columns(5)
+    k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
+    n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
+    discrepancy = columns[2].selectbox("ω", ["jsd", "js_distance", "energy", "mmd", "wasserstein", "ks", "centroid"],
+                                       key="many_discrepancy")
+    correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction")
+    alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
+    st.caption(f"{correction}: controls the {METHODS[correction]}.")
+
+    if st.button("Run the family", type="primary", key="many_run"):
+        st.session_state["many_family"] = (scenario.id, scenario_family(
+            settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
+            correction=correction, alpha=alpha))
+    stored = st.session_state.get("many_family")
+    if stored is not None and stored[0] == scenario.id:
+        family = stored[1]
+        adjusted = adjust_pvalues([r.test.pvalue for r in family.results], method=correction, alpha=alpha)
+        table = family_table([r.label for r in family.results], [r.kind for r in family.results],
+                             [r.test.statistic for r in family.results], [r.test.pvalue for r in family.results],
+                             adjusted, true_effects=[r.true_effect for r in family.results]
+                             if settings.sampler.backend == "simulated" else None)
+        st.dataframe(table, hide_index=True, width="stretch")
+        m = len(family.results)
+        st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
+                   f"{min(1, 1 - (1 - alpha) ** m):.0%}; the adjusted p-values keep it at or below {alpha:.0%}. "
+                   f"{adjusted.n_rejected} of {m} perturbations are declared to change the outputs.")
+        st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], adjusted.pvalues_adjusted, alpha=alpha,
+                                         title="ω per perturbation (blue: significant after correction)",
+                                         label=discrepancy), width="stretch", key="many_bars")
+        downloads(table=table, name="family_table")
+
+    st.subheader("Sample-size planner")
+    st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")
+    columns = st.columns(4)
+    effect = columns[0].number_input("Standardised effect ω", 0.05, 5.0, 0.5, 0.05, key="plan_effect")
+    power = columns[1].slider("Power 1 − β", 0.5, 0.99, 0.8, key="plan_power")
+    m = int(columns[2].number_input("Perturbations m", 1, 1000, max(1, len(chosen)), key="plan_m"))
+    plan_alpha = columns[3].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="plan_alpha")
+    needed = required_sample_size(effect, alpha=plan_alpha, power=power, m=m)
+    st.metric("Samples per arm k needed", needed)
+    st.caption(f"To detect a shift of {effect:g} noise units with probability {power:.0%} while testing {m} "
+               f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm.")
+    if st.button("Check by simulation", key="plan_simulate"):
+        sizes = sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2})
+        bar = st.progress(0.0, text="Simulating audits")
+        curve = simulate_power(sizes, shift=effect, n_trials=60, alpha=plan_alpha / m, n_resamples=199,
+                               rng=settings.seed, progress=lambda f: bar.progress(f))
+        bar.empty()
+        st.plotly_chart(power_curve(curve, target_power=power), width="stretch", key="plan_curve")
+        st.caption("Each point is the share of simulated audits (Gaussian mean shift, energy distance) that "
+                   "reject at α/m; bars are 95% intervals.")

@@ -1,0 +1,35 @@
+"""Tests of dbpa_core.costs."""
+
+import pytest
+
+from dbpa_core.costs import estimate_cost, estimate_tokens
+
+
+def test_exact_estimate():
+    est = estimate_cost(["x" * 40, "y" * 80], 10, max_tokens=100, sampler_model="gpt-4o-mini",
+                        embedder_model="text-embedding-3-small")
+    assert est.calls == 20
+    assert est.input_tokens == 10 * (10 + 20)
+    assert est.output_tokens == 2000 and est.embedding_tokens == 2000
+    assert est.generation_cost == pytest.approx((300 * 0.15 + 2000 * 0.60) / 1e6)
+    assert est.embedding_cost == pytest.approx(2000 * 0.02 / 1e6)
+    assert "20 generation calls" in est.reading()
+
+
+def test_local_runs_are_free_and_unknown_prices_say_so():
+    assert estimate_cost(["p"], 5, max_tokens=10, sampler_model="local").total_cost == 0.0
+    unknown = estimate_cost(["p"], 5, max_tokens=10, sampler_model="my-private-model")
+    assert unknown.total_cost is None and "unknown price" in unknown.reading()
+
+
+def test_token_rule():
+    assert estimate_tokens("") == 0 and estimate_tokens("abcde") == 2
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"prompts": []}, "`prompts`"), ({"k": 0}, "`k`"), ({"max_tokens": 0}, "`max_tokens`"),
+])
+def test_bad_inputs(kwargs, match):
+    args = {"prompts": ["p"], "k": 3, "max_tokens": 5, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        estimate_cost(args.pop("prompts"), args.pop("k"), **args)

@@ -1,0 +1,93 @@
+"""Tests of dbpa_core.scenarios: packaged scenarios and clear errors for bad files."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from dbpa_core.scenarios import SCENARIO_DIR, ScenarioError, load_scenario, load_scenarios, parse_scenario
+
+SCENARIOS = load_scenarios()
+
+
+def test_packaged_scenarios():
+    assert {"cvd_nice", "customer_support", "seasons_question"} <= set(SCENARIOS)
+    cvd = SCENARIOS["cvd_nice"]
+    assert cvd.prompt.startswith("Please generate cardiovascular disease (CVD) guidelines")
+    personas = [p for p in cvd.perturbations if p.group == "persona"]
+    assert len(personas) == 8
+    assert {p.kind for p in cvd.perturbations} == {"control", "target"}
+    for scenario in SCENARIOS.values():
+        assert any(p.is_target for p in scenario.perturbations) and any(not p.is_target for p in scenario.perturbations)
+
+
+def test_transforms_produce_the_prompt_as_sent():
+    cvd = SCENARIOS["cvd_nice"]
+    assert cvd.apply("persona_comedian")[0] == "Act as a comedian. " + cvd.prompt
+    assert "BMI of 31" in cvd.apply("bmi_plus_one")[0] and "BMI of 30" not in cvd.apply("bmi_plus_one")[0]
+    assert cvd.apply("pad_4")[0].count("repainted") == 4
+    assert cvd.apply("pad_16")[0].startswith(cvd.prompt)
+    support = SCENARIOS["customer_support"]
+    prompt, system = support.apply("terse_system")
+    assert prompt == support.prompt and system != support.system
+
+
+def test_ground_truth():
+    for scenario in SCENARIOS.values():
+        for p in scenario.perturbations:
+            effect = scenario.true_effect(p)
+            assert (effect == 0) if not p.is_target else (0.2 < effect <= 1), (scenario.id, p.id)
+
+
+def _data():
+    return yaml.safe_load((SCENARIO_DIR / "seasons_question.yaml").read_text())
+
+
+def _broken(edit):
+    data = copy.deepcopy(_data())
+    edit(data)
+    return data
+
+
+@pytest.mark.parametrize(("edit", "match"), [
+    (lambda d: d.pop("template"), "`template` is required"),
+    (lambda d: d.update(colour="red"), "`colour` is not a scenario key"),
+    (lambda d: d.update(template="What about {moon}?"), r"`template` uses field \{moon\}"),
+    (lambda d: d["facets"]["axial_tilt"].update(weight=-1), "`facets.axial_tilt.weight` must be a number >= 0"),
+    (lambda d: d["facets"]["axial_tilt"].update(phrasings=[]), "`facets.axial_tilt.phrasings`"),
+    (lambda d: d["perturbations"][0].update(kind="maybe"), "`perturbations.paraphrase_1.kind` must be"),
+    (lambda d: d["perturbations"][0].update(transform={"type": "rotate"}), r"`perturbations.paraphrase_1.transform.type`"),
+    (lambda d: d["perturbations"][0].update(transform={"type": "prefix"}), r"transform.text` is required"),
+    (lambda d: d["perturbations"][0].update(simulated_effect={"mars": 2.0}), "must be empty for a control"),
+    (lambda d: d["perturbations"][4].pop("simulated_effect"), "is required for a target"),
+    (lambda d: d["perturbations"][4].update(simulated_effect={"pluto": 2}), "is not a facet"),
+    (lambda d: d["perturbations"][1].update(id="paraphrase_1"), "repeats the id"),
+    (lambda d: d["perturbations"][0].update(transform={"type": "replace_field", "field": "moon", "value": 1}),
+     "names 'moon', which is not in `fields`"),
+    (lambda d: d["perturbations"][0].update(transform={"type": "paraphrase", "template": "What causes the seasons on {planet}?"}),
+     "leaves the prompt unchanged"),
+    (lambda d: d["perturbations"][3]["transform"].update(sentences=0), "sentences` must be a positive integer"),
+])
+def test_bad_scenarios_name_file_and_field(edit, match):
+    with pytest.raises(ScenarioError, match=match) as info:
+        parse_scenario(_broken(edit), source="broken.yaml")
+    assert str(info.value).startswith("broken.yaml: ")
+
+
+def test_bad_files(tmp_path):
+    (tmp_path / "bad.yaml").write_text("id: [unclosed")
+    with pytest.raises(ScenarioError, match="bad.yaml: not valid YAML"):
+        load_scenario(tmp_path / "bad.yaml")
+    with pytest.raises(ScenarioError, match="file not found"):
+        load_scenario(tmp_path / "missing.yaml")
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(_data()))
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(_data()))
+    with pytest.raises(ScenarioError, match="b.yaml: `id` 'seasons_question' is also used by a.yaml"):
+        load_scenarios(tmp_path)
+
+
+def test_unknown_perturbation():
+    with pytest.raises(KeyError, match="no perturbation 'nope'"):
+        SCENARIOS["cvd_nice"].apply("nope")

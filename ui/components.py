@@ -1,0 +1,125 @@
+"""Elements shared by several pages: errors, the result strip, readings, downloads."""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from contextlib import contextmanager
+
+import numpy as np
+import streamlit as st
+
+from dbpa_core import significance_stars
+from dbpa_core.projection import project
+from dbpa_core.reporting import (decision, read_decision, read_effect, read_pvalue, read_statistic,
+                                 result_to_dict)
+from dbpa_core.samplers import SamplingCancelled
+from dbpa_core.scenarios import ScenarioError
+from dbpa_core.viz import null_histogram, output_clouds, similarity_histograms
+
+log = logging.getLogger("dbpa_explorer")
+
+PROJECTION_CAVEAT = ("The test runs in the full embedding space (384 dimensions for MiniLM); this picture is a "
+                     "2-D projection, so arms that overlap here can still differ, and the reverse.")
+
+
+@contextmanager
+def guard():
+    """Turn every error into an ``st.error`` with the fix; never a traceback on the page."""
+    try:
+        yield
+    except SamplingCancelled as error:
+        st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+    except (ValueError, KeyError, ScenarioError) as error:
+        st.error(f"{str(error).strip(chr(39))}")
+    except Exception as error:  # noqa: BLE001 - the page must never show a traceback
+        log.error("unexpected error\n%s", traceback.format_exc())
+        name = type(error).__name__
+        hint = ""
+        if "Connection" in name or "Timeout" in name or "APIConnection" in name:
+            hint = " Check the base URL in the sidebar and that the server is running."
+        elif "Authentication" in name or "PermissionDenied" in name:
+            hint = " Check the API key in the sidebar (or OPENAI_API_KEY)."
+        elif "NotFound" in name:
+            hint = " Check the model name in the sidebar."
+        elif "RateLimit" in name:
+            hint = " The server is rate-limiting: lower 'Parallel calls' or try again later."
+        st.error(f"{name}: {error}.{hint}")
+
+
+def result_strip(result, alpha: float, *, label: str = "ω") -> None:
+    """Samples per arm, α, B, T, p and the decision, each with a plain reading."""
+    columns = st.columns([1, 0.7, 1, 1, 1, 1.8])
+    columns[0].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
+    columns[1].metric("α", f"{alpha:g}")
+    columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
+    columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
+    columns[4].metric("p-value", f"{result.pvalue:.4g} {significance_stars(result.pvalue)}")
+    columns[5].metric("Decision", decision(result.pvalue, alpha))
+    st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
+    st.caption(read_pvalue(result.pvalue, result.n_resamples))
+    st.caption(read_effect(result.effect_size, result.standardized_effect))
+    if result.pvalue <= alpha:
+        st.success(read_decision(result.pvalue, alpha))
+    else:
+        st.info(read_decision(result.pvalue, alpha))
+    for message in result.warnings:
+        st.warning(message)
+
+
+def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
+    """The output clouds with hover texts; selecting points shows their texts side by side."""
+    embeddings = np.vstack([original.embeddings, perturbed.embeddings])
+    coordinates = project(embeddings, method, rng=seed)
+    texts = list(original.texts) + list(perturbed.texts)
+    figure = output_clouds(coordinates, (len(original.texts), len(perturbed.texts)), texts,
+                           method=method.upper())
+    event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode=("points", "box", "lasso"),
+                            width="stretch")
+    st.caption(PROJECTION_CAVEAT)
+    chosen = sorted({int(p["customdata"]) for p in (event.selection.points if event and event.selection else [])
+                     if "customdata" in p})
+    if chosen:
+        left, right = st.columns(2)
+        k0 = len(original.texts)
+        for column, title, indices in ((left, "original x", [i for i in chosen if i < k0]),
+                                       (right, "perturbed x′", [i - k0 for i in chosen if i >= k0])):
+            column.markdown(f"**{title}** ({len(indices)} selected)")
+            for index in indices:
+                column.text(texts[index + (k0 if title.startswith("perturbed") else 0)] or "(empty output)")
+    else:
+        st.caption("Select points (click, box or lasso) to read their outputs side by side.")
+
+
+def null_and_similarities(result, *, label: str, key: str) -> None:
+    left, right = st.columns(2)
+    left.plotly_chart(null_histogram(result, label=label), width="stretch", key=f"{key}_null")
+    left.caption("Grey: ω on random re-splits of the pooled outputs (what chance gives); orange: re-splits at least "
+                 "as extreme as the observed split. The p-value is the orange share.")
+    right.plotly_chart(similarity_histograms(result), width="stretch", key=f"{key}_sims")
+    right.caption("P0: similarities between original outputs; P1: between original and perturbed outputs. "
+                  "ω measures how far apart these two distributions are.")
+
+
+def downloads(*, table=None, record: dict | None = None, name: str) -> None:
+    """CSV of a table and JSON of a result."""
+    columns = st.columns(2)
+    if table is not None:
+        columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
+                                   "text/csv", key=f"{name}_csv")
+    if record is not None:
+        columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
+                                   f"{name}.json", "application/json", key=f"{name}_json")
+
+
+def show_prompt(title: str, prompt: str, system: str = "") -> None:
+    """A prompt exactly as sent (as text, never rendered)."""
+    st.markdown(f"**{title}**")
+    if system:
+        st.caption("system prompt")
+        st.code(system, language=None, wrap_lines=True)
+    st.code(prompt, language=None, wrap_lines=True)
+
+
+__all__ = ["clouds", "downloads", "guard", "null_and_similarities", "result_strip", "result_to_dict", "show_prompt"]

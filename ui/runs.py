@@ -1,0 +1,58 @@
+"""Runs shared by several pages: one perturbation, or a family of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from dbpa_core.audit import FamilyResult, PerturbationResult, compare_arms
+from dbpa_core.corrections import adjust_pvalues
+
+from .state import Settings, draw
+
+
+def _memo(key, compute):
+    memo = st.session_state.setdefault("_tests", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_resamples: int, similarity: str,
+                 discrepancy: str, label: str, kind: str = "", true_effect=None,
+                 perturbed_settings: Settings | None = None) -> PerturbationResult:
+    """Draw both arms, each a (label, prompt, system), and test them.
+
+    ``perturbed_settings`` makes it a system perturbation: the perturbed arm
+    comes from another model, backend or temperature.
+    """
+    if perturbed_settings is None:
+        original, perturbed = draw(settings, [original_arm, perturbed_arm], k, seed_offset=1)
+    else:
+        (original,) = draw(settings, [original_arm], k)
+        (perturbed,) = draw(perturbed_settings, [perturbed_arm], k)
+    key = (id(original), id(perturbed), n_resamples, similarity, discrepancy, settings.seed)
+    return _memo(key, lambda: compare_arms(original, perturbed, label=label, kind=kind, similarity=similarity,
+                                           discrepancy=discrepancy, n_resamples=n_resamples,
+                                           rng=np.random.default_rng(settings.seed), true_effect=true_effect))
+
+
+def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n_resamples: int,
+                    similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
+                    alpha: float = 0.05, seed_offset: int = 1) -> FamilyResult:
+    """Every chosen perturbation of a scenario against one shared original arm."""
+    chosen = [scenario.perturbation(p) for p in perturbation_ids]
+    if not chosen:
+        raise ValueError("Choose at least one perturbation for the family.")
+    arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
+    drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms")
+    results = []
+    for perturbation, perturbed in zip(chosen, drawn[1:]):
+        key = (id(drawn[0]), id(perturbed), n_resamples, similarity, discrepancy, settings.seed)
+        results.append(_memo(key, lambda p=perturbation, arm=perturbed: compare_arms(
+            drawn[0], arm, label=p.label, kind=p.kind, similarity=similarity, discrepancy=discrepancy,
+            n_resamples=n_resamples, rng=np.random.default_rng(settings.seed),
+            true_effect=scenario.true_effect(p) if settings.sampler.backend == "simulated" else None,
+            perturbation_id=p.id)))
+    adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
+    return FamilyResult(tuple(results), adjusted)
