@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.state import sidebar
+from ui.state import interrupted_notice, sidebar
 
 st.set_page_config(page_title="DBPA Explorer", page_icon=":material/query_stats:", layout="wide")
 
@@ -23,4 +23,5 @@ pages = {
 }
 navigation = st.navigation(pages)
 st.session_state["settings"] = sidebar()
+interrupted_notice()
 navigation.run()

@@ -14,6 +14,7 @@ import numpy as np
 
 from .corrections import AdjustedPValues, adjust_pvalues
 from .permutation import DBPAResult, dbpa_test
+from .store import request_key
 
 #: progress(stage, done, total) -> None or False (False cancels sampling).
 StageProgress = Callable[[str, int, int], "bool | None"]
@@ -29,6 +30,7 @@ class Arm:
     texts: tuple[str, ...]
     embeddings: np.ndarray = field(repr=False)
     model: str = ""
+    sample_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +67,11 @@ def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temp
     texts = sampler.sample(prompt, k, system=system or None, temperature=temperature, max_tokens=max_tokens,
                            seed=seed, store=store, progress=sampling)
     embeddings = embedder.embed(texts, store=store, progress=embedding)
-    return Arm(label, prompt, system or "", tuple(texts), embeddings, getattr(sampler, "model", ""))
+    # "<request key>:<index>" names each sample in the store (and in reports).
+    key = request_key(sampler.describe_request(prompt, system=system or None, temperature=temperature,
+                                               max_tokens=max_tokens, seed=seed))[:16]
+    return Arm(label, prompt, system or "", tuple(texts), embeddings, getattr(sampler, "model", ""),
+               tuple(f"{key}:{i}" for i in range(len(texts))))
 
 
 def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", similarity: str = "cosine",
@@ -84,8 +90,8 @@ def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", s
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,
                         perturbed_sampler=None, n_resamples: int = 1000, similarity: str = "cosine",
                         discrepancy="jsd", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
-                        temperature=None, max_tokens=None, store=None,
-                        progress: StageProgress | None = None) -> FamilyResult:
+                        temperature=None, max_tokens=None, perturbed_temperature=None, perturbed_max_tokens=None,
+                        store=None, progress: StageProgress | None = None) -> FamilyResult:
     """Test every chosen perturbation of a scenario against its original arm.
 
     The original arm is drawn once (seed ``seed``) and shared; each perturbed
@@ -97,18 +103,55 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
     chosen = scenario.perturbations if perturbation_ids is None else [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("`perturbation_ids` must name at least one perturbation of the scenario.")
-    generation = {"temperature": temperature, "max_tokens": max_tokens, "store": store, "progress": progress,
-                  "embedder": embedder}
+    shared = {"store": store, "progress": progress, "embedder": embedder}
     original = draw_arm(sampler, scenario.prompt, k, label="original", system=scenario.system, seed=seed,
-                        **generation)
+                        temperature=temperature, max_tokens=max_tokens, **shared)
+    if perturbed_sampler is None:
+        perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
     rng = np.random.default_rng(seed)
     results = []
     for perturbation in chosen:
         prompt, system = scenario.apply(perturbation)
         perturbed = draw_arm(perturbed_sampler or sampler, prompt, k, label=perturbation.label, system=system,
-                             seed=seed + 1, **generation)
+                             seed=seed + 1, temperature=perturbed_temperature, max_tokens=perturbed_max_tokens,
+                             **shared)
         results.append(compare_arms(original, perturbed, label=perturbation.label, kind=perturbation.kind,
                                  similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples, rng=rng,
                                  true_effect=scenario.true_effect(perturbation), perturbation_id=perturbation.id))
     adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
     return FamilyResult(tuple(results), adjusted)
+
+
+def build_sampler(config: dict):
+    """A sampler from a SPEC's ``sampler`` mapping (generation settings left out)."""
+    from .samplers import get_sampler
+
+    settings = {k: v for k, v in config.items() if k not in ("backend", "temperature", "max_tokens")}
+    return get_sampler(config["backend"], **settings)
+
+
+def build_embedder(config: dict):
+    from .embedders import get_embedder
+
+    return get_embedder(config.get("name", "minilm"), **{k: v for k, v in config.items() if k != "name"})
+
+
+def run_audit(spec, *, store=None, progress: StageProgress | None = None) -> FamilyResult:
+    """Run a validated :class:`dbpa_core.spec.AuditSpec` (the command line's ``audit``)."""
+    sampler = build_sampler(spec.sampler)
+    perturbed = build_sampler(spec.perturbed_sampler) if spec.perturbed_sampler else None
+    return run_scenario_family(
+        spec.scenario, list(spec.perturbation_ids), sampler=sampler, perturbed_sampler=perturbed,
+        embedder=build_embedder(spec.embedder), k=spec.k, n_resamples=spec.n_resamples,
+        similarity=spec.similarity, discrepancy=spec.discrepancy, correction=spec.correction, alpha=spec.alpha,
+        seed=spec.seed, temperature=spec.sampler.get("temperature"), max_tokens=spec.sampler.get("max_tokens"),
+        perturbed_temperature=(spec.perturbed_sampler or {}).get("temperature"),
+        perturbed_max_tokens=(spec.perturbed_sampler or {}).get("max_tokens"), store=store, progress=progress)
+
+
+def spec_settings(spec) -> dict:
+    """The settings block of a report (never a secret: SPECs cannot hold keys)."""
+    return {"sampler": spec.sampler, "perturbed_sampler": spec.perturbed_sampler, "embedder": spec.embedder,
+            "scenario": spec.scenario.id, "perturbations": list(spec.perturbation_ids), "k": spec.k,
+            "n_resamples": spec.n_resamples, "similarity": spec.similarity, "discrepancy": spec.discrepancy,
+            "correction": spec.correction, "alpha": spec.alpha, "seed": spec.seed}

@@ -28,6 +28,11 @@ def significance_stars(pvalue: float) -> str:
     return ""
 
 
+def format_pvalue(pvalue: float) -> str:
+    """A p-value for display: three decimals, two significant digits below 0.01."""
+    return f"{pvalue:.3f}" if pvalue >= 0.01 else f"{pvalue:.2g}"
+
+
 def decision(pvalue: float, alpha: float) -> str:
     """``"REJECT H₀"`` when p ≤ α, else ``"FAIL TO REJECT H₀"``."""
     return "REJECT H₀" if pvalue <= alpha else "FAIL TO REJECT H₀"
@@ -35,7 +40,7 @@ def decision(pvalue: float, alpha: float) -> str:
 
 def read_pvalue(pvalue: float, n_resamples: int) -> str:
     """One sentence that reads a permutation p-value."""
-    share = f"{pvalue:.1%}" if pvalue >= 0.001 else f"{pvalue:.2g}"
+    share = f"{pvalue:.1%}" if pvalue >= 0.01 else f"{pvalue:.2%}"
     return (
         f"If the perturbation changed nothing, a discrepancy at least this large would turn up in about "
         f"{share} of random re-splits of the {n_resamples} tried."

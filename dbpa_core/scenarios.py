@@ -14,6 +14,7 @@ replace_field   ``field`` takes ``value`` and the template is filled again.
 paraphrase      ``template`` replaces the template (same fields).
 pad             ``sentences`` copies of ``text`` are appended (prompt length, appendix C.1).
 system          ``system`` replaces the system prompt (a system perturbation).
+literal         ``prompt`` (and optionally ``system``) replace the prompt as a whole.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ TRANSFORMS = {
     "paraphrase": ("template",),
     "pad": ("text", "sentences"),
     "system": ("system",),
+    "literal": ("prompt",),
 }
 KINDS = ("control", "target")
 _SCENARIO_KEYS = {"id", "title", "description", "template", "fields", "system", "facets", "perturbations"}
@@ -115,6 +117,8 @@ class Scenario:
             prompt = prompt + "".join(" " + t["text"].strip() for _ in range(int(t["sentences"])))
         elif kind == "system":
             system = t["system"]
+        elif kind == "literal":
+            prompt, system = t["prompt"], t.get("system", system)
         return prompt, system
 
     def facet_weights(self, perturbation: Perturbation | str | None = None) -> dict[str, float]:
@@ -126,9 +130,12 @@ class Scenario:
             weights.update(perturbation.simulated_effect)
         return weights
 
-    def true_effect(self, perturbation: Perturbation | str) -> float:
+    def true_effect(self, perturbation: Perturbation | str) -> float | None:
         """Ground truth of the simulated sampler: total variation distance between
-        the facet distributions of the original and the perturbed arm (0 for controls)."""
+        the facet distributions of the original and the perturbed arm (0 for
+        controls); None for a scenario without facets (literal prompts)."""
+        if not self.facets:
+            return None
         before = self.facet_weights()
         after = self.facet_weights(perturbation)
         total_before, total_after = sum(before.values()), sum(after.values())

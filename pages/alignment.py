@@ -5,7 +5,7 @@ import streamlit as st
 
 from dbpa_core import adjust_pvalues, significance_stars
 from dbpa_core.viz import discrepancy_bars
-from ui.components import downloads, guard, show_prompt
+from ui.components import cost_note, downloads, guard, show_prompt
 from ui.runs import compare_pair
 from ui.state import model_options, scenarios, with_model
 
@@ -31,6 +31,7 @@ with guard():
     if not others:
         raise ValueError("Choose at least one model to compare with the reference.")
 
+    cost_note(settings, [scenario.prompt] * (len(others) + 1), k)
     if st.button("Compare", type="primary", key="align_run"):
         reference_settings = with_model(settings, options[reference])
         results = [compare_pair(reference_settings, (reference, scenario.prompt, scenario.system),

@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from dbpa_core.costs import estimate_cost
 from dbpa_core.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.reporting import result_to_dict
 from dbpa_core.similarity import SIMILARITIES
-from ui.components import clouds, downloads, guard, null_and_similarities, result_strip, show_prompt
+from ui.components import clouds, cost_note, downloads, guard, null_and_similarities, result_strip, show_prompt
 from ui.runs import compare_pair
 from ui.state import scenarios
 
@@ -50,10 +49,7 @@ with guard():
                                        format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
     alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
     st.caption(get_discrepancy(discrepancy).reading)
-    estimate = estimate_cost([original[1], perturbed[1]], int(k), max_tokens=settings.max_tokens,
-                             sampler_model=settings.sampler.backend if settings.sampler.backend != "openai"
-                             else settings.sampler.model, embedder_model=settings.embedder.model or "minilm")
-    st.info(estimate.reading())
+    cost_note(settings, [original[1], perturbed[1]], k)
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 

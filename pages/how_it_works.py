@@ -7,7 +7,7 @@ import streamlit as st
 
 from dbpa_core.reporting import family_table
 from dbpa_core.viz import null_histogram
-from ui.components import clouds, downloads, guard, result_strip, show_prompt
+from ui.components import clouds, family_downloads, guard, result_strip, show_prompt
 from ui.runs import compare_pair, scenario_family
 from ui.state import scenarios
 
@@ -88,7 +88,8 @@ with guard():
     st.caption(f"Testing {len(table)} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni "
                f"multiplies each p by {len(table)} so that the chance of *any* false alarm stays below α. "
                f"{family.adjusted.n_rejected} of {len(table)} perturbations change the output distribution.")
-    downloads(table=table, name="family")
+    family_downloads(family, settings, name="family", table=table, k=k, n_resamples=n_resamples,
+                     similarity="cosine", discrepancy="jsd", correction="bonferroni", alpha=alpha)
 
     st.subheader("04 · The method")
     st.markdown("**Sampling.** Draw $k$ outputs $y_i \\sim S(x)$ and $k$ outputs $y'_i \\sim S(x')$.")

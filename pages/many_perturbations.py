@@ -6,7 +6,7 @@ from dbpa_core.corrections import METHODS, adjust_pvalues
 from dbpa_core.power import required_sample_size, simulate_power
 from dbpa_core.reporting import family_table
 from dbpa_core.viz import discrepancy_bars, power_curve
-from ui.components import downloads, guard
+from ui.components import cost_note, family_downloads, guard
 from ui.runs import scenario_family
 from ui.state import scenarios
 
@@ -30,6 +30,7 @@ with guard():
     alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
     st.caption(f"{correction}: controls the {METHODS[correction]}.")
 
+    cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in chosen], k)
     if st.button("Run the family", type="primary", key="many_run"):
         st.session_state["many_family"] = (scenario.id, scenario_family(
             settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
@@ -50,7 +51,8 @@ with guard():
         st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], adjusted.pvalues_adjusted, alpha=alpha,
                                          title="ω per perturbation (blue: significant after correction)",
                                          label=discrepancy), width="stretch", key="many_bars")
-        downloads(table=table, name="family_table")
+        family_downloads(family, settings, name="family", table=table, k=k, n_resamples=n_resamples,
+                         similarity="cosine", discrepancy=discrepancy, correction=correction, alpha=alpha)
 
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dbpa_core import significance_stars
 from dbpa_core.viz import persona_grid
-from ui.components import downloads, guard
+from ui.components import cost_note, downloads, guard
 from ui.runs import scenario_family
 from ui.state import model_options, scenarios, with_model
 
@@ -30,6 +30,7 @@ with guard():
     if not models:
         raise ValueError("Choose at least one model.")
 
+    cost_note(settings, ([scenario.prompt] + [scenario.apply(p)[0] for p in personas]) * len(models), k)
     if st.button("Run the study", type="primary", key="persona_run"):
         statistics = np.zeros((len(personas), len(models)))
         pvalues = np.ones_like(statistics)

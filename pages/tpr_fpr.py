@@ -8,7 +8,7 @@ import streamlit as st
 
 from dbpa_core import roc_analysis
 from dbpa_core.viz import rates_over_alpha, roc_curves
-from ui.components import downloads, guard
+from ui.components import cost_note, downloads, guard
 from ui.runs import scenario_family
 from ui.state import model_options, scenarios, with_model
 
@@ -35,6 +35,9 @@ with guard():
     if not chosen_scenarios or not models:
         raise ValueError("Choose at least one scenario and one model.")
 
+    prompts = [prompt for s in chosen_scenarios for prompt in
+               [all_scenarios[s].prompt] + [all_scenarios[s].apply(p)[0] for p in all_scenarios[s].perturbations]]
+    cost_note(settings, prompts * len(models) * replicates, k)
     if st.button("Run", type="primary", key="roc_run"):
         curves, rows = {}, []
         for name in models:

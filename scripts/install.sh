@@ -15,7 +15,9 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q -r requirements.txt
 if [ -s requirements-nodeps.txt ]; then
   python -m pip install -q --no-deps -r requirements-nodeps.txt
 fi
-# 4. Debian's Chromium for the browser test (Playwright drives it; it never
+# 4. dbpa_core itself, editable, so `python -m dbpa_core` and `dbpa` work from anywhere.
+python -m pip install -q --no-deps --no-build-isolation -e .
+# 5. Debian's Chromium for the browser test (Playwright drives it; it never
 #    downloads a browser of its own).
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ]; then

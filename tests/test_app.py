@@ -11,14 +11,24 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def app(tmp_path, monkeypatch):
+def start(tmp_path, monkeypatch, **sidebar):
+    """A fresh app; sidebar widget values are set before the first run (AppTest re-executes
+    only the page script on later runs of a st.navigation app, so the shared sidebar in
+    app.py reads its widgets on the first run)."""
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    for key, value in sidebar.items():
+        at.session_state[key] = value
+    at.run()
     assert not at.exception
     return at
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    return start(tmp_path, monkeypatch)
 
 
 def metric(at, label):
@@ -51,9 +61,9 @@ def test_home_exposition(app):
     assert at.latex, "the method section shows its formulas"
 
 
-def test_home_on_recorded_samples(app):
-    at = app
-    at.selectbox(key="backend").set_value("recorded").run()
+def test_home_on_recorded_samples(tmp_path, monkeypatch):
+    at = start(tmp_path, monkeypatch, backend="recorded")
+    assert at.session_state["settings"].sampler.backend == "recorded"
     at.slider(key="home_k").set_value(10).run()
     assert not at.exception
     assert metric(at, "Samples per arm") == "10 / 10"

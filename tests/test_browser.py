@@ -121,7 +121,8 @@ def test_audit_run_and_upload(app_url, page, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("arm,text\noriginal,fine\n,no arm here\n")
     page.locator("input[type='file']").set_input_files(str(bad))
-    page.get_by_text("row 3: column `arm`").first.wait_for(timeout=60_000)
+    page.get_by_text("row 3: column").first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "byo_bad_file.png"), full_page=True)
     assert_no_exception(page, "byo bad file")
 
 

@@ -12,8 +12,8 @@ import streamlit as st
 
 from dbpa_core import significance_stars
 from dbpa_core.projection import project
-from dbpa_core.reporting import (decision, read_decision, read_effect, read_pvalue, read_statistic,
-                                 result_to_dict)
+from dbpa_core.reporting import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
+                                 read_statistic, result_to_dict)
 from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.scenarios import ScenarioError
 from dbpa_core.viz import null_histogram, output_clouds, similarity_histograms
@@ -55,7 +55,7 @@ def result_strip(result, alpha: float, *, label: str = "ω") -> None:
     columns[1].metric("α", f"{alpha:g}")
     columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
     columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
-    columns[4].metric("p-value", f"{result.pvalue:.4g} {significance_stars(result.pvalue)}")
+    columns[4].metric("p-value", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     columns[5].metric("Decision", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
     st.caption(read_pvalue(result.pvalue, result.n_resamples))
@@ -102,15 +102,36 @@ def null_and_similarities(result, *, label: str, key: str) -> None:
                   "ω measures how far apart these two distributions are.")
 
 
-def downloads(*, table=None, record: dict | None = None, name: str) -> None:
-    """CSV of a table and JSON of a result."""
-    columns = st.columns(2)
+def downloads(*, table=None, record: dict | None = None, report_html: str | None = None, name: str) -> None:
+    """CSV of a table, JSON of a result and the self-contained HTML report."""
+    columns = st.columns(3)
     if table is not None:
         columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
                                    f"{name}.json", "application/json", key=f"{name}_json")
+    if report_html is not None:
+        columns[2].download_button("Download report (HTML)", report_html.encode(), f"{name}.html", "text/html",
+                                   key=f"{name}_html", help="One file with the figures, readings and settings; "
+                                                            "opens without a network.")
+
+
+def family_downloads(family, settings, *, name: str, table, **context) -> None:
+    """Downloads of a family run: the table (CSV), the full record (JSON) and the HTML report."""
+    from dbpa_core.report import family_html, family_record
+
+    record = family_record(family, name=name, settings={**report_settings(settings), **context})
+    downloads(table=table, record=record, report_html=family_html(family, record), name=name)
+
+
+def report_settings(settings) -> dict:
+    """The sidebar settings as a report records them (the API key is left out)."""
+    def describe(config):
+        return {"backend": config.backend, "model": config.model, "base_url": config.base_url}
+
+    return {"sampler": describe(settings.sampler), "embedder": describe(settings.embedder),
+            "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:
@@ -123,3 +144,13 @@ def show_prompt(title: str, prompt: str, system: str = "") -> None:
 
 
 __all__ = ["clouds", "downloads", "guard", "null_and_similarities", "result_strip", "result_to_dict", "show_prompt"]
+
+
+def cost_note(settings, prompts, k: int) -> None:
+    """The call, token and dollar estimate, shown before a run."""
+    from dbpa_core.costs import estimate_cost
+
+    sampler_model = settings.sampler.model if settings.sampler.backend == "openai" else settings.sampler.backend
+    estimate = estimate_cost(list(prompts), int(k), max_tokens=settings.max_tokens, sampler_model=sampler_model,
+                             embedder_model=settings.embedder.model or "minilm")
+    st.info(estimate.reading())

@@ -134,6 +134,11 @@ def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | No
             todo.append((position, key, label, prompt, system))
     if todo:
         sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
+        # Any widget interaction (this button included) stops the running
+        # script; the samples drawn so far are already in the store.
+        cancel = st.empty()
+        cancel.button("Cancel", key=f"cancel_sampling_{len(memo)}", help="Stop now; drawn samples are kept and reused.")
+        st.session_state["_drawing"] = progress_label
         bar = st.progress(0.0, text=progress_label)
         for step, (position, key, label, prompt, system) in enumerate(todo):
             def report(stage, done, total, step=step):
@@ -147,7 +152,17 @@ def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | No
                            store=store(), progress=report)
             memo[key] = results[position] = arm
         bar.empty()
+        cancel.empty()
+        st.session_state.pop("_drawing", None)
     return results
+
+
+def interrupted_notice() -> None:
+    """Say so when the previous run stopped part-way (cancelled or crashed)."""
+    label = st.session_state.pop("_drawing", None)
+    if label:
+        st.warning(f"The previous run ({label}) stopped before it finished. Every sample drawn so far is in "
+                   "the store and is reused when you run again.")
 
 
 def model_options(settings: Settings) -> dict[str, tuple[SamplerConfig, float]]:

@@ -1,0 +1,106 @@
+"""Benchmark of the app: slider-to-result time on the exposition page, and cold start.
+
+    python bench/bench_app.py
+
+1. Rerun time of the home page (N=40, B=800, simulated sampler) after a
+   widget change, measured with Streamlit's AppTest (script compute only, no
+   browser): α (decision only), B (re-test 7 pairs), the intervention, and N
+   (new samples and embeddings) — warm (session memo and store filled) against
+   the cold first run as the baseline.
+2. Cold start: ``streamlit run app.py`` until the health check answers, until
+   the home page is interactive in headless Chromium (title and widgets
+   drawn), and until its first result (the decision) is shown.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from servers import free_port, wait_for_http  # noqa: E402
+
+
+def rerun_times() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["DBPA_STORE"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    start = time.perf_counter()
+    at.run()
+    cold = time.perf_counter() - start
+    print(f"home page first run (loads MiniLM, samples and embeds 7 arms × 40): {cold:7.2f} s  (baseline)")
+
+    def timed(change, repeats=5):
+        times = []
+        for i in range(repeats):
+            change(i)
+            start = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - start)
+            assert not at.exception, at.exception
+        return statistics.median(times)
+
+    alphas = [0.01, 0.05]
+    t_alpha = timed(lambda i: at.select_slider(key="home_alpha").set_value(alphas[i % 2]))
+    bs = [400, 800]
+    timed(lambda i: at.select_slider(key="home_b").set_value(bs[i % 2]), repeats=2)  # fill the memo
+    t_b_warm = timed(lambda i: at.select_slider(key="home_b").set_value(bs[i % 2]))
+    fresh_b = iter([200, 2000, 5000, 100, 400])
+    t_b_new = timed(lambda i: at.select_slider(key="home_b").set_value(next(fresh_b)))
+    at.select_slider(key="home_b").set_value(800).run()
+    interventions = ["mars", "eli5", "typo", "pad_4", "paraphrase_2"]
+    t_intervention = timed(lambda i: at.selectbox(key="home_perturbation").set_value(interventions[i]))
+    sizes = iter([41, 42, 43, 44, 45])
+    t_n = timed(lambda i: at.slider(key="home_k").set_value(next(sizes)))
+    print(f"rerun after α change (memoised test):                 {t_alpha * 1e3:7.1f} ms  ({cold / t_alpha:,.0f}× faster)")
+    print(f"rerun after B change, tests memoised:                 {t_b_warm * 1e3:7.1f} ms  ({cold / t_b_warm:,.0f}× faster)")
+    print(f"rerun after B change to a new B (7 permutation tests): {t_b_new * 1e3:7.1f} ms  ({cold / t_b_new:,.0f}× faster)")
+    print(f"rerun after a new intervention (memoised arms):        {t_intervention * 1e3:7.1f} ms  "
+          f"({cold / t_intervention:,.0f}× faster)")
+    print(f"rerun after N +1 (7 new samples and embeddings):       {t_n * 1e3:7.1f} ms  ({cold / t_n:,.0f}× faster)")
+
+
+def cold_start() -> None:
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    log = Path(tempfile.mkdtemp()) / "streamlit.log"
+    env = {**os.environ, "DBPA_STORE": str(log.parent / "store.sqlite")}
+    start = time.perf_counter()
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, timeout=120, log=log)
+        health = time.perf_counter() - start
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            page = browser.new_page()
+            page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+            page.get_by_role("heading", name="Did the intervention change").wait_for(timeout=120_000)
+            page.get_by_text("Samples per arm N").wait_for(timeout=120_000)
+            interactive = time.perf_counter() - start
+            page.get_by_text("REJECT H₀").first.wait_for(timeout=300_000)
+            result = time.perf_counter() - start
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    print(f"cold start: health check {health:5.1f} s | home interactive {interactive:5.1f} s | "
+          f"first result (MiniLM loaded, 7×40 outputs embedded) {result:5.1f} s")
+
+
+if __name__ == "__main__":
+    rerun_times()
+    cold_start()

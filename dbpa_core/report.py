@@ -1,0 +1,144 @@
+"""Shareable outputs of an audit: JSON (everything), CSV (the table), HTML (for people who do not run code).
+
+The HTML report is self-contained: plotly.js is inlined once, so it opens
+with no network.  It carries the same figures as the app, the plain-language
+readings and every setting.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import importlib.metadata
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from .reporting import decision, family_table, read_decision, read_pvalue, significance_stars
+
+REPORT_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
+_PACKAGES = ("numpy", "scipy", "statsmodels", "numba", "sentence-transformers", "llama-cpp-python", "openai",
+             "plotly")
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for package in _PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def family_record(family, *, name: str, settings: dict) -> dict:
+    """The JSON report of a :class:`dbpa_core.audit.FamilyResult`."""
+    adjusted = family.adjusted
+    original = family.results[0].original
+    perturbations = []
+    for result, p_adjusted, reject in zip(family.results, adjusted.pvalues_adjusted, adjusted.reject):
+        test = result.test
+        perturbations.append({
+            "id": result.perturbation_id or result.label, "label": result.label, "kind": result.kind,
+            "prompt": result.perturbed.prompt, "system": result.perturbed.system, "model": result.perturbed.model,
+            "statistic": test.statistic, "pvalue": test.pvalue, "pvalue_adjusted": float(p_adjusted),
+            "reject": bool(reject), "decision": decision(float(p_adjusted), adjusted.alpha),
+            "stars": significance_stars(float(p_adjusted)), "effect_size": test.effect_size,
+            "standardized_effect": test.standardized_effect, "true_effect": result.true_effect,
+            "n_original": test.n_original, "n_perturbed": test.n_perturbed, "n_resamples": test.n_resamples,
+            "exact": test.exact, "warnings": list(test.warnings), "sample_ids": list(result.perturbed.sample_ids),
+        })
+    return {
+        "dbpa_report_version": REPORT_VERSION,
+        "name": name,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "settings": settings,
+        "versions": versions(),
+        "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
+                     "sample_ids": list(original.sample_ids)},
+        "perturbations": perturbations,
+        "summary": {"n_perturbations": len(perturbations), "n_rejected": adjusted.n_rejected,
+                    "change_detected": bool(adjusted.n_rejected > 0), "correction": adjusted.method,
+                    "alpha": adjusted.alpha},
+    }
+
+
+def family_csv(family) -> str:
+    table = family_table([r.label for r in family.results], [r.kind for r in family.results],
+                         [r.test.statistic for r in family.results], [r.test.pvalue for r in family.results],
+                         family.adjusted, true_effects=[r.true_effect for r in family.results]
+                         if all(r.true_effect is not None for r in family.results) else None)
+    return table.to_csv(index=False)
+
+
+def _figure_html(figure, first: bool) -> str:
+    return figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False},
+                          div_id=None, default_width="100%", default_height="420px")
+
+
+def family_html(family, record: dict) -> str:
+    """A self-contained HTML report of a family audit."""
+    from plotly.offline import get_plotlyjs
+
+    from .viz import discrepancy_bars, null_histogram
+
+    adjusted = family.adjusted
+    labels = [r.label for r in family.results]
+    figures = [discrepancy_bars(labels, [r.test.statistic for r in family.results], adjusted.pvalues_adjusted,
+                                alpha=adjusted.alpha, title="ω per perturbation (blue: significant after correction)")]
+    figures += [null_histogram(r.test, label=f"ω · {r.label}") for r in family.results[:12]]
+    summary = record["summary"]
+    verdict = (f"{summary['n_rejected']} of {summary['n_perturbations']} perturbations changed the output "
+               f"distribution at family-wise α = {summary['alpha']:g} ({summary['correction']}).")
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+            p["label"], p["kind"], f"{p['statistic']:.4g}", f"{p['pvalue']:.4g}", f"{p['pvalue_adjusted']:.4g}",
+            p["stars"], p["decision"])) + "</tr>"
+        for p in record["perturbations"])
+    readings = "".join(
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_pvalue(r.test.pvalue, r.test.n_resamples))} "
+        f"{html.escape(read_decision(float(p), adjusted.alpha))}</li>"
+        for r, p in zip(family.results, adjusted.pvalues_adjusted))
+    settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
+    plots = "".join(f'<div class="figure">{_figure_html(f, i == 0)}</div>' for i, f in enumerate(figures))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>DBPA audit: {html.escape(record['name'])}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}
+table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}}
+pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}.verdict{{font-size:1.2em;padding:.6em;background:#eef5ff}}
+</style><script type="text/javascript">{get_plotlyjs()}</script></head><body>
+<h1>DBPA audit: {html.escape(record['name'])}</h1>
+<p class="verdict">{html.escape(verdict)}</p>
+<p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
+of the original prompt with many outputs of each perturbed prompt; a permutation test says whether the
+difference is larger than chance. Created {html.escape(record['created'])}.</p>
+<h2>Original prompt</h2><pre>{html.escape(record['original']['prompt'])}</pre>
+<h2>Results</h2><table><tr><th>perturbation</th><th>kind</th><th>ω</th><th>p</th><th>adjusted p</th>
+<th></th><th>decision</th></tr>{rows}</table>
+<h2>What the numbers say</h2><ul>{readings}</ul>
+<h2>Figures</h2>{plots}
+<h2>Settings</h2><pre>{settings}</pre>
+<h2>Versions</h2><pre>{html.escape(json.dumps(record['versions'], indent=2))}</pre>
+</body></html>"""
+
+
+def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
+    """Write report.json, results.csv and report.html into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
+    paths["json"].write_text(json.dumps(record, indent=2, default=_json_default), encoding="utf-8")
+    paths["csv"].write_text(family_csv(family), encoding="utf-8")
+    paths["html"].write_text(family_html(family, record), encoding="utf-8")
+    return paths
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -1,0 +1,204 @@
+r"""Rank-based uniformity test (RUT): is this API serving the model it claims?
+
+Zhu et al., ICLR 2026.  An asymmetric two-sample test: for each of n
+prompts, one response of the *target* (the API under audit) and m responses
+of a local *reference* model; every response is scored with one scalar
+function computed by the reference model (e.g. its mean log-rank).  If the
+target is the reference model, the target's score is exchangeable with the m
+reference scores, so its rank among them is uniform; Cramér–von Mises tests
+the n ranks for uniformity (Kolmogorov–Smirnov is the baseline).
+
+Ranks with ties (randomized probability integral transform).  With
+:math:`L_i = \#\{j: s_{ij} < s_i\}` and :math:`E_i = \#\{j: s_{ij} = s_i\}`,
+
+.. math::  r_i = \frac{L_i + U_i\,(E_i + 1)}{m + 1}, \qquad U_i \sim \mathrm{Uniform}[0, 1].
+
+Under H0 the target is one of m + 1 exchangeable draws, so its position
+among them is uniform on {0, …, m} (ties broken at random); adding
+:math:`U_i` spreads each position over an interval of length 1/(m + 1),
+making :math:`r_i` exactly Uniform[0, 1] even for heavily tied, discrete
+scores.  (Written with 1/m and without the target's own "+1", as in the
+issue text, the rank is uniform only approximately; we use the exact form.)
+Without the randomization, tied scores pile ranks onto a few values and the
+uniformity test rejects far more often than α (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from ._validation import check_choice, check_positive_int, check_probability, check_rng
+
+
+@dataclass(frozen=True, eq=False)
+class RUTResult:
+    """Result of :func:`rank_uniformity_test`.
+
+    Attributes
+    ----------
+    statistic, pvalue : float
+        Cramér–von Mises (or KS, per ``method``) statistic and p-value of the
+        ranks against Uniform[0, 1].
+    ranks : ndarray of shape (n,)
+        The randomized ranks r_i.
+    ks_statistic, ks_pvalue : float
+        The Kolmogorov–Smirnov baseline on the same ranks.
+    n_prompts, n_reference : int
+    method : str
+    """
+
+    statistic: float
+    pvalue: float
+    ranks: np.ndarray = field(repr=False)
+    ks_statistic: float
+    ks_pvalue: float
+    n_prompts: int
+    n_reference: int
+    method: str
+
+
+def randomized_ranks(target_scores, reference_scores, *, rng=None) -> np.ndarray:
+    """The randomized ranks r_i of the module docstring."""
+    target, reference = _scores_iv(target_scores, reference_scores)
+    rng = check_rng(rng)
+    less = (reference < target[:, None]).sum(axis=1)
+    equal = (reference == target[:, None]).sum(axis=1)
+    uniform = rng.random(len(target))
+    return (less + uniform * (equal + 1)) / (reference.shape[1] + 1)
+
+
+def rank_uniformity_test(target_scores, reference_scores, *, method: str = "cvm", rng=None) -> RUTResult:
+    """Test whether target responses rank like reference responses.
+
+    Parameters
+    ----------
+    target_scores : array_like of shape (n,)
+        Score of the target's response to prompt i (computed by the reference model).
+    reference_scores : array_like of shape (n, m)
+        Scores of m reference responses to prompt i.
+    method : {"cvm", "ks"}
+        Uniformity test: Cramér–von Mises (the paper's choice) or Kolmogorov–Smirnov.
+    rng : Generator, int or None
+        For the tie-breaking uniforms U_i.
+
+    Returns
+    -------
+    RUTResult
+    """
+    method = check_choice(method, "method", ("cvm", "ks"))
+    ranks = randomized_ranks(target_scores, reference_scores, rng=rng)
+    cvm = stats.cramervonmises(ranks, "uniform")
+    ks = stats.kstest(ranks, "uniform")
+    statistic, pvalue = (cvm.statistic, cvm.pvalue) if method == "cvm" else (ks.statistic, ks.pvalue)
+    return RUTResult(float(statistic), float(min(max(pvalue, 0.0), 1.0)), ranks, float(ks.statistic),
+                     float(ks.pvalue), len(ranks), np.shape(reference_scores)[1], method)
+
+
+def _scores_iv(target_scores, reference_scores):
+    try:
+        target = np.asarray(target_scores, dtype=np.float64)
+        reference = np.asarray(reference_scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("`target_scores` and `reference_scores` must be numeric arrays.") from None
+    if target.ndim != 1 or target.size < 2:
+        raise ValueError(f"`target_scores` must be 1-D with one score per prompt (n >= 2); got shape {target.shape}.")
+    if reference.ndim != 2 or reference.shape[1] < 1:
+        raise ValueError(f"`reference_scores` must be 2-D of shape (n, m): m reference scores per prompt; "
+                         f"got shape {reference.shape}.")
+    if reference.shape[0] != target.shape[0]:
+        raise ValueError(f"`reference_scores` must have one row per prompt: {target.shape[0]} target scores but "
+                         f"{reference.shape[0]} rows.")
+    if not (np.all(np.isfinite(target)) and np.all(np.isfinite(reference))):
+        raise ValueError("`target_scores` and `reference_scores` must be finite (no NaN or infinity).")
+    return target, reference
+
+
+@dataclass(frozen=True, eq=False)
+class SubstitutionPower:
+    """Power of RUT against probabilistic substitution, over q.
+
+    Attributes
+    ----------
+    q : ndarray
+        Substitution probabilities: target = (1 − q)·reference + q·alternative.
+    power, power_ks : ndarray
+        Share of Monte Carlo trials with p ≤ α (CvM and the KS baseline).
+    auc, auc_ks : float
+        Trapezoidal area under power(q) over [0, 1] (higher: detects smaller q).
+    n_trials, alpha
+    """
+
+    q: np.ndarray
+    power: np.ndarray
+    power_ks: np.ndarray
+    auc: float
+    auc_ks: float
+    n_trials: int
+    alpha: float
+
+
+def substitution_power(reference_pool, alternative_pool, *, n_prompts: int, m: int,
+                       q_values=(0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0), n_trials: int = 200, alpha: float = 0.05,
+                       rng=None, progress: Callable[[float], None] | None = None) -> SubstitutionPower:
+    """Monte Carlo power of RUT under probabilistic substitution.
+
+    Parameters
+    ----------
+    reference_pool : array_like of shape (n_pool_prompts, n_ref)
+        Scores of reference-model responses per prompt (row = prompt).
+    alternative_pool : array_like of shape (n_pool_prompts, n_alt)
+        Scores of alternative-model responses to the same prompts.
+    n_prompts, m : int
+        Prompts per audit and reference samples per prompt; each trial draws
+        n_prompts rows and, per row, m reference scores plus one target score
+        (from the alternative with probability q, else from unused reference
+        scores) without replacement.
+    q_values, n_trials, alpha, rng, progress
+    """
+    reference_pool = np.asarray(reference_pool, dtype=np.float64)
+    alternative_pool = np.asarray(alternative_pool, dtype=np.float64)
+    if reference_pool.ndim != 2 or alternative_pool.ndim != 2 or reference_pool.shape[0] != alternative_pool.shape[0]:
+        raise ValueError("`reference_pool` and `alternative_pool` must be 2-D with one row per prompt each.")
+    n_prompts = check_positive_int(n_prompts, "n_prompts", minimum=2)
+    m = check_positive_int(m, "m")
+    if n_prompts > reference_pool.shape[0]:
+        raise ValueError(f"`n_prompts` ({n_prompts}) exceeds the {reference_pool.shape[0]} prompts in the pools.")
+    if m + 1 > reference_pool.shape[1]:
+        raise ValueError(f"`m` + 1 = {m + 1} reference scores per prompt are needed (m for the reference sample, "
+                         f"one as the unsubstituted target); the pool has {reference_pool.shape[1]}.")
+    n_trials = check_positive_int(n_trials, "n_trials")
+    alpha = check_probability(alpha, "alpha")
+    q_values = np.asarray(q_values, dtype=np.float64)
+    if q_values.ndim != 1 or np.any((q_values < 0) | (q_values > 1)):
+        raise ValueError("`q_values` must be substitution probabilities in [0, 1].")
+    rng = check_rng(rng)
+    power = np.zeros(q_values.size)
+    power_ks = np.zeros(q_values.size)
+    total = q_values.size * n_trials
+    for qi, q in enumerate(q_values):
+        for trial in range(n_trials):
+            rows = rng.choice(reference_pool.shape[0], size=n_prompts, replace=False)
+            reference = np.empty((n_prompts, m))
+            target = np.empty(n_prompts)
+            for i, row in enumerate(rows):
+                drawn = rng.choice(reference_pool.shape[1], size=m + 1, replace=False)
+                reference[i] = reference_pool[row, drawn[:m]]
+                if rng.random() < q:
+                    target[i] = alternative_pool[row, rng.integers(alternative_pool.shape[1])]
+                else:
+                    target[i] = reference_pool[row, drawn[m]]
+            result = rank_uniformity_test(target, reference, rng=rng)
+            power[qi] += result.pvalue <= alpha
+            power_ks[qi] += result.ks_pvalue <= alpha
+            if progress is not None:
+                progress((qi * n_trials + trial + 1) / total)
+    power /= n_trials
+    power_ks /= n_trials
+    order = np.argsort(q_values)
+    auc = float(np.trapezoid(power[order], q_values[order])) if q_values.size > 1 else float("nan")
+    auc_ks = float(np.trapezoid(power_ks[order], q_values[order])) if q_values.size > 1 else float("nan")
+    return SubstitutionPower(q_values, power, power_ks, auc, auc_ks, n_trials, alpha)
