@@ -20,6 +20,10 @@ pages = {
     "Case studies": [
         st.Page("pages/persona_study.py", title="Persona study", icon=":material/theater_comedy:"),
     ],
+    "Sibling audits": [
+        st.Page("pages/model_audit.py", title="Is this the claimed model?", icon=":material/fact_check:"),
+        st.Page("pages/stability.py", title="Stability under shift", icon=":material/balance:"),
+    ],
 }
 navigation = st.navigation(pages)
 st.session_state["settings"] = sidebar()

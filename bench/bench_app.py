@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from servers import free_port, wait_for_http  # noqa: E402
+from servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app  # noqa: E402
 
 
 def rerun_times() -> None:
@@ -71,32 +70,19 @@ def rerun_times() -> None:
 def cold_start() -> None:
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    log = Path(tempfile.mkdtemp()) / "streamlit.log"
-    env = {**os.environ, "DBPA_STORE": str(log.parent / "store.sqlite")}
     start = time.perf_counter()
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, timeout=120, log=log)
+    with streamlit_app(Path(tempfile.mkdtemp())) as url:
         health = time.perf_counter() - start
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
-            page.goto(f"http://127.0.0.1:{port}/", wait_until="domcontentloaded")
+            page.goto(f"{url}/", wait_until="domcontentloaded")
             page.get_by_role("heading", name="Did the intervention change").wait_for(timeout=120_000)
             page.get_by_text("Samples per arm N").wait_for(timeout=120_000)
             interactive = time.perf_counter() - start
             page.get_by_text("REJECT H₀").first.wait_for(timeout=300_000)
             result = time.perf_counter() - start
             browser.close()
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
     print(f"cold start: health check {health:5.1f} s | home interactive {interactive:5.1f} s | "
           f"first result (MiniLM loaded, 7×40 outputs embedded) {result:5.1f} s")
 

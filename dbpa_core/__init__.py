@@ -10,6 +10,7 @@ from .permutation import DBPAResult, DegenerateSampleWarning, dbpa_test, dbpa_te
 from .power import PowerCurve, required_sample_size, simulate_power
 from .reporting import significance_stars
 from .roc import ROCResult, roc_analysis
+from .uniformity import RUTResult, rank_uniformity_test
 from .similarity import SIMILARITIES, similarity_matrix
 
 __all__ = [
@@ -19,11 +20,13 @@ __all__ = [
     "DegenerateSampleWarning",
     "PowerCurve",
     "ROCResult",
+    "RUTResult",
     "SIMILARITIES",
     "adjust_pvalues",
     "dbpa_test",
     "dbpa_test_precomputed",
     "get_discrepancy",
+    "rank_uniformity_test",
     "required_sample_size",
     "roc_analysis",
     "significance_stars",

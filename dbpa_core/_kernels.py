@@ -7,6 +7,9 @@ never re-embed, never recompute similarities per permutation).
 
 Every resample is reduced by one thread in a fixed order, so the result for a
 row depends only on that row: never on the batch size or the thread count.
+Each kernel is compiled twice, serial and parallel: for small batches the
+cost of waking the thread pool (milliseconds when the other core is busy)
+exceeds the work, so :func:`pick` chooses by the amount of work.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def pair_histograms(perms, k0, codes, n_codes):  # pragma: no cover - compiled
     """Histograms of P0 (pairs i<j within arm 0) and P1 (pairs across arms).
 
@@ -36,7 +38,6 @@ def pair_histograms(perms, k0, codes, n_codes):  # pragma: no cover - compiled
     return h0, h1
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def pair_histograms_by_rows(perms, k0, codes, row_counts):  # pragma: no cover - compiled
     """As :func:`pair_histograms`, for few cells, gathering only P0.
 
@@ -79,7 +80,6 @@ def pair_histograms_by_rows(perms, k0, codes, row_counts):  # pragma: no cover -
     return h0, h1
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def block_sums(perms, k0, matrix, row_sums, total):  # pragma: no cover - compiled
     """Sums of ``matrix`` over the blocks (A, A), (A, B) and (B, B) of each split.
 
@@ -103,3 +103,16 @@ def block_sums(perms, k0, matrix, row_sums, total):  # pragma: no cover - compil
         out[b, 1] = s_ab
         out[b, 2] = total - s_aa - 2.0 * s_ab
     return out
+
+
+# Below this many inner-loop steps per call, the serial kernel is faster.
+PARALLEL_MIN_WORK = 2_000_000
+
+_SERIAL = {f.__name__: njit(cache=True, nogil=True)(f) for f in (pair_histograms, pair_histograms_by_rows, block_sums)}
+_PARALLEL = {f.__name__: njit(parallel=True, cache=True, nogil=True)(f)
+             for f in (pair_histograms, pair_histograms_by_rows, block_sums)}
+
+
+def pick(name: str, work: int):
+    """The compiled kernel ``name``, parallel when ``work`` (inner steps) is large."""
+    return (_PARALLEL if work >= PARALLEL_MIN_WORK else _SERIAL)[name]

@@ -150,3 +150,28 @@ def _jsonl_rows(content: str, filename: str):
             raise ValueError(f"{where}: expected an object like {{\"arm\": \"original\", \"text\": \"…\"}}.")
         rows.append((where, {str(k).lower(): v for k, v in item.items()}))
     return rows
+
+
+def read_target_responses(data: bytes, filename: str) -> dict[str, str]:
+    """Responses of an audited API: JSONL/CSV rows with `prompt` and `text` → {prompt: text}.
+
+    The first response per prompt is used (the RUT takes one target response per prompt).
+    """
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{filename}: larger than {MAX_BYTES // 2**20} MB.")
+    try:
+        content = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
+    rows = _csv_rows(content, filename) if filename.lower().endswith(".csv") else _jsonl_rows(content, filename)
+    responses: dict[str, str] = {}
+    for where, row in rows:
+        prompt, text = row.get("prompt"), row.get("text")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError(f"{where}: column `prompt` is missing or empty; give the prompt each response answers.")
+        if not isinstance(text, str):
+            raise ValueError(f"{where}: column `text` is missing; give the API's response.")
+        responses.setdefault(prompt, text)
+    if len(responses) < 2:
+        raise ValueError(f"{filename}: responses to at least 2 different prompts are needed; found {len(responses)}.")
+    return responses

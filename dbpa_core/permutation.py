@@ -320,11 +320,13 @@ def _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity):
             row_counts = _row_counts(support.codes, support.n_codes)
 
             def histograms(perms):
-                return _kernels.pair_histograms_by_rows(perms, k0, support.codes, row_counts)
+                work = len(perms) * (k0 * k0 // 2 + k0 * support.n_codes)
+                return _kernels.pick("pair_histograms_by_rows", work)(perms, k0, support.codes, row_counts)
         else:
 
             def histograms(perms):
-                return _kernels.pair_histograms(perms, k0, support.codes, support.n_codes)
+                work = len(perms) * k0 * (n - k0 // 2)
+                return _kernels.pick("pair_histograms", work)(perms, k0, support.codes, support.n_codes)
 
         def evaluate(perms):
             h0, h1 = histograms(perms)
@@ -336,7 +338,7 @@ def _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity):
     total = float(row_sums.sum())
 
     def evaluate(perms):
-        sums = _kernels.block_sums(perms, k0, matrix, row_sums, total)
+        sums = _kernels.pick("block_sums", len(perms) * k0 * k0)(perms, k0, matrix, row_sums, total)
         return omega.from_block_sums(sums, k0, n - k0)
 
     off_diagonal = matrix[np.triu_indices(n, k=1)]

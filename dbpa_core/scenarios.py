@@ -252,16 +252,20 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     return scenario
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate one scenario file."""
+def read_yaml(path: str | Path, error: type[ValueError] = ValueError):
+    """Parse a YAML file; a missing file or bad YAML raises ``error`` naming the file."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ScenarioError(f"{path}: file not found.") from None
-    except yaml.YAMLError as error:
-        raise ScenarioError(f"{path}: not valid YAML ({error}).") from None
-    return parse_scenario(data, source=path.name)
+        raise error(f"{path}: file not found.") from None
+    except yaml.YAMLError as problem:
+        raise error(f"{path}: not valid YAML ({problem}).") from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate one scenario file."""
+    return parse_scenario(read_yaml(path, ScenarioError), source=Path(path).name)
 
 
 def load_scenarios(directory: str | Path | None = None) -> dict[str, Scenario]:

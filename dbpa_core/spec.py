@@ -33,12 +33,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-
 from .corrections import METHODS
 from .discrepancy import DISCREPANCY_NAMES
 from .samplers import SAMPLERS
-from .scenarios import KINDS, Perturbation, Scenario, load_scenarios
+from .scenarios import KINDS, Perturbation, Scenario, load_scenarios, read_yaml
 from .similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
@@ -193,12 +191,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
 
 def load_spec(path: str | Path) -> AuditSpec:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(f"{path}: file not found.") from None
-    except yaml.YAMLError as error:
-        raise SpecError(f"{path}: not valid YAML ({error}).") from None
+    data = read_yaml(path, SpecError)
     try:
         return parse_spec(data)
     except SpecError as error:

@@ -156,3 +156,53 @@ def persona_grid(statistics: np.ndarray, stars, rows, columns, *, label: str = "
     figure.update_layout(title=f"{label} per persona and model (* p<0.05, ** p<0.01, *** p<0.001)",
                          yaxis=dict(autorange="reversed"), **LAYOUT)
     return figure
+
+
+def rank_histogram(result, bins: int = 10) -> go.Figure:
+    """Histogram of the RUT ranks against the flat Uniform[0, 1] expectation."""
+    figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
+                                    marker_color=PERTURBED_COLOUR, opacity=0.8))
+    figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
+                     annotation_text="expected if the API is the reference model")
+    figure.update_layout(title="Where the target's responses rank among the reference model's",
+                         xaxis_title="randomized rank r (0 = least typical score, 1 = most)",
+                         yaxis_title="prompts", **LAYOUT)
+    return figure
+
+
+def rank_ecdf(result) -> go.Figure:
+    """Empirical CDF of the ranks against the diagonal (the uniform CDF)."""
+    ranks = np.sort(result.ranks)
+    heights = np.arange(1, len(ranks) + 1) / len(ranks)
+    figure = go.Figure(go.Scatter(x=np.concatenate([[0], ranks, [1]]), y=np.concatenate([[0], heights, [1]]),
+                                  mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
+    figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
+                                name="Uniform (H₀)"))
+    figure.update_layout(title="Empirical CDF of the ranks vs the uniform diagonal", xaxis_title="r",
+                         yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
+    return figure
+
+
+def substitution_power_curve(power) -> go.Figure:
+    """RUT power (CvM, and the KS baseline) against the substitution probability q."""
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=power.q, y=power.power, mode="lines+markers",
+                                name=f"Cramér–von Mises (AUC {power.auc:.2f})"))
+    figure.add_trace(go.Scatter(x=power.q, y=power.power_ks, mode="lines+markers", line=dict(dash="dash"),
+                                name=f"Kolmogorov–Smirnov (AUC {power.auc_ks:.2f})"))
+    figure.add_hline(y=power.alpha, line=dict(dash="dot", color="grey"), annotation_text=f"α = {power.alpha:g}")
+    figure.update_layout(title=f"Detection rate when a share q of answers comes from the other model "
+                               f"({power.n_trials} simulated audits per q)",
+                         xaxis_title="substitution probability q", yaxis_title="power", yaxis_range=[0, 1.05],
+                         **LAYOUT)
+    return figure
+
+
+def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool = False) -> go.Figure:
+    """R against r (or against θ1/θ2) for several models or settings."""
+    figure = go.Figure()
+    for name, values in curves.items():
+        figure.add_trace(go.Scatter(x=list(x), y=list(values), mode="lines+markers", name=html.escape(name)))
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="R(β, r): cost of the cheapest shift",
+                         xaxis_type="log" if log_x else "linear", **LAYOUT)
+    return figure

@@ -65,3 +65,35 @@ def llama_cpp_server(model_path: str, *, n_parallel_models: bool = True):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@contextmanager
+def streamlit_app(store_folder: Path, timeout: float = 120):
+    """``streamlit run app.py`` headless on 127.0.0.1 (free port) with its own sample store.
+
+    Yields the base URL once the health check answers; stops the server afterwards.
+    """
+    port = free_port()
+    log = Path(store_folder) / "streamlit.log"
+    env = {**os.environ, "DBPA_STORE": str(Path(store_folder) / "store.sqlite")}
+    with open(log, "w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, timeout=timeout, log=log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

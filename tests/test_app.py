@@ -140,3 +140,37 @@ def test_persona_study(app):
     assert not at.exception
     table = at.dataframe[0].value
     assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
+
+
+def test_model_audit_recorded(app):
+    at = open_page(app, "model_audit")
+    assert metric(at, "Prompts") == "16"
+    at.selectbox(key="rut_target").set_value("simulated_model").run()
+    assert not at.exception
+    assert metric(at, "Decision") == "REJECT H₀"  # text from another model is flagged
+    at.selectbox(key="rut_target").set_value("reference").run()
+    assert float(metric(at, "p-value")) > 0.001  # the model itself is not flagged at this level
+    at.selectbox(key="rut_target").set_value("jailbreak_system").run()
+    at.number_input(key="rut_trials").set_value(20).run()
+    next(b for b in at.button if b.key == "rut_power").click().run()
+    assert not at.exception
+    assert any("AUC" in c.value for c in at.caption)
+
+
+def test_model_audit_live_needs_an_endpoint(app):
+    at = open_page(app, "model_audit")
+    at.radio(key="rut_mode").set_value("Live: local model (slow)").run()
+    at.selectbox(key="rut_source").set_value("openai").run()
+    assert any("OpenAI-compatible API" in e.value for e in at.error)
+
+
+def test_stability_page(app):
+    at = open_page(app, "stability")
+    table = at.dataframe[0].value
+    assert set(table["model / setting"]) == {"greedy", "sampled T=0.8"}
+    assert len(at.dataframe[1].value) == 16
+    r_column = [c for c in table.columns if c.startswith("R at r")][0]
+    before = table[r_column].tolist()
+    at.number_input(key="stab_theta").set_value(3.0).run()
+    after = at.dataframe[0].value[r_column].tolist()
+    assert not at.exception and after != before  # dearer shifts, larger R

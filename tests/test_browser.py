@@ -8,17 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from servers import free_port, wait_for_http
+from servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
 PAGES = [
     ("", "How it works", "Did the intervention change"),
     ("audit_one", "Audit one perturbation", "Audit one perturbation"),
@@ -36,23 +33,8 @@ def app_url(tmp_path_factory):
         if os.environ.get("CI"):
             pytest.fail("Debian chromium is not installed (scripts/install.sh installs it)")
         pytest.skip("chromium not installed")
-    port = free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    env = {**os.environ, "DBPA_STORE": str(log.parent / "store.sqlite")}
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, timeout=120, log=log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    with streamlit_app(tmp_path_factory.mktemp("streamlit")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +42,7 @@ def page():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         yield context.new_page()
         browser.close()

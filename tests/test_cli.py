@@ -170,3 +170,21 @@ def test_html_report_renders_offline(tmp_path, monkeypatch):
         (REPO / "test-artifacts" / "screenshots").mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(REPO / "test-artifacts" / "screenshots" / "html_report.png"), full_page=True)
         browser.close()
+
+
+def test_shipped_specs_are_valid():
+    from dbpa_core.spec import load_spec
+
+    specs = list((REPO / "assets" / "specs").glob("*.yaml"))
+    assert specs
+    for path in specs:
+        assert load_spec(path).k >= 2
+
+
+def test_missing_and_broken_spec_files(tmp_path, capsys):
+    assert main(["audit", str(tmp_path / "nope.yaml")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("k: [1,")
+    assert main(["audit", str(broken)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err

@@ -50,3 +50,14 @@ def test_bad_files(data, name, match):
 def test_size_limit():
     with pytest.raises(ValueError, match="the limit is"):
         read_samples(b"x" * (MAX_BYTES + 1), "big.csv")
+
+
+def test_target_responses():
+    from dbpa_core.io import read_target_responses
+
+    data = b'{"prompt": "a", "text": "x"}\n{"prompt": "b", "text": "y"}\n{"prompt": "a", "text": "z"}\n'
+    assert read_target_responses(data, "t.jsonl") == {"a": "x", "b": "y"}
+    with pytest.raises(ValueError, match="line 1: column `prompt`"):
+        read_target_responses(b'{"text": "x"}\n', "t.jsonl")
+    with pytest.raises(ValueError, match="at least 2 different prompts"):
+        read_target_responses(b'{"prompt": "a", "text": "x"}\n', "t.jsonl")

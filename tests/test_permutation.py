@@ -157,18 +157,42 @@ class TestReproducibility:
             assert_array_equal(res.null_distribution, results[0].null_distribution)
             assert_equal(res.pvalue, results[0].pvalue)
 
-    def test_thread_count_does_not_change_result(self):
+    @pytest.mark.parametrize("discrepancy", ["jsd", "energy", "ks"])
+    def test_thread_count_does_not_change_result(self, discrepancy):
         rng = np.random.default_rng(6)
-        x, y = rng.normal(size=(20, 8)), rng.normal(size=(20, 8))
+        x, y = rng.normal(size=(60, 8)), rng.normal(size=(60, 8))  # large enough for the parallel kernels
         before = numba.get_num_threads()
         try:
             numba.set_num_threads(1)
-            one = d.dbpa_test(x, y, n_resamples=500, rng=9)
+            one = d.dbpa_test(x, y, n_resamples=3000, discrepancy=discrepancy, rng=9)
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-            many = d.dbpa_test(x, y, n_resamples=500, rng=9)
+            many = d.dbpa_test(x, y, n_resamples=3000, discrepancy=discrepancy, rng=9)
         finally:
             numba.set_num_threads(before)
         assert_array_equal(one.null_distribution, many.null_distribution)
+
+    def test_serial_and_parallel_kernels_agree(self):
+        from dbpa_core import _kernels
+
+        rng = np.random.default_rng(8)
+        n, k0 = 30, 14
+        perms = np.argsort(rng.random((257, n)), axis=1).astype(np.int32)
+        codes = rng.integers(0, 7, size=(n, n)).astype(np.int32)
+        codes = np.triu(codes) + np.triu(codes, 1).T
+        counts = np.array([np.bincount(np.delete(codes[i], i), minlength=7) for i in range(n)])
+        matrix = rng.random((n, n))
+        matrix = matrix + matrix.T
+        for name, args in (("pair_histograms", (perms, k0, codes, 7)),
+                           ("pair_histograms_by_rows", (perms, k0, codes, counts)),
+                           ("block_sums", (perms, k0, matrix, matrix.sum(axis=1), matrix.sum()))):
+            serial, parallel = _kernels._SERIAL[name](*args), _kernels._PARALLEL[name](*args)
+            for a, b in zip(np.atleast_1d(serial) if name == "block_sums" else serial,
+                            np.atleast_1d(parallel) if name == "block_sums" else parallel):
+                assert_array_equal(a, b)
+        h0, h1 = _kernels._SERIAL["pair_histograms"](perms, k0, codes, 7)
+        g0, g1 = _kernels._SERIAL["pair_histograms_by_rows"](perms, k0, codes, counts)
+        assert_array_equal(h0, g0)
+        assert_array_equal(h1, g1)
 
     def test_seed_types(self):
         rng = np.random.default_rng(0)

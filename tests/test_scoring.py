@@ -1,0 +1,50 @@
+"""Tests of dbpa_core.scoring with the real SmolLM2 model, and of the rule-based rewrites."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dbpa_core.rewrites import REWRITES, is_correct, rewrite
+from dbpa_core.samplers import get_sampler
+from dbpa_core.scoring import SCORES, ReferenceScorer
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return ReferenceScorer()
+
+
+def test_scores_match_the_samplers_logprobs(scorer):
+    """The reference model's own sampled tokens: scorer log-probs ≈ the generation's log-probs."""
+    (completion,) = get_sampler("local", logprobs=True).sample_completions("Name a colour.", 1, max_tokens=10,
+                                                                           seed=0, temperature=0)
+    logp, ranks, entropy = scorer.token_statistics("Name a colour.", completion.text)
+    assert len(logp) == len(completion.token_logprobs)
+    np.testing.assert_allclose(logp[0], completion.token_logprobs[0], atol=1e-3)
+    np.testing.assert_allclose(logp, completion.token_logprobs, atol=0.3)
+    assert ranks[0] == 1  # greedy decoding picks the top-ranked token
+    assert np.all(entropy >= 0)
+
+
+def test_own_answers_rank_higher_than_gibberish(scorer):
+    own = get_sampler("local").sample("Give one tip for sleeping well.", 1, max_tokens=24, seed=0)[0]
+    typical = scorer.score("Give one tip for sleeping well.", own)
+    gibberish = scorer.score("Give one tip for sleeping well.", "Zebra quantum paperwork sideways marmalade.")
+    assert set(typical) == set(SCORES)
+    assert typical["log_rank"] < gibberish["log_rank"]
+    assert typical["log_likelihood"] / max(1, len(own.split())) > gibberish["log_likelihood"] / 5
+    assert np.isnan(scorer.score("Hi", "")["log_rank"])
+
+
+def test_rewrites():
+    question = "What is the capital of France?"
+    for kind in REWRITES:
+        changed = rewrite(question, kind)
+        assert changed != question
+    assert rewrite(question, "typo") == "What is the cpaital of France?"  # longest word, letters 2 and 3 swapped
+    assert rewrite(question, "lowercase") == "what is the capital of france"
+    with pytest.raises(ValueError, match="`kind` must be one of"):
+        rewrite(question, "shout")
+    assert is_correct("It is Paris.", ["paris"]) and not is_correct("Comparison", ["paris"])
+    assert is_correct("There are 7 days", ["7", "seven"]) and not is_correct("17 days", ["7"])
