@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
-
 from ._validation import check_choice, check_probability, check_pvalues
 
 #: method name → what it controls (shown next to the table in the app).
@@ -83,5 +81,8 @@ def adjust_pvalues(pvalues, method: str = "bonferroni", *, alpha: float = 0.05) 
     pvalues = check_pvalues(pvalues)
     method = check_choice(method, "method", METHODS)
     alpha = check_probability(alpha, "alpha")
+    # Imported here: statsmodels takes ≈1.7 s to import, which would delay the app's first page.
+    from statsmodels.stats.multitest import multipletests
+
     reject, adjusted, _, _ = multipletests(pvalues, alpha=alpha, method=method)
     return AdjustedPValues(pvalues, np.minimum(adjusted, 1.0), reject, method, alpha)

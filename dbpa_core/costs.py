@@ -60,8 +60,12 @@ class CostEstimate:
 
     def reading(self) -> str:
         """One plain sentence for the page."""
-        cost = "an unknown price (model not in assets/pricing.yaml)" if self.total_cost is None \
-            else f"at most ${self.total_cost:,.4f}"
+        if self.total_cost is None:
+            cost = "an unknown price (model not in assets/pricing.yaml)"
+        elif self.total_cost == 0:
+            cost = "free, everything runs on this machine"
+        else:
+            cost = f"at most ${self.total_cost:,.4f}"
         return (f"This run makes {self.calls:,} generation calls (≈{self.input_tokens:,} prompt tokens, "
                 f"≤{self.output_tokens:,} output tokens) and embeds ≤{self.embedding_tokens:,} tokens: {cost}.")
 

@@ -110,18 +110,20 @@ class SampleStore:
         indices = list(indices)
         if not indices:
             return {}
-        found: dict[int, tuple[str, list | None]] = {}
+        rows = self._select_in("SELECT sample_index, text, token_logprobs FROM samples WHERE request_key = ? "
+                               "AND sample_index IN ({})", key, indices)
+        return {index: (text, json.loads(logprobs) if logprobs is not None else None)
+                for index, text, logprobs in rows}
+
+    def _select_in(self, sql: str, key: str, values: list) -> list[tuple]:
+        """Rows of ``sql`` (with one ``IN ({})`` placeholder) for ``key`` and ``values``, in
+        chunks of 500 to stay under SQLite's variable limit."""
+        rows = []
         with closing(self._connect()) as connection:
-            for start in range(0, len(indices), 500):
-                chunk = indices[start : start + 500]
-                rows = connection.execute(
-                    f"SELECT sample_index, text, token_logprobs FROM samples WHERE request_key = ? "
-                    f"AND sample_index IN ({','.join('?' * len(chunk))})",
-                    [key, *chunk],
-                ).fetchall()
-                for index, text, logprobs in rows:
-                    found[index] = (text, json.loads(logprobs) if logprobs is not None else None)
-        return found
+            for start in range(0, len(values), 500):
+                chunk = values[start : start + 500]
+                rows += connection.execute(sql.format(",".join("?" * len(chunk))), [key, *chunk]).fetchall()
+        return rows
 
     def put_sample(self, description: dict, index: int, text: str, token_logprobs=None) -> None:
         """Write one sample at once (so an interrupted run loses nothing drawn)."""
@@ -147,18 +149,9 @@ class SampleStore:
     # ---------------------------------------------------------- embeddings
     def get_embeddings(self, embedder_key: str, texts: list[str]) -> dict[str, np.ndarray]:
         hashes = sorted({text_hash(t) for t in texts})
-        found: dict[str, np.ndarray] = {}
-        with closing(self._connect()) as connection:
-            for start in range(0, len(hashes), 500):
-                chunk = hashes[start : start + 500]
-                rows = connection.execute(
-                    f"SELECT text_hash, vector FROM embeddings WHERE embedder_key = ? "
-                    f"AND text_hash IN ({','.join('?' * len(chunk))})",
-                    [embedder_key, *chunk],
-                ).fetchall()
-                for digest, blob in rows:
-                    found[digest] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        rows = self._select_in("SELECT text_hash, vector FROM embeddings WHERE embedder_key = ? AND text_hash IN ({})",
+                               embedder_key, hashes)
+        return {digest: np.frombuffer(blob, dtype=np.float32) for digest, blob in rows}
 
     def put_embeddings(self, embedder_key: str, texts: list[str], vectors: np.ndarray) -> None:
         rows = [(embedder_key, text_hash(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]

@@ -35,6 +35,25 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout: float, log: Path
 
 
 @contextmanager
+def serve(command: list[str], ready_url: str, log: Path, *, env: dict | None = None, cwd=None,
+          timeout: float = 120):
+    """Run ``command`` until ``ready_url`` answers 200; terminate it afterwards."""
+    with open(log, "w") as handle:
+        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, cwd=cwd,
+                                   env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    try:
+        wait_for_http(ready_url, process, timeout=timeout, log=log)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
 def llama_cpp_server(model_path: str, *, n_parallel_models: bool = True):
     """``python -m llama_cpp.server`` serving the GGUF for chat (alias ``smollm2``)
     and for embeddings (alias ``smollm2-embed``)."""
@@ -50,21 +69,9 @@ def llama_cpp_server(model_path: str, *, n_parallel_models: bool = True):
         ],
     }
     (workdir / "config.json").write_text(json.dumps(config))
-    log = workdir / "server.log"
-    with open(log, "w") as handle:
-        process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file",
-                                    str(workdir / "config.json")], stdout=handle, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/v1/models", process, timeout=180, log=log)
+    with serve([sys.executable, "-m", "llama_cpp.server", "--config_file", str(workdir / "config.json")],
+               f"http://127.0.0.1:{port}/v1/models", workdir / "server.log", timeout=180):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,20 +87,8 @@ def streamlit_app(store_folder: Path, timeout: float = 120):
     Yields the base URL once the health check answers; stops the server afterwards.
     """
     port = free_port()
-    log = Path(store_folder) / "streamlit.log"
-    env = {**os.environ, "DBPA_STORE": str(Path(store_folder) / "store.sqlite")}
-    with open(log, "w") as handle:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=REPO, stdout=handle, stderr=subprocess.STDOUT, env=env)
-    try:
-        wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", process, timeout=timeout, log=log)
+    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+               "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+    with serve(command, f"http://127.0.0.1:{port}/_stcore/health", Path(store_folder) / "streamlit.log",
+               env={"DBPA_STORE": str(Path(store_folder) / "store.sqlite")}, cwd=REPO, timeout=timeout):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

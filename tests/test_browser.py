@@ -24,6 +24,8 @@ PAGES = [
     ("alignment", "Alignment with a reference", "Alignment with a reference model"),
     ("byo_samples", "Bring your own samples", "Bring your own samples"),
     ("persona_study", "Persona study", "Persona study"),
+    ("model_audit", "Is this the claimed model?", "Is this API the model it claims to be?"),
+    ("stability", "Stability under shift", "Stability under distribution shift"),
 ]
 
 

@@ -17,7 +17,8 @@ def test_exact_estimate():
 
 
 def test_local_runs_are_free_and_unknown_prices_say_so():
-    assert estimate_cost(["p"], 5, max_tokens=10, sampler_model="local").total_cost == 0.0
+    local = estimate_cost(["p"], 5, max_tokens=10, sampler_model="local")
+    assert local.total_cost == 0.0 and "free" in local.reading()
     unknown = estimate_cost(["p"], 5, max_tokens=10, sampler_model="my-private-model")
     assert unknown.total_cost is None and "unknown price" in unknown.reading()
 
