@@ -5,12 +5,6 @@ import time
 
 import streamlit as st
 
-from dbpa_core.reporting import family_table
-from dbpa_core.viz import null_histogram
-from ui.components import clouds, family_downloads, guard, result_strip, show_prompt
-from ui.runs import compare_pair, scenario_family
-from ui.state import scenarios
-
 settings = st.session_state["settings"]
 st.title("Did the intervention change what the model says?")
 st.write(
@@ -18,6 +12,13 @@ st.write(
     "perturbed prompt *x′*, embeds them, compares the similarity distributions within and across the two arms, "
     "and asks a permutation test how surprising that difference is if the intervention changed nothing."
 )
+
+# The statistics stack is imported after the title is drawn: on a cold start
+# its imports take seconds, and the page should not be blank meanwhile.
+from dbpa_core.reporting import family_table  # noqa: E402
+from ui.components import clouds, family_downloads, guard, result_strip, show_prompt  # noqa: E402
+from ui.runs import compare_pair, scenario_family  # noqa: E402
+from ui.state import scenarios  # noqa: E402
 
 with guard():
     controls = st.columns([2, 1, 1, 1])
@@ -63,6 +64,8 @@ with guard():
     with left:
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=settings.seed)
     with right:
+        from dbpa_core.viz import null_histogram
+
         placeholder = st.empty()
         placeholder.plotly_chart(null_histogram(result.test, label="JSD"), width="stretch", key="home_null")
         if st.button("Watch the null build up", help="Replays the re-splits one batch at a time."):

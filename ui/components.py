@@ -10,13 +10,12 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core import significance_stars
-from dbpa_core.projection import project
 from dbpa_core.reporting import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
-                                 read_statistic, result_to_dict)
+                                 read_statistic, result_to_dict, significance_stars)
 from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.scenarios import ScenarioError
-from dbpa_core.viz import null_histogram, output_clouds, similarity_histograms
+
+# Plotly (via dbpa_core.viz) is imported where a figure is drawn, not at page start.
 
 log = logging.getLogger("dbpa_explorer")
 
@@ -71,7 +70,14 @@ def result_strip(result, alpha: float, *, label: str = "ω") -> None:
 
 def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     """The output clouds with hover texts; selecting points shows their texts side by side."""
+    from dbpa_core.projection import project
+    from dbpa_core.viz import output_clouds
+
     embeddings = np.vstack([original.embeddings, perturbed.embeddings])
+    if method == "umap":
+        from .state import umap_ready
+
+        umap_ready()
     coordinates = project(embeddings, method, rng=seed)
     texts = list(original.texts) + list(perturbed.texts)
     figure = output_clouds(coordinates, (len(original.texts), len(perturbed.texts)), texts,
@@ -94,6 +100,8 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
 
 
 def null_and_similarities(result, *, label: str, key: str) -> None:
+    from dbpa_core.viz import null_histogram, similarity_histograms
+
     left, right = st.columns(2)
     left.plotly_chart(null_histogram(result, label=label), width="stretch", key=f"{key}_null")
     left.caption("Grey: ω on random re-splits of the pooled outputs (what chance gives); orange: re-splits at least "

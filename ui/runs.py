@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dbpa_core.audit import FamilyResult, PerturbationResult, compare_arms
-from dbpa_core.corrections import adjust_pvalues
-
 from .state import Settings, draw
+
+# dbpa_core.audit (numba, scipy) is imported in the functions below so that
+# a page's widgets are drawn before the statistics stack loads.
 
 
 def _memo(key, compute):
@@ -20,12 +20,14 @@ def _memo(key, compute):
 
 def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_resamples: int, similarity: str,
                  discrepancy: str, label: str, kind: str = "", true_effect=None,
-                 perturbed_settings: Settings | None = None) -> PerturbationResult:
+                 perturbed_settings: Settings | None = None):
     """Draw both arms, each a (label, prompt, system), and test them.
 
     ``perturbed_settings`` makes it a system perturbation: the perturbed arm
     comes from another model, backend or temperature.
     """
+    from dbpa_core.audit import compare_arms
+
     if perturbed_settings is None:
         original, perturbed = draw(settings, [original_arm, perturbed_arm], k, seed_offset=1)
     else:
@@ -39,8 +41,11 @@ def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_r
 
 def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n_resamples: int,
                     similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
-                    alpha: float = 0.05, seed_offset: int = 1) -> FamilyResult:
+                    alpha: float = 0.05, seed_offset: int = 1):
     """Every chosen perturbation of a scenario against one shared original arm."""
+    from dbpa_core.audit import FamilyResult, compare_arms
+    from dbpa_core.corrections import adjust_pvalues
+
     chosen = [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("Choose at least one perturbation for the family.")

@@ -7,15 +7,13 @@ never mutated after creation); per-session results live in
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import streamlit as st
 
-from dbpa_core.audit import Arm, draw_arm
-from dbpa_core.embedders import get_embedder
-from dbpa_core.samplers import get_sampler
-from dbpa_core.scenarios import load_scenarios
-from dbpa_core.store import SampleStore
+# dbpa_core is imported inside the functions: the sidebar must not wait for
+# numba, scipy and torch on a cold start.
 
 BACKEND_LABELS = {
     "simulated": "Simulated (instant, known truth)",
@@ -51,16 +49,31 @@ class Settings:
 
 @st.cache_resource(show_spinner=False)
 def scenarios():
+    from dbpa_core.scenarios import load_scenarios
+
     return load_scenarios()
 
 
 @st.cache_resource(show_spinner=False)
-def store() -> SampleStore:
+def store():
+    from dbpa_core.store import SampleStore
+
     return SampleStore()
+
+
+@st.cache_resource(show_spinner="Compiling UMAP (first use in this process, ≈20 s)…")
+def umap_ready() -> bool:
+    """Pay UMAP's numba compilation once per process, before the first projection."""
+    from dbpa_core.projection import warm_up_umap
+
+    warm_up_umap()
+    return True
 
 
 @st.cache_resource(show_spinner="Loading the sampler…")
 def sampler_for(config: SamplerConfig):
+    from dbpa_core.samplers import get_sampler
+
     if config.backend == "openai":
         return get_sampler("openai", model=config.model or "gpt-4o-mini", base_url=config.base_url or None,
                            api_key=config.api_key or None, max_concurrency=config.max_concurrency)
@@ -69,6 +82,12 @@ def sampler_for(config: SamplerConfig):
 
 @st.cache_resource(show_spinner="Loading the embedding model (first time only)…")
 def embedder_for(config: SamplerConfig):
+    # Importing torch and sentence-transformers holds the GIL for seconds; a
+    # short sleep first lets the server thread stream what the page has drawn
+    # so far, so the widgets appear before the model is loaded.
+    time.sleep(0.6)
+    from dbpa_core.embedders import get_embedder
+
     if config.backend == "openai":
         return get_embedder("openai", model=config.model or "text-embedding-3-small",
                             base_url=config.base_url or None, api_key=config.api_key or None)
@@ -116,13 +135,15 @@ def sidebar() -> Settings:
 
 
 def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | None = None, seed_offset: int = 0,
-         progress_label: str = "Sampling") -> list[Arm]:
+         progress_label: str = "Sampling") -> list:
     """Draw and embed k outputs for each (label, prompt, system), with a progress bar.
 
     Arms are memoised in the session (moving between pages does not
     recompute) and every sample is written to the store as it arrives (a
     cancelled or crashed run resumes where it stopped).
     """
+    from dbpa_core.audit import draw_arm
+
     config = sampler_config or settings.sampler
     memo = st.session_state.setdefault("_arms", {})
     results, todo = [], []
