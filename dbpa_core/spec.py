@@ -98,10 +98,11 @@ def _integer(value, key: str, minimum: int) -> int:
 
 
 def _sampler(value, key: str) -> dict:
+    if isinstance(value, dict) and "api_key" in value:
+        # A SPEC is a file that gets shared and committed: keys stay in the environment.
+        _fail(f"{key}.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
     sampler = _mapping(value, key, _SAMPLER)
     _choice(sampler.get("backend"), f"{key}.backend", SAMPLERS)
-    if "api_key" in sampler:  # pragma: no cover - caught above as unknown; kept for the message
-        _fail(f"{key}.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment.")
     if sampler["backend"] == "openai" and not sampler.get("model"):
         _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
     temperature = sampler.get("temperature")

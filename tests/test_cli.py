@@ -122,7 +122,7 @@ def test_precomputed_embeddings_in_files(tmp_path):
     ({"similarity": "dot"}, "`similarity` must be one of"),
     ({"alpha": 2}, r"`alpha` must be a number in \(0, 1\)"),
     ({"sampler": {"backend": "gpt"}}, "`sampler.backend` must be one of simulated, recorded, local, openai"),
-    ({"sampler": {"backend": "openai", "model": "m", "api_key": "sk"}}, "`sampler.api_key` is not a known key"),
+    ({"sampler": {"backend": "openai", "model": "m", "api_key": "sk"}}, "`sampler.api_key` must not be in a SPEC; set OPENAI_API_KEY"),
     ({"sampler": {"backend": "openai"}}, "`sampler.model` is required"),
     ({"sampler": {"backend": "simulated", "temperature": 9}}, "`sampler.temperature`"),
     ({"scenario": "mars_mission"}, "`scenario` must be one of"),
