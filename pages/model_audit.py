@@ -74,6 +74,8 @@ with guard():
     st.caption(f"Target: {target_label}. If the target were the reference model, a Cramér–von Mises statistic "
                f"this large would occur with probability {result.pvalue:.3g}.")
     st.caption(f"KS baseline on the same ranks: D = {result.ks_statistic:.3f}, p = {result.ks_pvalue:.3g}.")
+    st.caption(f"Even an honest API is flagged in about {alpha:.0%} of audits at α = {alpha:g}: one rejection is "
+               "evidence, not proof; repeat the audit on fresh prompts before acting on it.")
     (st.success if result.pvalue <= alpha else st.info)(
         "The target's answers do not rank like the reference model's: it is probably not the claimed model."
         if result.pvalue <= alpha else
