@@ -65,13 +65,7 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
     -------
     SampleTable
     """
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"{filename}: the file is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB. "
-                         "Split it or keep only the columns `arm` and `text`.")
-    try:
-        content = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
+    content = _decode(data, filename)
     lower = filename.lower()
     if lower.endswith(".csv"):
         rows = _csv_rows(content, filename)
@@ -109,6 +103,17 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
             vectors.setdefault(arm, []).append(vector)
     embeddings = {arm: np.asarray(v, dtype=np.float64) for arm, v in vectors.items()} if has_embeddings else None
     return SampleTable(texts, embeddings)
+
+
+def _decode(data: bytes, filename: str) -> str:
+    """The file's text, after the size limit and the UTF-8 check."""
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"{filename}: the file is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB. "
+                         "Split it or keep only the columns that are needed.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
 
 
 def _csv_rows(content: str, filename: str):
@@ -157,12 +162,7 @@ def read_target_responses(data: bytes, filename: str) -> dict[str, str]:
 
     The first response per prompt is used (the RUT takes one target response per prompt).
     """
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"{filename}: larger than {MAX_BYTES // 2**20} MB.")
-    try:
-        content = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
+    content = _decode(data, filename)
     rows = _csv_rows(content, filename) if filename.lower().endswith(".csv") else _jsonl_rows(content, filename)
     responses: dict[str, str] = {}
     for where, row in rows:

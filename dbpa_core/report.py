@@ -74,9 +74,10 @@ def family_csv(family) -> str:
     return table.to_csv(index=False)
 
 
-def _figure_html(figure, first: bool) -> str:
+def _figure_html(figure) -> str:
+    # plotly.js is inlined once in <head>, not per figure
     return figure.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False},
-                          div_id=None, default_width="100%", default_height="420px")
+                          default_width="100%", default_height="420px")
 
 
 def family_html(family, record: dict) -> str:
@@ -103,7 +104,7 @@ def family_html(family, record: dict) -> str:
         f"{html.escape(read_decision(float(p), adjusted.alpha))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
-    plots = "".join(f'<div class="figure">{_figure_html(f, i == 0)}</div>' for i, f in enumerate(figures))
+    plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>DBPA audit: {html.escape(record['name'])}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}

@@ -18,12 +18,10 @@ lrr                log-likelihood / log-rank ratio: −Σ log p / Σ log rank
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 from scipy.special import log_softmax
 
-from .samplers.local import _MODEL_LOCKS, load_llama, smollm2_path
+from .samplers.local import load_llama, model_lock, smollm2_path
 
 SCORES = ("log_rank", "log_likelihood", "mean_rank", "entropy", "lrr")
 
@@ -63,8 +61,7 @@ class ReferenceScorer:
         answer = tokens[len(context):]
         if not answer:
             raise ValueError(f"`prompt` fills the {self.n_ctx}-token context; no room to score the response.")
-        lock = _MODEL_LOCKS.setdefault(self.model_path, threading.Lock())
-        with lock:
+        with model_lock(self.model_path):
             # Reuse the evaluated prompt (scoring many responses to one prompt
             # evaluates it once): keep the cached prefix shared with the
             # context, re-evaluate the rest.  eval() drops the KV cache past

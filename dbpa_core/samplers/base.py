@@ -8,7 +8,6 @@ cancellation.  Backends are peers: the simulated one is not a special case.
 
 from __future__ import annotations
 
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -173,7 +172,6 @@ class Sampler(ABC):
     def _draw_concurrently(self, missing, draw, record) -> None:
         # At most max_concurrency calls in flight; the main thread records
         # results (and so runs the progress callback, which may touch a UI).
-        stop = threading.Event()
         pending_indices = iter(missing)
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             in_flight = {}
@@ -187,12 +185,10 @@ class Sampler(ABC):
                     for future in finished:
                         index = in_flight.pop(future)
                         record(index, future.result())
-                        if not stop.is_set():
-                            next_index = next(pending_indices, None)
-                            if next_index is not None:
-                                in_flight[pool.submit(draw, next_index)] = next_index
+                        next_index = next(pending_indices, None)
+                        if next_index is not None:
+                            in_flight[pool.submit(draw, next_index)] = next_index
             except BaseException:
-                stop.set()
                 for future in in_flight:
                     future.cancel()
                 raise

@@ -62,6 +62,12 @@ def _close_models() -> None:
 _MODEL_LOCKS: dict[str, threading.Lock] = {}
 
 
+def model_lock(model_path: str) -> threading.Lock:
+    """The lock every user of the model at ``model_path`` (sampler, scorer) holds for a call."""
+    with _LOAD_LOCK:
+        return _MODEL_LOCKS.setdefault(model_path, threading.Lock())
+
+
 class LocalSampler(Sampler):
     """A local GGUF chat model (default: the packaged SmolLM2-135M-Instruct).
 
@@ -103,8 +109,7 @@ class LocalSampler(Sampler):
         return [*messages, {"role": "user", "content": prompt}]
 
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
-        lock = _MODEL_LOCKS.setdefault(self.model_path, threading.Lock())
-        with lock:
+        with model_lock(self.model_path):
             response = self.llama.create_chat_completion(
                 messages=self.messages(prompt, system), temperature=temperature, max_tokens=max_tokens,
                 seed=sample_seed(seed, index), logprobs=self.logprobs or None,
