@@ -109,6 +109,9 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
     if perturbed_sampler is None:
         perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
     rng = np.random.default_rng(seed)
+    # The scenario's ground truth describes the simulated model only; for any
+    # other model (or a system perturbation) the true effect is unknown.
+    truth_known = getattr(sampler, "name", "") == "simulated" and perturbed_sampler is None
     results = []
     for perturbation in chosen:
         prompt, system = scenario.apply(perturbation)
@@ -117,7 +120,8 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
                              **shared)
         results.append(compare_arms(original, perturbed, label=perturbation.label, kind=perturbation.kind,
                                  similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples, rng=rng,
-                                 true_effect=scenario.true_effect(perturbation), perturbation_id=perturbation.id))
+                                 true_effect=scenario.true_effect(perturbation) if truth_known else None,
+                                 perturbation_id=perturbation.id))
     adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
     return FamilyResult(tuple(results), adjusted)
 

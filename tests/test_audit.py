@@ -45,3 +45,13 @@ def test_local_model_end_to_end(minilm, store):
     assert original.embeddings.shape == (6, 384)
     assert {stage for stage, _, _ in progress} == {"sampling original", "embedding original"}
     assert np.isfinite(result.test.statistic)
+
+
+def test_ground_truth_only_for_the_simulated_model(minilm):
+    cvd = SCENARIOS["cvd_nice"]
+    recorded = run_scenario_family(cvd, ["persona_child"], sampler=get_sampler("recorded"), embedder=minilm,
+                                   k=10, n_resamples=99)
+    simulated = run_scenario_family(cvd, ["persona_child"], sampler=get_sampler("simulated"), embedder=minilm,
+                                    k=10, n_resamples=99)
+    assert recorded.results[0].true_effect is None
+    assert simulated.results[0].true_effect == cvd.true_effect("persona_child")
