@@ -136,7 +136,7 @@ def main(argv=None):
             note = f"  (baselines timed on {baseline_b} resamples, ×{scale:g})" if scale != 1 else ""
             print(f"{discrepancy:7} {k:>4} {n_resamples:>6} | {t_ours * 1e3:7.1f}ms | {t_ref * 1e3:11.0f}ms "
                   f"{t_ref / t_ours:6.0f}× | {t_scipy * 1e3:9.0f}ms {t_scipy / t_ours:6.0f}× | "
-                  f"{p_ours:.3f} / {p_ref:.3f} / {p_scipy:.3f}{note}")
+                  f"{p_ours:.4f} / {p_ref:.4f} / {p_scipy:.4f}{note}")
             sys.stdout.flush()
 
 

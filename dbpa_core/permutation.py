@@ -258,7 +258,7 @@ def _test_on_matrix(similarity_matrix, embeddings, k0, similarity, omega, n_resa
     evaluate, degenerate, default_batch = _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity)
     batch = batch or default_batch
 
-    observed = float(evaluate(np.arange(n, dtype=np.int32)[None, :])[0])
+    observed = float(evaluate(np.arange(n, dtype=np.uint32)[None, :])[0])
     n_splits = math.comb(n, k0)
     exact = n_splits <= n_resamples
     issued: list[str] = []
@@ -279,7 +279,7 @@ def _test_on_matrix(similarity_matrix, embeddings, k0, similarity, omega, n_resa
         null = np.concatenate([evaluate(splits) for splits in _enumerated_splits(n, k0, batch)])
     else:
         null = np.concatenate([
-            evaluate(_random_splits(rng, n, min(batch, n_resamples - start)))
+            evaluate(_random_splits(rng, n, k0, min(batch, n_resamples - start)))
             for start in range(0, n_resamples, batch)
         ])
 
@@ -360,10 +360,14 @@ def _batch_size(n_cells: int) -> int:
     return max(1, min(4096, _HISTOGRAM_CELLS_PER_BATCH // (2 * n_cells)))
 
 
-def _random_splits(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
-    # Each row is drawn by one `permuted` call over consecutive rows, so two
-    # batches of 50 consume the bit stream exactly as one batch of 100 does.
-    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int32), (size, n)), axis=1)
+def _random_splits(rng: np.random.Generator, n: int, k0: int, size: int) -> np.ndarray:
+    """``size`` uniformly random splits of range(n): arm 0 is each row's first k0 entries.
+
+    Only the arm-0 positions are shuffled (the kernels never depend on the
+    order within an arm), from k0 uniforms per row drawn in row order, so
+    two batches of 50 consume the bit stream exactly as one batch of 100.
+    """
+    return _kernels.shuffled_prefixes(rng.random((size, k0)), n)
 
 
 def _enumerated_splits(n: int, k0: int, batch: int):
@@ -375,10 +379,10 @@ def _enumerated_splits(n: int, k0: int, batch: int):
         mask[list(chosen)] = False
         rows.append(np.concatenate([chosen, everything[mask]]))
         if len(rows) == batch:
-            yield np.asarray(rows, dtype=np.int32)
+            yield np.asarray(rows, dtype=np.uint32)
             rows = []
     if rows:
-        yield np.asarray(rows, dtype=np.int32)
+        yield np.asarray(rows, dtype=np.uint32)
 
 
 def _pvalue(observed: float, null: np.ndarray, alternative: str, exact: bool) -> float:

@@ -176,8 +176,8 @@ class TestReproducibility:
 
         rng = np.random.default_rng(8)
         n, k0 = 30, 14
-        perms = np.argsort(rng.random((257, n)), axis=1).astype(np.int32)
-        codes = rng.integers(0, 7, size=(n, n)).astype(np.int32)
+        perms = np.argsort(rng.random((257, n)), axis=1).astype(np.uint32)
+        codes = rng.integers(0, 7, size=(n, n)).astype(np.uint8)  # the dtypes the engine passes
         codes = np.triu(codes) + np.triu(codes, 1).T
         counts = np.array([np.bincount(np.delete(codes[i], i), minlength=7) for i in range(n)])
         matrix = rng.random((n, n))
@@ -194,6 +194,27 @@ class TestReproducibility:
         assert_array_equal(h0, g0)
         assert_array_equal(h1, g1)
 
+    def test_kernels_do_not_depend_on_index_dtypes(self):
+        """Narrow unsigned codes and indices (the fast path) count exactly what int64 ones count."""
+        from dbpa_core import _kernels
+
+        rng = np.random.default_rng(81)
+        n, k0, n_codes = 40, 17, 300  # more than 256 cells: uint16 codes
+        perms = np.argsort(rng.random((64, n)), axis=1)
+        codes = rng.integers(0, n_codes, size=(n, n))
+        codes = np.triu(codes) + np.triu(codes, 1).T
+        wide = _kernels._SERIAL["pair_histograms"](perms.astype(np.int64), k0, codes, n_codes)
+        narrow = _kernels._SERIAL["pair_histograms"](perms.astype(np.uint32), k0, codes.astype(np.uint16), n_codes)
+        for a, b in zip(wide, narrow):
+            assert_array_equal(a, b)
+
+    def test_support_codes_use_the_smallest_unsigned_dtype(self):
+        sim = similarity_matrix(np.random.default_rng(3).normal(size=(30, 4)), "cosine")
+        assert JensenShannon().support(sim).codes.dtype == np.uint8
+        wide = d.get_discrepancy("ks").support(sim)  # 436 unique values
+        assert wide.codes.dtype == np.uint16 and wide.n_codes > 256
+        assert_array_equal(wide.cell_values[wide.codes], sim)
+
     def test_seed_types(self):
         rng = np.random.default_rng(0)
         x, y = rng.normal(size=(10, 3)), rng.normal(size=(10, 3))
@@ -202,6 +223,35 @@ class TestReproducibility:
         assert_array_equal(a.null_distribution, b.null_distribution)
         c = d.dbpa_test(x, y, rng=4)
         assert not np.array_equal(a.null_distribution, c.null_distribution)
+
+
+class TestRandomSplits:
+    """The splits themselves: every arm-0 subset equally likely, rows are permutations."""
+
+    @pytest.mark.parametrize(("n", "k0"), [(6, 3), (7, 2), (7, 5)])
+    def test_every_subset_equally_likely(self, n, k0):
+        from dbpa_core.permutation import _random_splits
+
+        splits = _random_splits(np.random.default_rng(n * 10 + k0), n, k0, 60_000)
+        assert splits.dtype == np.uint32
+        assert_array_equal(np.sort(splits, axis=1), np.broadcast_to(np.arange(n), splits.shape))
+        index = {subset: i for i, subset in enumerate(combinations(range(n), k0))}
+        counts = np.bincount([index[tuple(sorted(row[:k0]))] for row in splits.tolist()], minlength=len(index))
+        # Chi-square goodness of fit against the uniform over all C(n, k0) subsets; a generator
+        # that favoured early positions (e.g. a plain modulo of too few bits) fails at this size.
+        assert stats.chisquare(counts).pvalue > 1e-3
+        # Each output lands in arm 0 with probability k0 / n (binomial sd ≈ 0.002 here).
+        inclusion = np.bincount(splits[:, :k0].ravel(), minlength=n) / len(splits)
+        assert_allclose(inclusion, k0 / n, atol=0.01)
+
+    def test_extreme_uniforms(self):
+        from dbpa_core._kernels import shuffled_prefixes
+
+        assert_array_equal(shuffled_prefixes(np.zeros((1, 3)), 5), [[0, 1, 2, 3, 4]])
+        # The largest double below 1 picks the last position at each step (and stays in range):
+        # [0 1 2 3 4] → [4 1 2 3 0] → [4 0 2 3 1] → [4 0 1 3 2].
+        top = np.full((1, 3), np.nextafter(1.0, 0.0))
+        assert_array_equal(shuffled_prefixes(top, 5), [[4, 0, 1, 3, 2]])
 
 
 class TestCalibration:
