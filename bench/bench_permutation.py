@@ -11,6 +11,7 @@ did, so its statistic differs slightly from ours and (b)'s fixed range).  Prints
 
     python bench/bench_permutation.py            # the full grid
     python bench/bench_permutation.py --quick    # k=40, B=800 only
+    python bench/bench_permutation.py --discrepancies ks wasserstein
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import dbpa_core as d  # noqa: E402
 
 DIM = 384  # all-MiniLM-L6-v2
+CDF_STATISTICS = {
+    "wasserstein": stats.wasserstein_distance,
+    "ks": lambda p0, p1: stats.ks_2samp(p0, p1).statistic,
+}
 BASELINE_MAX_RESAMPLES = 1000  # slow baselines are timed on at most this many resamples, then scaled
 
 
@@ -67,6 +72,9 @@ def reference_loop(x, y, discrepancy, n_resamples, rng):
             h0, _ = np.histogram(within, bins=edges, density=True)
             h1, _ = np.histogram(across, bins=edges, density=True)
             return jensenshannon(h0, h1)
+        if discrepancy in CDF_STATISTICS:
+            within = cosine_similarity(a)[np.triu_indices(len(a), k=1)]
+            return CDF_STATISTICS[discrepancy](within, cosine_similarity(a, b).ravel())
         return 2 * cdist(a, b, "cosine").mean() - cdist(a, a, "cosine").mean() - cdist(b, b, "cosine").mean()
 
     observed = statistic(x, y)
@@ -90,6 +98,9 @@ def scipy_indices(x, y, discrepancy, n_resamples, rng):
         a, b = a.astype(int), b.astype(int)
         if discrepancy == "jsd":
             return jsd_from_values(sim[np.ix_(a, a)][np.triu_indices(len(a), k=1)], sim[np.ix_(a, b)].ravel(), edges)
+        if discrepancy in CDF_STATISTICS:
+            return CDF_STATISTICS[discrepancy](sim[np.ix_(a, a)][np.triu_indices(len(a), k=1)],
+                                               sim[np.ix_(a, b)].ravel())
         return 2 * dist[np.ix_(a, b)].mean() - dist[np.ix_(a, a)].mean() - dist[np.ix_(b, b)].mean()
 
     res = stats.permutation_test((np.arange(k0), np.arange(k0, len(pooled))), statistic, vectorized=False,
@@ -114,17 +125,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the exposition default k=40, B=800")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--discrepancies", nargs="+", default=["jsd", "energy"],
+                        choices=["jsd", "energy", *CDF_STATISTICS], help="default: jsd energy (the issue's grid)")
     args = parser.parse_args(argv)
     grid = [(40, 800)] if args.quick else [(k, b) for k in (20, 40, 200) for b in (800, 10_000)]
     rng = np.random.default_rng(0)
     ours(*make_arms(5, rng), "jsd", 10, 0)  # compile the kernels outside the timings
-    ours(*make_arms(5, rng), "energy", 10, 0)
+    for discrepancy in args.discrepancies:
+        ours(*make_arms(5, rng), discrepancy, 10, 0)
+        ours(*make_arms(40, rng), discrepancy, 10, 0)  # large exact supports use another kernel
 
     header = (f"{'ω':7} {'k':>4} {'B':>6} | {'ours':>9} | {'ref loop (a)':>13} {'ratio':>7} | "
               f"{'scipy (b)':>11} {'ratio':>7} | p ours / (a) / (b)")
     print(header)
     print("-" * len(header))
-    for discrepancy in ("jsd", "energy"):
+    for discrepancy in args.discrepancies:
         for k, n_resamples in grid:
             x, y = make_arms(k, np.random.default_rng(k))
             t_ours, p_ours = timed(ours, args.repeats, x, y, discrepancy, n_resamples)

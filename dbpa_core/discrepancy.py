@@ -162,7 +162,15 @@ class JensenShannon(PairDiscrepancy):
 
 @dataclass(frozen=True)
 class _EmpiricalCDFs(PairDiscrepancy):
-    """Shared support for the exact 1-D statistics: cells are unique values."""
+    """Shared support for the exact 1-D statistics: cells are unique values.
+
+    ``cdf_reduction`` ("integral" or "sup") names the same statistic for the
+    engine's fused kernel (``_kernels.cdf_gaps``), which computes it pair by
+    pair instead of materialising a batch of histograms over every unique
+    value; :meth:`from_histograms` stays the reference it is tested against.
+    """
+
+    cdf_reduction: ClassVar[str]
 
     def support(self, similarity):
         values = _off_diagonal(similarity)
@@ -184,6 +192,7 @@ class Wasserstein(_EmpiricalCDFs):
     """
 
     name: ClassVar[str] = "wasserstein"
+    cdf_reduction: ClassVar[str] = "integral"
     label: ClassVar[str] = "Wasserstein-1 distance"
     reading: ClassVar[str] = (
         "How far, in similarity units, the within-original similarities must move to match the across-arm ones."
@@ -206,6 +215,7 @@ class KolmogorovSmirnov(_EmpiricalCDFs):
     """
 
     name: ClassVar[str] = "ks"
+    cdf_reduction: ClassVar[str] = "sup"
     label: ClassVar[str] = "Kolmogorov–Smirnov distance"
     reading: ClassVar[str] = (
         "The largest gap between the cumulative distributions of within-original and across-arm similarities."

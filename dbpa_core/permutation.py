@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels
 from ._validation import check_choice, check_embeddings, check_positive_int, check_rng, check_texts
-from .discrepancy import BlockDiscrepancy, Discrepancy, PairDiscrepancy, is_constant, get_discrepancy
+from .discrepancy import BlockDiscrepancy, Discrepancy, PairDiscrepancy, _EmpiricalCDFs, get_discrepancy, is_constant
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
 from .similarity import _text_similarity_matrix
 
@@ -316,6 +316,19 @@ def _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity):
     n = similarity_matrix.shape[0]
     if isinstance(omega, PairDiscrepancy):
         support = omega.support(similarity_matrix)
+        if isinstance(omega, _EmpiricalCDFs):
+            # Fused kernel: ω straight from the pairs, no batch of histograms.
+            # Per-row counts pay off only with fewer cells than perturbed outputs.
+            by_rows = support.n_codes <= min(_MAX_CELLS_FOR_ROW_COUNTS, n - k0)
+            row_counts = _row_counts(support.codes, support.n_codes) if by_rows else np.zeros((0, 1), np.int64)
+            widths = np.diff(support.cell_values)
+            integral = omega.cdf_reduction == "integral"
+
+            def evaluate(perms):
+                work = len(perms) * (k0 * k0 // 2 + k0 * (support.n_codes if by_rows else n - k0) + support.n_codes)
+                return _kernels.pick("cdf_gaps", work)(perms, k0, support.codes, widths, integral, row_counts)
+
+            return evaluate, support.degenerate, _batch_size(1)
         if support.n_codes <= _MAX_CELLS_FOR_ROW_COUNTS:
             row_counts = _row_counts(support.codes, support.n_codes)
 

@@ -65,6 +65,42 @@ def test_wasserstein_and_ks_match_scipy(arms):
         assert_allclose(k.statistic, stats.ks_2samp(p0, p1).statistic, rtol=1e-12)
 
 
+@pytest.mark.parametrize("similarity", ["cosine", "neg_l1"])
+def test_wasserstein_and_ks_on_a_large_support_match_scipy(similarity):
+    """Beyond 1 024 unique similarities the engine switches to a fused CDF kernel: same statistics."""
+    from dbpa_core.permutation import _MAX_CELLS_FOR_ROW_COUNTS
+
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(31, 5)), rng.normal(size=(29, 5)) + 0.3
+    for name, reference in (("wasserstein", stats.wasserstein_distance),
+                            ("ks", lambda a, b: stats.ks_2samp(a, b).statistic)):
+        res = d.dbpa_test(x, y, discrepancy=name, similarity=similarity, n_resamples=50, rng=0)
+        assert get_discrepancy(name).support(d.similarity_matrix(np.vstack([x, y]), similarity)).n_codes \
+            > _MAX_CELLS_FOR_ROW_COUNTS
+        assert_allclose(res.statistic, reference(res.within_similarities, res.across_similarities), rtol=1e-12)
+
+
+def test_fused_cdf_kernel_equals_histograms_then_reduction():
+    """Every resample of the fused kernel equals ω computed from the two histograms (1 225 cells)."""
+    from dbpa_core import _kernels
+    from dbpa_core.permutation import _random_splits, _row_counts
+
+    rng = np.random.default_rng(8)
+    pooled = rng.normal(size=(50, 3))
+    sim = d.similarity_matrix(pooled, "neg_l2")
+    perms = _random_splits(rng, 50, 22, 300)
+    for name in ("wasserstein", "ks"):
+        omega = get_discrepancy(name)
+        support = omega.support(sim)
+        h0, h1 = _kernels._SERIAL["pair_histograms"](perms, 22, support.codes, support.n_codes)
+        expected = omega.from_histograms(h0, h1, support)
+        counts = _row_counts(support.codes, support.n_codes)
+        for row_counts in (counts, np.zeros((0, 1), np.int64)):  # across pairs from row counts, or gathered
+            fused = _kernels._SERIAL["cdf_gaps"](perms, 22, support.codes, np.diff(support.cell_values),
+                                                 omega.cdf_reduction == "integral", row_counts)
+            assert_allclose(fused, expected, rtol=1e-12)
+
+
 def test_energy_one_dimension_matches_scipy():
     rng = np.random.default_rng(1)
     u, v = rng.normal(size=12), rng.normal(size=8) + 1

@@ -182,13 +182,14 @@ class TestReproducibility:
         counts = np.array([np.bincount(np.delete(codes[i], i), minlength=7) for i in range(n)])
         matrix = rng.random((n, n))
         matrix = matrix + matrix.T
+        widths = rng.random(6)
         for name, args in (("pair_histograms", (perms, k0, codes, 7)),
                            ("pair_histograms_by_rows", (perms, k0, codes, counts)),
+                           ("cdf_gaps", (perms, k0, codes, widths, True, counts)),
+                           ("cdf_gaps", (perms, k0, codes, widths, False, np.zeros((0, 1), np.int64))),
                            ("block_sums", (perms, k0, matrix, matrix.sum(axis=1), matrix.sum()))):
             serial, parallel = _kernels._SERIAL[name](*args), _kernels._PARALLEL[name](*args)
-            for a, b in zip(np.atleast_1d(serial) if name == "block_sums" else serial,
-                            np.atleast_1d(parallel) if name == "block_sums" else parallel):
-                assert_array_equal(a, b)
+            assert_array_equal(np.asarray(serial), np.asarray(parallel))
         h0, h1 = _kernels._SERIAL["pair_histograms"](perms, k0, codes, 7)
         g0, g1 = _kernels._SERIAL["pair_histograms_by_rows"](perms, k0, codes, counts)
         assert_array_equal(h0, g0)
