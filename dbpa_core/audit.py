@@ -87,6 +87,51 @@ def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", s
     return PerturbationResult(label, kind, original, perturbed, result, true_effect, perturbation_id)
 
 
+def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, *, similarity: str = "cosine",
+                   discrepancy="jsd", n_resamples: int = 1000, correction: str = "bonferroni", alpha: float = 0.05,
+                   seed: int = 0, true_effects: Sequence[float | None] | None = None,
+                   compare: Callable[..., PerturbationResult] = compare_arms) -> FamilyResult:
+    """Test each perturbed arm against the shared original, then correct family-wise.
+
+    Parameters
+    ----------
+    original : Arm
+        The original arm, shared by every test.
+    perturbed_arms : sequence of Arm
+        One arm per perturbation, in the order of ``perturbations``.
+    perturbations : sequence of scenarios.Perturbation
+        Their ``label``, ``kind`` and ``id`` label the results.
+    similarity, discrepancy, n_resamples
+        As in :func:`dbpa_core.dbpa_test`.
+    correction, alpha
+        As in :func:`dbpa_core.adjust_pvalues` (paper §4.1: Bonferroni by default).
+    seed : int
+        Every test draws its splits from a fresh ``default_rng(seed)``, so a
+        test's p-value depends only on its own arms and settings: the app can
+        memoise tests one by one, and the app and the command line report
+        the same p-values for the same samples.
+    true_effects : sequence of float or None, optional
+        The simulated model's known effect of each perturbation.
+    compare : callable
+        :func:`compare_arms` or a wrapper with its signature (the app's
+        memoising one).
+
+    Returns
+    -------
+    FamilyResult
+    """
+    if len(perturbed_arms) != len(perturbations):
+        raise ValueError(f"`perturbed_arms` has {len(perturbed_arms)} arms for {len(perturbations)} perturbations.")
+    true_effects = [None] * len(perturbations) if true_effects is None else list(true_effects)
+    results = tuple(
+        compare(original, perturbed, label=perturbation.label, kind=perturbation.kind, similarity=similarity,
+                discrepancy=discrepancy, n_resamples=n_resamples, rng=np.random.default_rng(seed),
+                true_effect=effect, perturbation_id=perturbation.id)
+        for perturbation, perturbed, effect in zip(perturbations, perturbed_arms, true_effects)
+    )
+    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha))
+
+
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,
                         perturbed_sampler=None, n_resamples: int = 1000, similarity: str = "cosine",
                         discrepancy="jsd", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
@@ -108,22 +153,18 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
                         temperature=temperature, max_tokens=max_tokens, **shared)
     if perturbed_sampler is None:
         perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
-    rng = np.random.default_rng(seed)
     # The scenario's ground truth describes the simulated model only; for any
     # other model (or a system perturbation) the true effect is unknown.
     truth_known = getattr(sampler, "name", "") == "simulated" and perturbed_sampler is None
-    results = []
+    perturbed_arms = []
     for perturbation in chosen:
         prompt, system = scenario.apply(perturbation)
-        perturbed = draw_arm(perturbed_sampler or sampler, prompt, k, label=perturbation.label, system=system,
-                             seed=seed + 1, temperature=perturbed_temperature, max_tokens=perturbed_max_tokens,
-                             **shared)
-        results.append(compare_arms(original, perturbed, label=perturbation.label, kind=perturbation.kind,
-                                 similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples, rng=rng,
-                                 true_effect=scenario.true_effect(perturbation) if truth_known else None,
-                                 perturbation_id=perturbation.id))
-    adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
-    return FamilyResult(tuple(results), adjusted)
+        perturbed_arms.append(draw_arm(perturbed_sampler or sampler, prompt, k, label=perturbation.label,
+                                       system=system, seed=seed + 1, temperature=perturbed_temperature,
+                                       max_tokens=perturbed_max_tokens, **shared))
+    return compare_family(original, perturbed_arms, chosen, similarity=similarity, discrepancy=discrepancy,
+                          n_resamples=n_resamples, correction=correction, alpha=alpha, seed=seed,
+                          true_effects=[scenario.true_effect(p) if truth_known else None for p in chosen])
 
 
 def build_sampler(config: dict):

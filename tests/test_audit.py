@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
 
+import dbpa_core as d
 from dbpa_core.audit import draw_arm, run_scenario_family, compare_arms
 from dbpa_core.samplers import get_sampler
 from dbpa_core.scenarios import load_scenarios
@@ -55,3 +58,26 @@ def test_ground_truth_only_for_the_simulated_model(minilm):
                                     k=10, n_resamples=99)
     assert recorded.results[0].true_effect is None
     assert simulated.results[0].true_effect == cvd.true_effect("persona_child")
+
+
+def test_a_tests_pvalue_does_not_depend_on_the_rest_of_the_family(minilm):
+    """The app memoises tests one by one and must report what the command line reports."""
+    seasons = SCENARIOS["seasons_question"]
+    options = dict(sampler=get_sampler("simulated"), embedder=minilm, k=12, n_resamples=199, seed=5)
+    full = run_scenario_family(seasons, None, **options)
+    alone = run_scenario_family(seasons, [full.results[-1].perturbation_id], **options)
+    assert alone.results[0].test.pvalue == full.results[-1].test.pvalue
+    last = full.results[-1]
+    direct = d.dbpa_test(last.original.embeddings, last.perturbed.embeddings, n_resamples=199, rng=5)
+    assert_array_equal(last.test.null_distribution, direct.null_distribution)
+    # Bonferroni over the 6 tests of the full family, over 1 alone
+    assert full.adjusted.pvalues_adjusted[-1] == min(1.0, 6 * last.test.pvalue)
+
+
+def test_compare_family_checks_lengths(minilm):
+    from dbpa_core.audit import compare_family
+
+    seasons = SCENARIOS["seasons_question"]
+    arm = draw_arm(get_sampler("simulated"), seasons.prompt, 4, label="original", embedder=minilm)
+    with pytest.raises(ValueError, match="perturbed_arms"):
+        compare_family(arm, [arm], seasons.perturbations[:2])

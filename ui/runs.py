@@ -43,21 +43,21 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
                     similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
                     alpha: float = 0.05, seed_offset: int = 1):
     """Every chosen perturbation of a scenario against one shared original arm."""
-    from dbpa_core.audit import FamilyResult, compare_arms
-    from dbpa_core.corrections import adjust_pvalues
+    from dbpa_core.audit import compare_arms, compare_family
 
     chosen = [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("Choose at least one perturbation for the family.")
     arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
     drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms")
-    results = []
-    for perturbation, perturbed in zip(chosen, drawn[1:]):
-        key = (id(drawn[0]), id(perturbed), n_resamples, similarity, discrepancy, settings.seed)
-        results.append(_memo(key, lambda p=perturbation, arm=perturbed: compare_arms(
-            drawn[0], arm, label=p.label, kind=p.kind, similarity=similarity, discrepancy=discrepancy,
-            n_resamples=n_resamples, rng=np.random.default_rng(settings.seed),
-            true_effect=scenario.true_effect(p) if settings.sampler.backend == "simulated" else None,
-            perturbation_id=p.id)))
-    adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
-    return FamilyResult(tuple(results), adjusted)
+
+    def memoised(original, perturbed, **options):
+        key = (id(original), id(perturbed), options["n_resamples"], options["similarity"], options["discrepancy"],
+               settings.seed)
+        return _memo(key, lambda: compare_arms(original, perturbed, **options))
+
+    simulated = settings.sampler.backend == "simulated"
+    return compare_family(drawn[0], drawn[1:], chosen, similarity=similarity, discrepancy=discrepancy,
+                          n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
+                          true_effects=[scenario.true_effect(p) if simulated else None for p in chosen],
+                          compare=memoised)
