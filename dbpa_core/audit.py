@@ -90,7 +90,7 @@ def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", s
 def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, *, similarity: str = "cosine",
                    discrepancy="jsd", n_resamples: int = 1000, correction: str = "bonferroni", alpha: float = 0.05,
                    seed: int = 0, true_effects: Sequence[float | None] | None = None,
-                   compare: Callable[..., PerturbationResult] = compare_arms) -> FamilyResult:
+                   compare: Callable[..., PerturbationResult] | None = None) -> FamilyResult:
     """Test each perturbed arm against the shared original, then correct family-wise.
 
     Parameters
@@ -112,9 +112,9 @@ def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, 
         the same p-values for the same samples.
     true_effects : sequence of float or None, optional
         The simulated model's known effect of each perturbation.
-    compare : callable
-        :func:`compare_arms` or a wrapper with its signature (the app's
-        memoising one).
+    compare : callable, optional
+        A wrapper with the signature of :func:`compare_arms` (the app's
+        memoising one); default :func:`compare_arms`.
 
     Returns
     -------
@@ -123,6 +123,7 @@ def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, 
     if len(perturbed_arms) != len(perturbations):
         raise ValueError(f"`perturbed_arms` has {len(perturbed_arms)} arms for {len(perturbations)} perturbations.")
     true_effects = [None] * len(perturbations) if true_effects is None else list(true_effects)
+    compare = compare or compare_arms
     results = tuple(
         compare(original, perturbed, label=perturbation.label, kind=perturbation.kind, similarity=similarity,
                 discrepancy=discrepancy, n_resamples=n_resamples, rng=np.random.default_rng(seed),

@@ -83,6 +83,9 @@ def test_audit_run_and_upload(app_url, page, tmp_path):
     page.get_by_text("Decision").first.wait_for(timeout=240_000)
     wait_until_idle(page)
     assert_no_exception(page, "audit_one after run")
+    # Plotly draws after its script chunk loads, asynchronously: wait for the third chart
+    # (clouds, null histogram, similarity histograms) rather than counting at once.
+    page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
     assert page.locator(".js-plotly-plot").count() >= 3
     page.screenshot(path=str(ARTIFACTS / "audit_one_result.png"), full_page=True)
 
