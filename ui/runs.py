@@ -11,11 +11,19 @@ from .state import Settings, draw
 # a page's widgets are drawn before the statistics stack loads.
 
 
-def _memo(key, compute):
-    memo = st.session_state.setdefault("_tests", {})
-    if key not in memo:
-        memo[key] = compute()
-    return memo[key]
+def _memoised_compare(seed: int):
+    """``audit.compare_arms``, memoised in the session per pair of arms and test settings."""
+    from dbpa_core.audit import compare_arms
+
+    def compare(original, perturbed, **options):
+        memo = st.session_state.setdefault("_tests", {})
+        key = (id(original), id(perturbed), options["n_resamples"], options["similarity"], options["discrepancy"],
+               seed)
+        if key not in memo:
+            memo[key] = compare_arms(original, perturbed, **options)
+        return memo[key]
+
+    return compare
 
 
 def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_resamples: int, similarity: str,
@@ -26,24 +34,21 @@ def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_r
     ``perturbed_settings`` makes it a system perturbation: the perturbed arm
     comes from another model, backend or temperature.
     """
-    from dbpa_core.audit import compare_arms
-
     if perturbed_settings is None:
         original, perturbed = draw(settings, [original_arm, perturbed_arm], k, seed_offset=1)
     else:
         (original,) = draw(settings, [original_arm], k)
         (perturbed,) = draw(perturbed_settings, [perturbed_arm], k)
-    key = (id(original), id(perturbed), n_resamples, similarity, discrepancy, settings.seed)
-    return _memo(key, lambda: compare_arms(original, perturbed, label=label, kind=kind, similarity=similarity,
-                                           discrepancy=discrepancy, n_resamples=n_resamples,
-                                           rng=np.random.default_rng(settings.seed), true_effect=true_effect))
+    return _memoised_compare(settings.seed)(original, perturbed, label=label, kind=kind, similarity=similarity,
+                                            discrepancy=discrepancy, n_resamples=n_resamples,
+                                            rng=np.random.default_rng(settings.seed), true_effect=true_effect)
 
 
 def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n_resamples: int,
                     similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
                     alpha: float = 0.05, seed_offset: int = 1):
     """Every chosen perturbation of a scenario against one shared original arm."""
-    from dbpa_core.audit import compare_arms, compare_family
+    from dbpa_core.audit import compare_family
 
     chosen = [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
@@ -51,13 +56,8 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
     arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
     drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms")
 
-    def memoised(original, perturbed, **options):
-        key = (id(original), id(perturbed), options["n_resamples"], options["similarity"], options["discrepancy"],
-               settings.seed)
-        return _memo(key, lambda: compare_arms(original, perturbed, **options))
-
     simulated = settings.sampler.backend == "simulated"
     return compare_family(drawn[0], drawn[1:], chosen, similarity=similarity, discrepancy=discrepancy,
                           n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
                           true_effects=[scenario.true_effect(p) if simulated else None for p in chosen],
-                          compare=memoised)
+                          compare=_memoised_compare(settings.seed))
