@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.state import interrupted_notice, sidebar
+from ui.sidebar import interrupted_notice, sidebar
 
 st.set_page_config(page_title="DBPA Explorer", page_icon=":material/query_stats:", layout="wide")
 

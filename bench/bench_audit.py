@@ -17,11 +17,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import dbpa_core.audit as audit  # noqa: E402
+import dbpa_core.audit.runner as audit  # noqa: E402
 from dbpa_core.embedders import MiniLMEmbedder  # noqa: E402
 from dbpa_core.samplers.simulated import SimulatedSampler  # noqa: E402
-from dbpa_core.spec import parse_spec  # noqa: E402
-from dbpa_core.store import SampleStore  # noqa: E402
+from dbpa_core.audit.spec import parse_spec  # noqa: E402
+from dbpa_core.data.store import SampleStore  # noqa: E402
 
 TOPICS = ["bread", "tea", "a bicycle", "tomatoes", "a garden", "a résumé", "sleep", "a budget", "running", "rain"]
 

@@ -25,8 +25,8 @@ from dbpa_core.audit import draw_arm  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
 from dbpa_core.samplers.local import smollm2_path  # noqa: E402
-from dbpa_core.scenarios import load_scenarios  # noqa: E402
-from dbpa_core.store import SampleStore  # noqa: E402
+from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
+from dbpa_core.data.store import SampleStore  # noqa: E402
 
 
 def median_time(function, repeats=5):

@@ -2,7 +2,7 @@
 
 Data flows one way: samplers → embedders → statistics → figures → pages.
 This package never imports streamlit.  Public names are imported on first
-use (PEP 562), so importing one submodule (e.g. ``dbpa_core.scenarios``) does
+use (PEP 562), so importing one submodule (e.g. ``dbpa_core.data.scenarios``) does
 not pay for numba, scipy.stats and statsmodels: the app's first page appears
 sooner.
 """
@@ -10,24 +10,24 @@ sooner.
 from importlib import import_module
 
 _PUBLIC = {
-    "AdjustedPValues": "corrections",
-    "adjust_pvalues": "corrections",
-    "DISCREPANCIES": "discrepancy",
-    "get_discrepancy": "discrepancy",
-    "DBPAResult": "permutation",
-    "DegenerateSampleWarning": "permutation",
-    "dbpa_test": "permutation",
-    "dbpa_test_precomputed": "permutation",
-    "PowerCurve": "power",
-    "required_sample_size": "power",
-    "simulate_power": "power",
-    "significance_stars": "reporting",
-    "ROCResult": "roc",
-    "roc_analysis": "roc",
-    "RUTResult": "uniformity",
-    "rank_uniformity_test": "uniformity",
-    "SIMILARITIES": "similarity",
-    "similarity_matrix": "similarity",
+    "AdjustedPValues": "stats.corrections",
+    "adjust_pvalues": "stats.corrections",
+    "DISCREPANCIES": "stats.discrepancy",
+    "get_discrepancy": "stats.discrepancy",
+    "DBPAResult": "stats.permutation",
+    "DegenerateSampleWarning": "stats.permutation",
+    "dbpa_test": "stats.permutation",
+    "dbpa_test_precomputed": "stats.permutation",
+    "PowerCurve": "stats.power",
+    "required_sample_size": "stats.power",
+    "simulate_power": "stats.power",
+    "significance_stars": "present.readings",
+    "ROCResult": "stats.roc",
+    "roc_analysis": "stats.roc",
+    "RUTResult": "rut.uniformity",
+    "rank_uniformity_test": "rut.uniformity",
+    "SIMILARITIES": "stats.similarity",
+    "similarity_matrix": "stats.similarity",
 }
 
 __all__ = sorted(_PUBLIC)

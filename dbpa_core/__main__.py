@@ -45,9 +45,9 @@ class ProgressBar:
 
 def _audit(args) -> int:
     from .audit import run_audit, spec_settings
-    from .report import family_record, write_reports
-    from .spec import load_spec
-    from .store import SampleStore
+    from .present.exports import family_record, write_reports
+    from .audit.spec import load_spec
+    from .data.store import SampleStore
 
     spec = load_spec(args.spec)
     store = SampleStore(args.store) if args.store else SampleStore()
@@ -65,7 +65,7 @@ def _audit(args) -> int:
 
 
 def _load_arm(path: Path):
-    from .io import read_samples
+    from .data.uploads import read_samples
 
     if not path.exists():
         raise ValueError(f"{path}: file not found.")
@@ -79,8 +79,8 @@ def _load_arm(path: Path):
 
 def _test(args) -> int:
     from .embedders import get_embedder
-    from .permutation import dbpa_test
-    from .reporting import read_decision, read_pvalue, result_to_dict, significance_stars
+    from .stats.permutation import dbpa_test
+    from .present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
 
     (texts_a, vectors_a), (texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
     if args.similarity in ("bleu", "rouge_l"):
@@ -103,8 +103,8 @@ def _test(args) -> int:
 
 
 def main(argv=None) -> int:
-    from .discrepancy import DISCREPANCY_NAMES
-    from .similarity import SIMILARITIES
+    from .stats.discrepancy import DISCREPANCY_NAMES
+    from .stats.similarity import SIMILARITIES
 
     parser = argparse.ArgumentParser(prog="python -m dbpa_core", description="Distribution-based perturbation "
                                      "analysis of LLM outputs, without the browser.")

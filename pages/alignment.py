@@ -4,10 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from dbpa_core import adjust_pvalues, significance_stars
-from dbpa_core.viz import discrepancy_bars
+from dbpa_core.present.figures import discrepancy_bars
 from ui.components import cost_note, downloads, guard, show_prompt
 from ui.runs import compare_pair
-from ui.state import model_options, scenarios, with_model
+from ui.models import model_options, with_model
+from ui.resources import scenarios
 
 settings = st.session_state["settings"]
 st.title("Alignment with a reference model")

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from dbpa_core.discrepancy import DISCREPANCY_NAMES, get_discrepancy
-from dbpa_core.reporting import result_to_dict
-from dbpa_core.similarity import SIMILARITIES
+from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
+from dbpa_core.present.readings import result_to_dict
+from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, cost_note, downloads, guard, null_and_similarities, result_strip, show_prompt
 from ui.runs import compare_pair
-from ui.state import scenarios
+from ui.resources import scenarios
 
 settings = st.session_state["settings"]
 st.title("Audit one perturbation")

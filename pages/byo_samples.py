@@ -4,12 +4,12 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.audit import Arm, compare_arms
-from dbpa_core.discrepancy import DISCREPANCY_NAMES
-from dbpa_core.io import MAX_BYTES, MAX_ROWS, read_samples
-from dbpa_core.reporting import result_to_dict
-from dbpa_core.similarity import SIMILARITIES
+from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
+from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
+from dbpa_core.present.readings import result_to_dict
+from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, downloads, guard, null_and_similarities, result_strip
-from ui.state import embedder_for, store
+from ui.resources import embedder_for, store
 
 settings = st.session_state["settings"]
 st.title("Bring your own samples")

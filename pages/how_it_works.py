@@ -15,10 +15,10 @@ st.write(
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take seconds, and the page should not be blank meanwhile.
-from dbpa_core.reporting import family_table  # noqa: E402
+from dbpa_core.present.readings import family_table  # noqa: E402
 from ui.components import clouds, family_downloads, guard, result_strip, show_prompt  # noqa: E402
 from ui.runs import compare_pair, scenario_family  # noqa: E402
-from ui.state import scenarios  # noqa: E402
+from ui.resources import scenarios  # noqa: E402
 
 with guard():
     controls = st.columns([2, 1, 1, 1])
@@ -64,7 +64,7 @@ with guard():
     with left:
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=settings.seed)
     with right:
-        from dbpa_core.viz import null_histogram
+        from dbpa_core.present.figures import null_histogram
 
         placeholder = st.empty()
         placeholder.plotly_chart(null_histogram(result.test, label="JSD"), width="stretch", key="home_null")

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from dbpa_core.corrections import METHODS, adjust_pvalues
-from dbpa_core.power import required_sample_size, simulate_power
-from dbpa_core.reporting import family_table
-from dbpa_core.viz import discrepancy_bars, power_curve
+from dbpa_core.stats.corrections import METHODS, adjust_pvalues
+from dbpa_core.stats.power import required_sample_size, simulate_power
+from dbpa_core.present.readings import family_table
+from dbpa_core.present.figures import discrepancy_bars, power_curve
 from ui.components import cost_note, family_downloads, guard
 from ui.runs import scenario_family
-from ui.state import scenarios
+from ui.resources import scenarios
 
 settings = st.session_state["settings"]
 st.title("Many perturbations")

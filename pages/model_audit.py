@@ -4,14 +4,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dbpa_core.reporting import decision, format_pvalue
-from dbpa_core.io import read_target_responses
-from dbpa_core.scoring import SCORES
-from dbpa_core.sibling import load_recorded_rut, rut_arrays
-from dbpa_core.uniformity import rank_uniformity_test, substitution_power
-from dbpa_core.viz import rank_ecdf, rank_histogram, substitution_power_curve
+from dbpa_core.present.readings import decision, format_pvalue
+from dbpa_core.data.uploads import read_target_responses
+from dbpa_core.rut.scoring import SCORES
+from dbpa_core.rut.data import load_recorded_rut, rut_arrays
+from dbpa_core.rut.uniformity import rank_uniformity_test, substitution_power
+from dbpa_core.present.figures import rank_ecdf, rank_histogram, substitution_power_curve
 from ui.components import downloads, guard
-from ui.sibling import live_rut_arrays
+from ui.runs import rut_live
 
 settings = st.session_state["settings"]
 st.title("Is this API the model it claims to be?")
@@ -58,9 +58,9 @@ with guard():
         if not st.button("Run the live audit", type="primary", key="rut_run"):
             st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each (≈1 s per answer).")
             st.stop()
-        target_scores, reference_scores = live_rut_arrays(settings, score=score, system=system,
-                                                          temperature=temperature, n_prompts=n_prompts, m=m,
-                                                          target_source=source, uploaded=uploaded)
+        target_scores, reference_scores = rut_live(settings, score=score, system=system,
+                                                   temperature=temperature, n_prompts=n_prompts, m=m,
+                                                   target_source=source, uploaded=uploaded)
         target_label = {"local": f"local SmolLM2 with system prompt “{system}” at T={temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": "uploaded responses"}[source]

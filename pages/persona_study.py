@@ -5,10 +5,11 @@ import pandas as pd
 import streamlit as st
 
 from dbpa_core import significance_stars
-from dbpa_core.viz import persona_grid
+from dbpa_core.present.figures import persona_grid
 from ui.components import cost_note, downloads, guard
 from ui.runs import scenario_family
-from ui.state import model_options, scenarios, with_model
+from ui.models import model_options, with_model
+from ui.resources import scenarios
 
 settings = st.session_state["settings"]
 st.title("Persona study")

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dbpa_core.rewrites import REWRITES
-from dbpa_core.sibling import load_recorded_stability
-from dbpa_core.stability import COSTS, ratio_curve, stability_criterion, stability_curve
-from dbpa_core.viz import stability_curves
+from dbpa_core.stability.rewrites import REWRITES
+from dbpa_core.stability.data import load_recorded_stability
+from dbpa_core.stability.criterion import COSTS, ratio_curve, stability_criterion, stability_curve
+from dbpa_core.present.figures import stability_curves
 from ui.components import downloads, guard
-from ui.state import embedder_for, store
+from ui.resources import embedder_for, store
 
 settings = st.session_state["settings"]
 st.title("Stability under distribution shift")

@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from dbpa_core import roc_analysis
-from dbpa_core.viz import rates_over_alpha, roc_curves
+from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from ui.components import cost_note, downloads, guard
 from ui.runs import scenario_family
-from ui.state import model_options, scenarios, with_model
+from ui.models import model_options, with_model
+from ui.resources import scenarios
 
 settings = st.session_state["settings"]
 st.title("True and false positives")

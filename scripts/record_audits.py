@@ -17,17 +17,19 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dbpa_core.rewrites import REWRITES, is_correct, rewrite  # noqa: E402
+from dbpa_core.data.assets import RECORDED_AUDITS_DIR  # noqa: E402
+from dbpa_core.rut.collect import record_rut_scores  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
-from dbpa_core.scoring import SCORES, ReferenceScorer  # noqa: E402
-from dbpa_core.store import SampleStore  # noqa: E402
+from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
+from dbpa_core.stability.grader import is_correct  # noqa: E402
+from dbpa_core.stability.data import stability_questions  # noqa: E402
+from dbpa_core.stability.rewrites import REWRITES, rewrite  # noqa: E402
+from dbpa_core.data.store import SampleStore  # noqa: E402
 
-OUT = REPO / "assets" / "recorded" / "audits"
+OUT = RECORDED_AUDITS_DIR
 
 
 def main(argv=None) -> None:
@@ -42,10 +44,9 @@ def main(argv=None) -> None:
     local = get_sampler("local")
     scorer = ReferenceScorer()
 
-    config = yaml.safe_load((REPO / "assets" / "audits" / "stability_questions.yaml").read_text())
     rows = []
     for setting, temperature in (("greedy", 0.0), ("sampled T=0.8", 0.8)):
-        for item in config["questions"]:
+        for item in stability_questions():
             variants = [("original", item["question"])] + [(k, rewrite(item["question"], k)) for k in REWRITES]
             for kind, question in variants:
                 answer = local.sample(question, 1, temperature=temperature, max_tokens=24, seed=0, store=store)[0]
@@ -54,23 +55,10 @@ def main(argv=None) -> None:
         print(f"stability {setting}: done", file=sys.stderr, flush=True)
     (OUT / "stability_answers.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
-    rut = yaml.safe_load((REPO / "assets" / "audits" / "rut_prompts.yaml").read_text())
-    simulated = get_sampler("simulated")
-    record = {"reference": {"model": local.model, "temperature": 0.7, "max_tokens": args.max_tokens},
-              "scores": list(SCORES), "prompts": [], "alternatives": {}}
-    for name, alt in rut["alternatives"].items():
-        record["alternatives"][name] = {"label": alt["label"], "scores": []}
-    for number, prompt in enumerate(rut["prompts"]):
-        texts = local.sample(prompt, args.reference_samples, temperature=0.7, max_tokens=args.max_tokens, seed=0,
-                             store=store)
-        record["prompts"].append({"prompt": prompt, "reference": [scorer.score(prompt, t) for t in texts]})
-        for name, alt in rut["alternatives"].items():
-            sampler = simulated if alt.get("backend") == "simulated" else local
-            alt_texts = sampler.sample(prompt, args.alternative_samples, system=alt.get("system"),
-                                       temperature=alt.get("temperature", 0.7),
-                                       max_tokens=alt.get("max_tokens", args.max_tokens), seed=1, store=store)
-            record["alternatives"][name]["scores"].append([scorer.score(prompt, t) for t in alt_texts])
-        print(f"rut prompt {number + 1}/{len(rut['prompts'])}", file=sys.stderr, flush=True)
+    record = record_rut_scores(local, get_sampler("simulated"), scorer, reference_samples=args.reference_samples,
+                               alternative_samples=args.alternative_samples, max_tokens=args.max_tokens, store=store,
+                               progress=lambda done, total: print(f"rut prompt {done}/{total}", file=sys.stderr,
+                                                                  flush=True))
     (OUT / "rut_scores.json").write_text(json.dumps(record, indent=1))
 
 

@@ -18,9 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from dbpa_core.samplers import get_sampler  # noqa: E402
-from dbpa_core.samplers.recorded import RECORDED_DIR  # noqa: E402
-from dbpa_core.scenarios import load_scenarios  # noqa: E402
-from dbpa_core.store import SampleStore  # noqa: E402
+from dbpa_core.data.assets import RECORDED_DIR  # noqa: E402
+from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
+from dbpa_core.data.store import SampleStore  # noqa: E402
 
 
 def main(argv=None) -> None:

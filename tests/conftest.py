@@ -57,6 +57,6 @@ def minilm():
 
 @pytest.fixture
 def store(tmp_path):
-    from dbpa_core.store import SampleStore
+    from dbpa_core.data.store import SampleStore
 
     return SampleStore(tmp_path / "store.sqlite")

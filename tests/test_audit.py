@@ -9,7 +9,7 @@ from numpy.testing import assert_array_equal
 import dbpa_core as d
 from dbpa_core.audit import draw_arm, run_scenario_family, compare_arms
 from dbpa_core.samplers import get_sampler
-from dbpa_core.scenarios import load_scenarios
+from dbpa_core.data.scenarios import load_scenarios
 
 SCENARIOS = load_scenarios()
 

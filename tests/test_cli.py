@@ -14,11 +14,11 @@ import yaml
 
 from dbpa_core.__main__ import main
 from dbpa_core.audit import run_audit
-from dbpa_core.report import SCHEMA_PATH
+from dbpa_core.present.exports import SCHEMA_PATH
 from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.samplers.simulated import SimulatedSampler
-from dbpa_core.spec import SpecError, parse_spec
-from dbpa_core.store import SampleStore
+from dbpa_core.audit.spec import SpecError, parse_spec
+from dbpa_core.data.store import SampleStore
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -173,7 +173,7 @@ def test_html_report_renders_offline(tmp_path, monkeypatch):
 
 
 def test_shipped_specs_are_valid():
-    from dbpa_core.spec import load_spec
+    from dbpa_core.audit.spec import load_spec
 
     specs = list((REPO / "assets" / "specs").glob("*.yaml"))
     assert specs

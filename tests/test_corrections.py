@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.corrections: exact cases and agreement with reference libraries."""
+"""Tests of dbpa_core.stats.corrections: exact cases and agreement with reference libraries."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from scipy.stats import false_discovery_control
 from statsmodels.stats.multitest import multipletests
 
 from dbpa_core import adjust_pvalues
-from dbpa_core.corrections import METHODS
+from dbpa_core.stats.corrections import METHODS
 
 PVALUES = np.array([0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205, 0.212, 0.216])
 

@@ -1,8 +1,8 @@
-"""Tests of dbpa_core.costs."""
+"""Tests of dbpa_core.audit.costs"""
 
 import pytest
 
-from dbpa_core.costs import estimate_cost, estimate_tokens
+from dbpa_core.audit.costs import estimate_cost, estimate_tokens
 
 
 def test_exact_estimate():

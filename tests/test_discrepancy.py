@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.discrepancy: each ω against an independent computation."""
+"""Tests of dbpa_core.stats.discrepancy: each ω against an independent computation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scipy.spatial.distance import cdist, jensenshannon
 from sklearn.metrics.pairwise import rbf_kernel
 
 import dbpa_core as d
-from dbpa_core.discrepancy import DISCREPANCIES, MMD, JensenShannon, get_discrepancy
+from dbpa_core.stats.discrepancy import DISCREPANCIES, MMD, JensenShannon, get_discrepancy
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_wasserstein_and_ks_match_scipy(arms):
 @pytest.mark.parametrize("similarity", ["cosine", "neg_l1"])
 def test_wasserstein_and_ks_on_a_large_support_match_scipy(similarity):
     """Beyond 1 024 unique similarities the engine switches to a fused CDF kernel: same statistics."""
-    from dbpa_core.permutation import _MAX_CELLS_FOR_ROW_COUNTS
+    from dbpa_core.stats.permutation import _MAX_CELLS_FOR_ROW_COUNTS
 
     rng = np.random.default_rng(7)
     x, y = rng.normal(size=(31, 5)), rng.normal(size=(29, 5)) + 0.3
@@ -82,8 +82,8 @@ def test_wasserstein_and_ks_on_a_large_support_match_scipy(similarity):
 
 def test_fused_cdf_kernel_equals_histograms_then_reduction():
     """Every resample of the fused kernel equals ω computed from the two histograms (1 225 cells)."""
-    from dbpa_core import _kernels
-    from dbpa_core.permutation import _random_splits, _row_counts
+    from dbpa_core.stats import _kernels
+    from dbpa_core.stats.permutation import _random_splits, _row_counts
 
     rng = np.random.default_rng(8)
     pooled = rng.normal(size=(50, 3))

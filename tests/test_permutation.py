@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.permutation (Algorithm 1), in the manner of scipy's test_resampling."""
+"""Tests of dbpa_core.stats.permutation (Algorithm 1), in the manner of scipy's test_resampling."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from scipy import stats
 from scipy.spatial.distance import cdist, jensenshannon
 
 import dbpa_core as d
-from dbpa_core.discrepancy import JensenShannon
-from dbpa_core.similarity import similarity_matrix
+from dbpa_core.stats.discrepancy import JensenShannon
+from dbpa_core.stats.similarity import similarity_matrix
 
 
 def reference_jsd(sim, a, b, bins=30):
@@ -172,7 +172,7 @@ class TestReproducibility:
         assert_array_equal(one.null_distribution, many.null_distribution)
 
     def test_serial_and_parallel_kernels_agree(self):
-        from dbpa_core import _kernels
+        from dbpa_core.stats import _kernels
 
         rng = np.random.default_rng(8)
         n, k0 = 30, 14
@@ -197,7 +197,7 @@ class TestReproducibility:
 
     def test_kernels_do_not_depend_on_index_dtypes(self):
         """Narrow unsigned codes and indices (the fast path) count exactly what int64 ones count."""
-        from dbpa_core import _kernels
+        from dbpa_core.stats import _kernels
 
         rng = np.random.default_rng(81)
         n, k0, n_codes = 40, 17, 300  # more than 256 cells: uint16 codes
@@ -231,7 +231,7 @@ class TestRandomSplits:
 
     @pytest.mark.parametrize(("n", "k0"), [(6, 3), (7, 2), (7, 5)])
     def test_every_subset_equally_likely(self, n, k0):
-        from dbpa_core.permutation import _random_splits
+        from dbpa_core.stats.permutation import _random_splits
 
         splits = _random_splits(np.random.default_rng(n * 10 + k0), n, k0, 60_000)
         assert splits.dtype == np.uint32
@@ -246,7 +246,7 @@ class TestRandomSplits:
         assert_allclose(inclusion, k0 / n, atol=0.01)
 
     def test_extreme_uniforms(self):
-        from dbpa_core._kernels import shuffled_prefixes
+        from dbpa_core.stats._kernels import shuffled_prefixes
 
         assert_array_equal(shuffled_prefixes(np.zeros((1, 3)), 5), [[0, 1, 2, 3, 4]])
         # The largest double below 1 picks the last position at each step (and stays in range):

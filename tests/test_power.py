@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.power: the closed-form planner and the simulated power curve."""
+"""Tests of dbpa_core.stats.power: the closed-form planner and the simulated power curve."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from dbpa_core import required_sample_size, simulate_power
-from dbpa_core.power import gaussian_shift
+from dbpa_core.stats.power import gaussian_shift
 
 
 def test_required_sample_size_exact():

@@ -1,10 +1,10 @@
-"""Tests of dbpa_core.projection."""
+"""Tests of dbpa_core.present.projection"""
 
 import numpy as np
 import pytest
 from sklearn.decomposition import PCA
 
-from dbpa_core.projection import project
+from dbpa_core.present.projection import project
 
 
 def test_pca_matches_sklearn_up_to_sign_and_is_deterministic():

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.roc against scikit-learn."""
+"""Tests of dbpa_core.stats.roc against scikit-learn."""
 
 from __future__ import annotations
 

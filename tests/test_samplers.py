@@ -11,7 +11,7 @@ import pytest
 
 from dbpa_core.samplers import SAMPLERS, Sampler, SamplingCancelled, get_sampler, sample_seed
 from dbpa_core.samplers.base import Completion
-from dbpa_core.scenarios import load_scenarios
+from dbpa_core.data.scenarios import load_scenarios
 
 SCENARIOS = load_scenarios()
 CVD = SCENARIOS["cvd_nice"]

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.scenarios: packaged scenarios and clear errors for bad files."""
+"""Tests of dbpa_core.data.scenarios: packaged scenarios and clear errors for bad files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import copy
 import pytest
 import yaml
 
-from dbpa_core.scenarios import SCENARIO_DIR, ScenarioError, load_scenario, load_scenarios, parse_scenario
+from dbpa_core.data.assets import SCENARIO_DIR
+from dbpa_core.data.scenarios import ScenarioError, load_scenario, load_scenarios, parse_scenario
 
 SCENARIOS = load_scenarios()
 

@@ -1,13 +1,14 @@
-"""Tests of dbpa_core.scoring with the real SmolLM2 model, and of the rule-based rewrites."""
+"""Tests of dbpa_core.rut.scoring with the real SmolLM2 model, and of the rule-based rewrites."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dbpa_core.rewrites import REWRITES, is_correct, rewrite
+from dbpa_core.stability.grader import is_correct
+from dbpa_core.stability.rewrites import REWRITES, rewrite
 from dbpa_core.samplers import get_sampler
-from dbpa_core.scoring import SCORES, ReferenceScorer
+from dbpa_core.rut.scoring import SCORES, ReferenceScorer
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.similarity against reference libraries."""
+"""Tests of dbpa_core.stats.similarity against reference libraries."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 from rouge_score import rouge_scorer
 from scipy.spatial.distance import cdist
 
-from dbpa_core.similarity import rouge_l, sentence_bleu, similarity_matrix, tokenize
+from dbpa_core.stats.similarity import rouge_l, sentence_bleu, similarity_matrix, tokenize
 
 
 def test_embedding_similarities_match_scipy():

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.stability: the dual against a direct solution of the primal, limits, monotonicity."""
+"""Tests of dbpa_core.stability.criterion: the dual against a direct solution of the primal, limits, monotonicity."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dbpa_core.stability import (COSTS, perturbation_costs, ratio_curve, stability_criterion, stability_curve)
+from dbpa_core.stability.criterion import (COSTS, perturbation_costs, ratio_curve, stability_criterion, stability_curve)
 
 
 def primal(losses, costs, r, theta1, theta2):

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.store: reuse, resume, concurrency, no secrets."""
+"""Tests of dbpa_core.data.store: reuse, resume, concurrency, no secrets."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from dbpa_core.samplers import get_sampler
-from dbpa_core.store import SampleStore, request_key
+from dbpa_core.data.store import SampleStore, request_key
 from test_samplers import _Counting
 
 

@@ -1,4 +1,4 @@
-"""Tests of dbpa_core.uniformity (RUT): calibration with ties, agreement with scipy, power."""
+"""Tests of dbpa_core.rut.uniformity (RUT): calibration with ties, agreement with scipy, power."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from dbpa_core import rank_uniformity_test
-from dbpa_core.uniformity import randomized_ranks, substitution_power
+from dbpa_core.rut.uniformity import randomized_ranks, substitution_power
 
 
 def test_exact_ranks_without_ties():

@@ -10,12 +10,12 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.reporting import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
+from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
                                  read_statistic, result_to_dict, significance_stars)
 from dbpa_core.samplers import SamplingCancelled
-from dbpa_core.scenarios import ScenarioError
+from dbpa_core.data.scenarios import ScenarioError
 
-# Plotly (via dbpa_core.viz) is imported where a figure is drawn, not at page start.
+# Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
 log = logging.getLogger("dbpa_explorer")
 
@@ -70,12 +70,12 @@ def result_strip(result, alpha: float, *, label: str = "ω") -> None:
 
 def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     """The output clouds with hover texts; selecting points shows their texts side by side."""
-    from dbpa_core.projection import project
-    from dbpa_core.viz import output_clouds
+    from dbpa_core.present.projection import project
+    from dbpa_core.present.figures import output_clouds
 
     embeddings = np.vstack([original.embeddings, perturbed.embeddings])
     if method == "umap":
-        from .state import umap_ready
+        from .resources import umap_ready
 
         umap_ready()
     coordinates = project(embeddings, method, rng=seed)
@@ -100,7 +100,7 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
 
 
 def null_and_similarities(result, *, label: str, key: str) -> None:
-    from dbpa_core.viz import null_histogram, similarity_histograms
+    from dbpa_core.present.figures import null_histogram, similarity_histograms
 
     left, right = st.columns(2)
     left.plotly_chart(null_histogram(result, label=label), width="stretch", key=f"{key}_null")
@@ -134,7 +134,7 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
 
 def family_downloads(family, settings, *, name: str, table, **context) -> None:
     """Downloads of a family run: the table (CSV), the full record (JSON) and the HTML report."""
-    from dbpa_core.report import family_html, family_record
+    from dbpa_core.present.exports import family_html, family_record
 
     record = family_record(family, name=name, settings={**report_settings(settings), **context})
     downloads(table=table, record=record, report_html=lambda: family_html(family, record), name=name)
@@ -163,7 +163,7 @@ __all__ = ["clouds", "downloads", "guard", "null_and_similarities", "result_stri
 
 def cost_note(settings, prompts, k: int) -> None:
     """The call, token and dollar estimate, shown before a run."""
-    from dbpa_core.costs import estimate_cost
+    from dbpa_core.audit.costs import estimate_cost
 
     sampler_model = settings.sampler.model if settings.sampler.backend == "openai" else settings.sampler.backend
     estimate = estimate_cost(list(prompts), int(k), max_tokens=settings.max_tokens, sampler_model=sampler_model,

@@ -5,10 +5,55 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from .state import Settings, draw
+from .resources import embedder_for, reference_scorer, sampler_for, store
+from .settings import SamplerConfig, Settings
 
 # dbpa_core.audit (numba, scipy) is imported in the functions below so that
 # a page's widgets are drawn before the statistics stack loads.
+
+
+def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | None = None, seed_offset: int = 0,
+         progress_label: str = "Sampling") -> list:
+    """Draw and embed k outputs for each (label, prompt, system), with a progress bar.
+
+    Arms are memoised in the session (moving between pages does not
+    recompute) and every sample is written to the store as it arrives (a
+    cancelled or crashed run resumes where it stopped).
+    """
+    from dbpa_core.audit import draw_arm
+
+    config = sampler_config or settings.sampler
+    memo = st.session_state.setdefault("_arms", {})
+    results, todo = [], []
+    for position, (label, prompt, system) in enumerate(arms):
+        key = (config, settings.embedder, prompt, system, k, settings.temperature, settings.max_tokens,
+               settings.seed + (0 if position == 0 else seed_offset))
+        results.append(memo.get(key))
+        if results[-1] is None:
+            todo.append((position, key, label, prompt, system))
+    if todo:
+        sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
+        # Any widget interaction (this button included) stops the running
+        # script; the samples drawn so far are already in the store.
+        cancel = st.empty()
+        cancel.button("Cancel", key=f"cancel_sampling_{len(memo)}", help="Stop now; drawn samples are kept and reused.")
+        st.session_state["_drawing"] = progress_label
+        bar = st.progress(0.0, text=progress_label)
+        for step, (position, key, label, prompt, system) in enumerate(todo):
+            def report(stage, done, total, step=step):
+                bar.progress(min(1.0, (step + done / max(total, 1)) / len(todo)),
+                             text=f"{progress_label}: {stage} ({done}/{total})")
+
+            temperature = None if config.backend == "recorded" else settings.temperature
+            max_tokens = None if config.backend == "recorded" else settings.max_tokens
+            arm = draw_arm(sampler, prompt, k, label=label, system=system, temperature=temperature,
+                           max_tokens=max_tokens, seed=key[-1], embedder=embedder,
+                           store=store(), progress=report)
+            memo[key] = results[position] = arm
+        bar.empty()
+        cancel.empty()
+        st.session_state.pop("_drawing", None)
+    return results
 
 
 def _memoised_compare(seed: int):
@@ -61,3 +106,27 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
                           n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
                           true_effects=[scenario.true_effect(p) if simulated else None for p in chosen],
                           compare=_memoised_compare(settings.seed))
+
+
+def rut_live(settings: Settings, *, score: str, system: str, temperature: float, n_prompts: int, m: int,
+             target_source: str = "local", uploaded: dict | None = None):
+    """Reference answers from the local model and target answers from ``target_source`` — the local
+    model with another system prompt/temperature, the sidebar's OpenAI-compatible endpoint, or
+    uploaded responses (prompt → text) — all scored by the local reference model; memoised."""
+    from dbpa_core.rut.collect import live_rut_arrays, rut_prompts
+
+    key = ("rut_live", score, system, temperature, n_prompts, m, settings.seed, target_source,
+           tuple(sorted(uploaded.items())) if uploaded else None, settings.sampler)
+    memo = st.session_state.setdefault("_rut_live", {})
+    if key not in memo:
+        prompts = (list(uploaded) if uploaded is not None else rut_prompts())[:n_prompts]
+        local = sampler_for(SamplerConfig("local"))
+        target = sampler_for(settings.sampler) if target_source == "openai" else local
+        bar = st.progress(0.0, text="Generating and scoring answers")
+        memo[key] = live_rut_arrays(
+            prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m, seed=settings.seed,
+            system=system, temperature=temperature, uploaded=uploaded, store=store(),
+            progress=lambda done, total: bar.progress(done / total,
+                                                      text=f"Generating and scoring answers ({done}/{total} prompts)"))
+        bar.empty()
+    return memo[key]

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..scenarios import ASSETS
+from ..data.assets import RECORDED_DIR
 from .base import Completion, Sampler
 
-RECORDED_DIR = ASSETS / "recorded"
 
 
 class RecordedSampler(Sampler):

@@ -5,7 +5,7 @@ without replacement with probability ∝ weight^(1/T) (temperature T), each in
 one of the facet's phrasings.  A scenario gives every arm its facet weights,
 so a control perturbation yields exactly the original distribution and a
 target changes it by a known total-variation amount
-(:meth:`dbpa_core.scenarios.Scenario.true_effect`).  A prompt no scenario
+(:meth:`dbpa_core.data.scenarios.Scenario.true_effect`).  A prompt no scenario
 knows gets weights over a generic facet bank derived from a hash of its text:
 any prompt works, deterministically.
 """
@@ -16,7 +16,7 @@ import hashlib
 
 import numpy as np
 
-from ..scenarios import Facet, Scenario, load_scenarios
+from ..data.scenarios import Facet, Scenario, load_scenarios
 from .base import Completion, Sampler, sample_seed
 
 _OPENERS = ("", "Here is my answer. ", "Sure. ", "Good question. ", "Thanks for asking. ")

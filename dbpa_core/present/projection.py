@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_choice, check_embeddings, check_rng
+from .._validation import check_choice, check_embeddings, check_rng
 
 PROJECTIONS = ("pca", "umap")
 

@@ -30,11 +30,3 @@ def rewrite(question: str, kind: str) -> str:
     if kind == "polite":
         return f"Could you please help me with a quick question? {question} Thank you very much!"
     raise ValueError(f"`kind` must be one of {', '.join(REWRITES)}; got {kind!r}.")
-
-
-def is_correct(response: str, answers) -> bool:
-    """Whether the response contains one of the accepted answers (case-insensitive, whole words)."""
-    import re
-
-    text = response.lower()
-    return any(re.search(rf"(?<![a-z0-9]){re.escape(a.lower())}(?![a-z0-9])", text) for a in answers)

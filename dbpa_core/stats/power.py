@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binomtest, norm
 
-from ._validation import check_positive_float, check_positive_int, check_probability, check_rng
+from .._validation import check_positive_float, check_positive_int, check_probability, check_rng
 
 
 def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> int:

@@ -1,9 +1,9 @@
-"""Tests of dbpa_core.reporting."""
+"""Tests of dbpa_core.present.readings"""
 
 import pytest
 
 from dbpa_core import significance_stars
-from dbpa_core.reporting import decision, read_decision, read_pvalue
+from dbpa_core.present.readings import decision, read_decision, read_pvalue
 
 
 @pytest.mark.parametrize(("p", "stars"), [

@@ -41,7 +41,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from ._validation import check_positive_float
+from .._validation import check_positive_float
 
 
 def cosine_length_cost(original_embedding, candidate_embeddings, original_length, candidate_lengths,

@@ -33,11 +33,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .corrections import METHODS
-from .discrepancy import DISCREPANCY_NAMES
-from .samplers import SAMPLERS
-from .scenarios import KINDS, Perturbation, Scenario, load_scenarios, read_yaml
-from .similarity import SIMILARITIES
+from ..stats.corrections import METHODS
+from ..stats.discrepancy import DISCREPANCY_NAMES
+from ..samplers import SAMPLERS
+from ..data.assets import read_yaml
+from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
+from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
         "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed"}

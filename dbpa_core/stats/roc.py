@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_probability, check_pvalues
+from .._validation import check_probability, check_pvalues
 
 
 @dataclass(frozen=True, eq=False)

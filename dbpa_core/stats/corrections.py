@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from ._validation import check_choice, check_probability, check_pvalues
+from .._validation import check_choice, check_probability, check_pvalues
 
 #: method name → what it controls (shown next to the table in the app).
 METHODS: dict[str, str] = {

@@ -7,7 +7,7 @@ the same thing.
 
 from __future__ import annotations
 
-from ._validation import check_probability
+from .._validation import check_probability
 
 #: (upper bound, stars) as in the paper's tables: * p < 0.05, ** p < 0.01, *** p < 0.001.
 STAR_LEVELS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
@@ -76,7 +76,7 @@ def read_effect(effect_size: float, standardized: float) -> str:
 
 
 def result_to_dict(result, **context) -> dict:
-    """A JSON-ready record of a :class:`~dbpa_core.permutation.DBPAResult` and its context."""
+    """A JSON-ready record of a :class:`~dbpa_core.stats.permutation.DBPAResult` and its context."""
     import numpy as np
 
     record = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_softmax
 
-from .samplers.local import load_llama, model_lock, smollm2_path
+from ..samplers.local import load_llama, model_lock, smollm2_path
 
 SCORES = ("log_rank", "log_likelihood", "mean_rank", "entropy", "lrr")
 

@@ -1,6 +1,6 @@
 r"""Step 3 of DBPA: the discrepancy ω between the two arms.
 
-Two families share one permutation engine (:mod:`dbpa_core.permutation`):
+Two families share one permutation engine (:mod:`dbpa_core.stats.permutation`):
 
 *Pair discrepancies* compare the 1-D distributions of similarities
 P0 = {s(y_i, y_j) : i < j, both in the original arm} and
@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._validation import check_positive_float, check_positive_int
+from .._validation import check_positive_float, check_positive_int
 from .similarity import distance_from_similarity, embedding_similarity_matrix
 
 

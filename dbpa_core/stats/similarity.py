@@ -1,6 +1,6 @@
 """Step 2 of DBPA: the pooled similarity matrix s(y_i, y_j).
 
-Every discrepancy of :mod:`dbpa_core.discrepancy` reads one ``(n, n)`` matrix
+Every discrepancy of :mod:`dbpa_core.stats.discrepancy` reads one ``(n, n)`` matrix
 computed once on the pooled ``n = k0 + k1`` outputs (original arm first); the
 permutation engine only re-indexes it (paper, Algorithm 1).  Embedding
 similarities take a ``(n, dim)`` array; text similarities (BLEU, ROUGE-L) take
@@ -32,7 +32,7 @@ from collections import Counter
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ._validation import check_choice, check_embeddings, check_texts
+from .._validation import check_choice, check_embeddings, check_texts
 
 EMBEDDING_SIMILARITIES = ("cosine", "neg_l1", "neg_l2")
 TEXT_SIMILARITIES = ("bleu", "rouge_l")

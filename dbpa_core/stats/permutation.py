@@ -2,7 +2,7 @@
 
 The pooled outputs are embedded and compared once; each resample re-splits
 the pooled indices and re-indexes the fixed matrices of
-:mod:`dbpa_core.discrepancy`, in batches handled by compiled kernels.
+:mod:`dbpa_core.stats.discrepancy`, in batches handled by compiled kernels.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from itertools import combinations
 import numpy as np
 
 from . import _kernels
-from ._validation import check_choice, check_embeddings, check_positive_int, check_rng, check_texts
+from .._validation import check_choice, check_embeddings, check_positive_int, check_rng, check_texts
 from .discrepancy import BlockDiscrepancy, Discrepancy, PairDiscrepancy, _EmpiricalCDFs, get_discrepancy, is_constant
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
 from .similarity import _text_similarity_matrix
@@ -116,7 +116,7 @@ def dbpa_test(
     discrepancy : str or Discrepancy
         ω: ``"jsd"`` (default), ``"js_distance"``, ``"wasserstein"``, ``"ks"``,
         ``"energy"``, ``"mmd"``, ``"centroid"``, or an instance from
-        :mod:`dbpa_core.discrepancy` with its own settings.
+        :mod:`dbpa_core.stats.discrepancy` with its own settings.
     n_resamples : int
         Number of random splits B.  When the number of distinct splits
         C(k0 + k1, k0) is at most B, all of them are enumerated instead and

@@ -13,17 +13,15 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-import yaml
-
-from ._validation import check_positive_int
-from .scenarios import ASSETS
+from .._validation import check_positive_int
+from ..data.assets import ASSETS, read_yaml
 
 CHARS_PER_TOKEN = 4.0
 
 
 @lru_cache(maxsize=1)
 def prices() -> dict:
-    return yaml.safe_load((ASSETS / "pricing.yaml").read_text(encoding="utf-8"))
+    return read_yaml(ASSETS / "pricing.yaml")
 
 
 def estimate_tokens(text: str) -> int:

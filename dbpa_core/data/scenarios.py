@@ -25,10 +25,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
+from .assets import SCENARIO_DIR, read_yaml
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
-SCENARIO_DIR = ASSETS / "scenarios"
 
 TRANSFORMS = {
     "prefix": ("text",),
@@ -250,17 +248,6 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
         if scenario.apply(p) == (scenario.prompt, scenario.system):
             _fail(source, f"perturbations.{p.id}.transform", "leaves the prompt unchanged; a perturbation must change it.")
     return scenario
-
-
-def read_yaml(path: str | Path, error: type[ValueError] = ValueError):
-    """Parse a YAML file; a missing file or bad YAML raises ``error`` naming the file."""
-    path = Path(path)
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise error(f"{path}: file not found.") from None
-    except yaml.YAMLError as problem:
-        raise error(f"{path}: not valid YAML ({problem}).") from None
 
 
 def load_scenario(path: str | Path) -> Scenario:

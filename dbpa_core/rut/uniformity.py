@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from ._validation import check_choice, check_positive_int, check_probability, check_rng
+from .._validation import check_choice, check_positive_int, check_probability, check_rng
 
 
 @dataclass(frozen=True, eq=False)

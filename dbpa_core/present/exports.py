@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .reporting import decision, family_table, read_decision, read_pvalue, significance_stars
+from .readings import decision, family_table, read_decision, read_pvalue, significance_stars
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -84,7 +84,7 @@ def family_html(family, record: dict) -> str:
     """A self-contained HTML report of a family audit."""
     from plotly.offline import get_plotlyjs
 
-    from .viz import discrepancy_bars, null_histogram
+    from .figures import discrepancy_bars, null_histogram
 
     adjusted = family.adjusted
     labels = [r.label for r in family.results]

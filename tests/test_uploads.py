@@ -1,11 +1,11 @@
-"""Tests of dbpa_core.io: uploaded samples, with errors that name the row and the column."""
+"""Tests of dbpa_core.data.uploads: uploaded samples, with errors that name the row and the column."""
 
 import json
 
 import numpy as np
 import pytest
 
-from dbpa_core.io import MAX_BYTES, read_samples
+from dbpa_core.data.uploads import MAX_BYTES, read_samples
 
 
 def test_csv_and_jsonl():
@@ -53,7 +53,7 @@ def test_size_limit():
 
 
 def test_target_responses():
-    from dbpa_core.io import read_target_responses
+    from dbpa_core.data.uploads import read_target_responses
 
     data = b'{"prompt": "a", "text": "x"}\n{"prompt": "b", "text": "y"}\n{"prompt": "a", "text": "z"}\n'
     assert read_target_responses(data, "t.jsonl") == {"a": "x", "b": "y"}

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .corrections import AdjustedPValues, adjust_pvalues
-from .permutation import DBPAResult, dbpa_test
-from .store import request_key
+from ..stats.corrections import AdjustedPValues, adjust_pvalues
+from ..stats.permutation import DBPAResult, dbpa_test
+from ..data.store import request_key
 
 #: progress(stage, done, total) -> None or False (False cancels sampling).
 StageProgress = Callable[[str, int, int], "bool | None"]
@@ -170,20 +170,20 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
 
 def build_sampler(config: dict):
     """A sampler from a SPEC's ``sampler`` mapping (generation settings left out)."""
-    from .samplers import get_sampler
+    from ..samplers import get_sampler
 
     settings = {k: v for k, v in config.items() if k not in ("backend", "temperature", "max_tokens")}
     return get_sampler(config["backend"], **settings)
 
 
 def build_embedder(config: dict):
-    from .embedders import get_embedder
+    from ..embedders import get_embedder
 
     return get_embedder(config.get("name", "minilm"), **{k: v for k, v in config.items() if k != "name"})
 
 
 def run_audit(spec, *, store=None, progress: StageProgress | None = None) -> FamilyResult:
-    """Run a validated :class:`dbpa_core.spec.AuditSpec` (the command line's ``audit``)."""
+    """Run a validated :class:`dbpa_core.audit.spec.AuditSpec` (the command line's ``audit``)."""
     sampler = build_sampler(spec.sampler)
     perturbed = build_sampler(spec.perturbed_sampler) if spec.perturbed_sampler else None
     return run_scenario_family(

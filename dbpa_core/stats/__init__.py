@@ -1,0 +1,18 @@
+"""The DBPA test itself, steps 2–5 of the method (Rauba, Wei & van der Schaar, ICML 2025, §3).
+
+=================  ==========================================================
+module             step
+=================  ==========================================================
+similarity         2. s(y, y′): cosine, −L1, −L2, BLEU, ROUGE-L; P0 and P1
+discrepancy        3. ω(P0, P1): JSD (default), JS distance, W1, KS, energy,
+                   MMD, centroid
+permutation        4. Algorithm 1: the permutation null and p-value
+                   (``_kernels``: its compiled inner loops)
+corrections        5. family-wise error: Bonferroni, Holm, Benjamini–Hochberg
+power              5. sample-size planning and simulated power
+roc                TPR/FPR over α for controls vs targets (Figs 1–2)
+=================  ==========================================================
+
+Nothing here samples, embeds, stores or draws: inputs are arrays, outputs are
+frozen result dataclasses.
+"""

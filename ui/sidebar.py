@@ -1,0 +1,53 @@
+"""The shared sidebar: sampler, embedder, temperature, tokens and seed for every page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .settings import BACKEND_LABELS, SamplerConfig, Settings
+
+
+def sidebar() -> Settings:
+    """Render the shared sidebar and return the chosen settings."""
+    bar = st.sidebar
+    bar.header("Sampler")
+    backend = bar.selectbox("Backend", list(BACKEND_LABELS), format_func=BACKEND_LABELS.get, key="backend",
+                            help="Where outputs come from. Simulated is instant and knows the true effect.")
+    sampler = SamplerConfig(backend)
+    if backend == "openai":
+        sampler = SamplerConfig(
+            "openai",
+            model=bar.text_input("Model", "gpt-4o-mini", key="openai_model"),
+            base_url=bar.text_input("Base URL", "", key="openai_base_url", placeholder="https://api.openai.com/v1",
+                                    help="Any OpenAI-compatible server: vLLM, Ollama, llama.cpp …"),
+            api_key=bar.text_input("API key", "", type="password", key="openai_api_key",
+                                   help="Used for this session only; never written to disk. "
+                                        "Empty: OPENAI_API_KEY from the environment."),
+            max_concurrency=int(bar.number_input("Parallel calls", 1, 32, 4, key="openai_concurrency")),
+        )
+    defaults = {"simulated": 1.0, "recorded": 0.7, "local": 0.7, "openai": 0.7}
+    temperature = bar.slider("Temperature", 0.0, 2.0, defaults[backend], 0.1, key=f"temperature_{backend}",
+                             disabled=backend == "recorded")
+    max_tokens = int(bar.number_input("Max tokens per output", 8, 2048, 80 if backend == "local" else 128,
+                                      key=f"max_tokens_{backend}", disabled=backend == "recorded"))
+    bar.header("Embedder")
+    embedder_name = bar.selectbox("Embedding model", ["minilm", "openai"], key="embedder",
+                                  format_func={"minilm": "all-MiniLM-L6-v2 (packaged, offline)",
+                                               "openai": "OpenAI-compatible embeddings"}.get)
+    embedder = SamplerConfig("minilm")
+    if embedder_name == "openai":
+        embedder = SamplerConfig(
+            "openai", model=bar.text_input("Embedding model name", "text-embedding-3-small", key="embed_model"),
+            base_url=bar.text_input("Embeddings base URL", sampler.base_url, key="embed_base_url"),
+            api_key=bar.text_input("Embeddings API key", "", type="password", key="embed_api_key"))
+    seed = int(bar.number_input("Seed", 0, 2**31 - 1, 0, key="seed",
+                                help="Same seed, same samples: results are reproducible."))
+    return Settings(sampler, embedder, float(temperature), max_tokens, seed)
+
+
+def interrupted_notice() -> None:
+    """Say so when the previous run stopped part-way (cancelled or crashed)."""
+    label = st.session_state.pop("_drawing", None)
+    if label:
+        st.warning(f"The previous run ({label}) stopped before it finished. Every sample drawn so far is in "
+                   "the store and is reused when you run again.")
