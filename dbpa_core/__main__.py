@@ -94,7 +94,7 @@ def _test(args) -> int:
                        n_resamples=args.n_resamples, rng=args.seed)
     print(f"ω ({args.discrepancy}) = {result.statistic:.4g}   p = {result.pvalue:.4g} "
           f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
-    print(read_pvalue(result.pvalue, result.n_resamples))
+    print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     print(read_decision(result.pvalue, args.alpha))
     if args.json:
         Path(args.json).write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),

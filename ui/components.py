@@ -54,11 +54,11 @@ def result_strip(result, alpha: float, *, label: str = "ω") -> None:
     columns[1].metric("α", f"{alpha:g}")
     columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
     columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
-    columns[4].metric("p-value", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
+    columns[4].metric("p-value", f"{format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)} {significance_stars(result.pvalue)}".strip())
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
     st.metric("Decision", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
-    st.caption(read_pvalue(result.pvalue, result.n_resamples))
+    st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     st.caption(read_effect(result.effect_size, result.standardized_effect))
     if result.pvalue <= alpha:
         st.success(read_decision(result.pvalue, alpha))

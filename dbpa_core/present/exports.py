@@ -100,7 +100,7 @@ def family_html(family, record: dict) -> str:
             p["stars"], p["decision"])) + "</tr>"
         for p in record["perturbations"])
     readings = "".join(
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_pvalue(r.test.pvalue, r.test.n_resamples))} "
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact))} "
         f"{html.escape(read_decision(float(p), adjusted.alpha))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))

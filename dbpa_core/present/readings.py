@@ -28,8 +28,31 @@ def significance_stars(pvalue: float) -> str:
     return ""
 
 
-def format_pvalue(pvalue: float) -> str:
-    """A p-value for display: three decimals, two significant digits below 0.01."""
+def pvalue_floor(n_resamples: int, *, exact: bool = False) -> float:
+    """The smallest p-value a permutation test with ``n_resamples`` re-splits can report.
+
+    With B random re-splits, p = (1 + #{T_b ≥ T_obs}) / (1 + B) (Algorithm 1 with
+    Phipson & Smyth's +1) is never below 1/(B + 1); with exact enumeration of
+    all N splits (the observed one among them) it is never below 1/N.
+    """
+    n_resamples = int(n_resamples)
+    return 1.0 / n_resamples if exact else 1.0 / (n_resamples + 1)
+
+
+def at_floor(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> bool:
+    """Whether ``pvalue`` is the smallest value its permutation test can give (no re-split as extreme)."""
+    return n_resamples is not None and pvalue <= pvalue_floor(n_resamples, exact=exact) * (1 + 1e-9)
+
+
+def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
+    """A p-value for display: three decimals, two significant digits below 0.01.
+
+    Given ``n_resamples``, a p-value at its floor reads ``"≤ 1/(B+1) = 0.0012"``
+    (``"≤ 1/N = …"`` for exact enumeration): the test cannot say how much smaller
+    the true p is, only that no re-split was as extreme as the observed one.
+    """
+    if at_floor(pvalue, n_resamples, exact=exact):
+        return f"≤ {'1/N' if exact else '1/(B+1)'} = {pvalue_floor(n_resamples, exact=exact):.2g}"
     return f"{pvalue:.3f}" if pvalue >= 0.01 else f"{pvalue:.2g}"
 
 
@@ -38,22 +61,27 @@ def decision(pvalue: float, alpha: float) -> str:
     return "REJECT H₀" if pvalue <= alpha else "FAIL TO REJECT H₀"
 
 
-def read_pvalue(pvalue: float, n_resamples: int) -> str:
+def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     """One sentence that reads a permutation p-value."""
+    if at_floor(pvalue, n_resamples, exact=exact):
+        return (f"None of the {n_resamples:,} {'possible splits' if exact else 'random re-splits'} of the pooled "
+                f"outputs gave a discrepancy this large, so p is at its floor "
+                f"{format_pvalue(pvalue, n_resamples, exact=exact).removeprefix('≤ ')}; more re-splits could "
+                "only show it smaller.")
     share = f"{pvalue:.1%}" if pvalue >= 0.01 else f"{pvalue:.2%}"
     return (
         f"If the perturbation changed nothing, a discrepancy at least this large would turn up in about "
-        f"{share} of random re-splits of the {n_resamples} tried."
+        f"{share} of random re-splits of the {n_resamples:,} tried."
     )
 
 
 def read_decision(pvalue: float, alpha: float) -> str:
     """One sentence that reads the decision at level α."""
     if pvalue <= alpha:
-        return (f"p ≤ α = {alpha:g}: the outputs changed more than chance explains; "
-                "the perturbation changed the output distribution.")
+        return (f"p ≤ α = {alpha:g}: the outputs differ more than chance explains, so the perturbation is "
+                "declared to change the output distribution.")
     return (f"p > α = {alpha:g}: the difference is within what chance produces; "
-            "no change is shown (which is not proof of no change).")
+            "no change is declared (which is not proof of no change).")
 
 
 def read_statistic(statistic: float, null_mean: float, label: str) -> str:
@@ -71,8 +99,12 @@ def read_statistic(statistic: float, null_mean: float, label: str) -> str:
 
 def read_effect(effect_size: float, standardized: float) -> str:
     """One sentence that reads the null-centred effect size."""
-    return (f"Effect size {effect_size:+.4g}: the discrepancy beyond chance, {standardized:+.1f} null standard "
-            f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
+    sentence = (f"Effect size {effect_size:+.4g}: the discrepancy beyond chance, {standardized:+.1f} null standard "
+                f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
+    if effect_size < 0:
+        sentence += (" Negative: the observed split is *less* different than a typical random re-split, which "
+                     "happens by chance when nothing changed.")
+    return sentence
 
 
 def result_to_dict(result, **context) -> dict:
