@@ -189,3 +189,148 @@ def test_level_holds_under_the_stopping_rule_and_naive_peeking_inflates_it():
     monte_carlo_error = np.sqrt(alpha * (1 - alpha) / repetitions)  # 0.0049
     assert 0.025 <= sequential / repetitions <= alpha + 3 * monte_carlo_error
     assert naive / repetitions > alpha + 5 * monte_carlo_error
+
+
+# ------------------------------------------------------------------ audit runner, SPEC, command line, present
+from dbpa_core.audit import run_scenario_family  # noqa: E402
+from dbpa_core.audit.spec import SpecError, parse_spec  # noqa: E402
+from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
+from dbpa_core.embedders.base import Embedder  # noqa: E402
+from dbpa_core.present.figures import sequential_path  # noqa: E402
+from dbpa_core.present.readings import read_sequential  # noqa: E402
+from dbpa_core.samplers.simulated import SimulatedSampler  # noqa: E402
+
+
+class CountingSampler(SimulatedSampler):
+    """The simulated model, counting the outputs it actually generates."""
+
+    def __init__(self):
+        super().__init__()
+        self.generated = 0
+
+    def complete(self, *args, **kwargs):
+        self.generated += 1
+        return super().complete(*args, **kwargs)
+
+
+class WordCounts(Embedder):
+    """Hashed bag of words: a fast embedder peer, so the runner tests do not wait for MiniLM on a busy CPU."""
+
+    name = "word-counts-test"
+
+    def embed_batch(self, texts):
+        vectors = np.zeros((len(texts), 128))
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, int.from_bytes(word.encode()[:8].ljust(8, b"_"), "little") % 127] += 1
+            vectors[row, 127] = 1.0  # keeps an empty output a unit vector
+        return vectors
+
+
+def sequential_family(sampler, store, **settings):
+    return run_scenario_family(load_scenarios()["seasons_question"], ["paraphrase_1", "mars"], sampler=sampler,
+                               embedder=WordCounts(), k=0, n_resamples=499, discrepancy="energy", store=store, seed=0,
+                               sequential={"k_max": 60, "batch_size": 10, **settings})
+
+
+def test_audit_family_stops_each_perturbation_on_its_own_and_resumes_from_the_store(store):
+    sampler = CountingSampler()
+    family = sequential_family(sampler, store)
+    control, target = family.results
+    assert target.test.reject and target.test.n_per_arm < 60
+    assert not control.test.reject and control.test.n_per_arm == 60
+    # each test ran at α/m; Bonferroni-adjusted p ≤ α exactly when it rejected
+    assert all(r.test.alpha == 0.025 for r in family.results)
+    assert list(family.adjusted.reject) == [r.test.reject for r in family.results]
+    # the arms are what the tests drew; the shared original was drawn once up to the longest test
+    assert len(target.perturbed.texts) == target.test.n_per_arm == len(target.original.texts)
+    assert target.original.texts == control.original.texts[: target.test.n_per_arm]
+    assert_allclose(target.original.embeddings, target.test.x, rtol=1e-6)
+    assert sampler.generated == 60 + 60 + target.test.n_per_arm
+    assert control.original.sample_ids[-1].endswith(":59")
+    # a second run reads every sample from the store and reaches the same decisions
+    again = CountingSampler()
+    repeat = sequential_family(again, store)
+    assert again.generated == 0
+    assert [r.test.looks for r in repeat.results] == [r.test.looks for r in family.results]
+
+
+def test_audit_without_a_store_draws_each_sample_once():
+    sampler = CountingSampler()
+    family = sequential_family(sampler, None)
+    assert sampler.generated == 60 + 60 + family.results[1].test.n_per_arm
+
+
+def test_sequential_audit_refuses_step_down_corrections():
+    with pytest.raises(ValueError, match="`correction` must be 'bonferroni'"):
+        run_scenario_family(load_scenarios()["seasons_question"], ["mars"], sampler=SimulatedSampler(),
+                            embedder=WordCounts(), k=0, correction="holm", sequential={"k_max": 20, "batch_size": 10})
+
+
+def spec(**overrides):
+    return {"sampler": {"backend": "simulated"}, "scenario": "seasons_question", "perturbations": ["mars"],
+            **overrides}
+
+
+def test_spec_sequential_block():
+    parsed = parse_spec(spec(sequential={"batch_size": 5, "k_max": 50, "futility": 0.5}))
+    assert parsed.sequential == {"batch_size": 5, "k_max": 50, "spending": "pocock", "futility": 0.5}
+    assert parsed.k == 50
+    assert parse_spec(spec(k=30)).sequential is None
+
+
+@pytest.mark.parametrize("overrides, key", [
+    (dict(k=30, sequential={"k_max": 50}), "`k`"),
+    (dict(sequential={"batch_size": 1}), "`sequential.batch_size`"),
+    (dict(sequential={"batch_size": 10, "k_max": 5}), "`sequential.k_max`"),
+    (dict(sequential={"spending": "linear"}), "`sequential.spending`"),
+    (dict(sequential={"futility": 1.5}), "`sequential.futility`"),
+    (dict(sequential={"looks": 3}), "`sequential.looks`"),
+    (dict(sequential=[10, 200]), "`sequential`"),
+])
+def test_spec_sequential_errors_name_the_key(overrides, key):
+    with pytest.raises(SpecError, match=key.replace(".", r"\.")):
+        parse_spec(spec(**overrides))
+
+
+def test_command_line_sequential_flag(tmp_path, monkeypatch, capsys):
+    import json
+
+    import jsonschema
+    import yaml
+
+    from dbpa_core.__main__ import main
+    from dbpa_core.present.exports import SCHEMA_PATH
+
+    monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec(perturbations=["paraphrase_1", "mars"], k=40, n_resamples=199,
+                                        discrepancy="energy")))
+    assert main(["audit", str(path), "--sequential", "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "of at most 40 samples per arm" in printed
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text()))
+    assert report["settings"]["sequential"] == {"k_max": 40, "batch_size": 10}
+    mars = report["perturbations"][1]
+    assert mars["reject"] and mars["n_perturbed"] < 40 and len(mars["sample_ids"]) == mars["n_perturbed"]
+
+
+def test_reading_and_figure_of_a_sequential_result():
+    early = d.sequential_dbpa_test(*arms(3.0, seed=0), k_max=200, n_resamples=999, rng=1)
+    sentence = read_sequential(early)
+    assert sentence.startswith(f"Stopped after {early.n_per_arm} of at most 200 samples per arm: the change was "
+                               "clear early")
+    assert f"{1 - early.n_per_arm / 200:.0%} of the sampling budget saved" in sentence
+    null = d.sequential_dbpa_test(*arms(0.0, seed=3), k_max=30, n_resamples=99, rng=0)
+    assert read_sequential(null).startswith("Ran to the maximum of 30 samples per arm")
+    futile = d.sequential_dbpa_test(*arms(0.0, seed=8), k_max=200, n_resamples=199, futility=0.3, rng=0)
+    assert "for futility" in read_sequential(futile)
+
+    figure = sequential_path(early, shown_resamples=5)
+    observed = next(t for t in figure.data if t.name == "observed ω")
+    assert list(observed.y) == [look.statistic for look in early.looks]
+    boundary = next(t for t in figure.data if t.name.startswith("boundary"))
+    assert [b is None for b in boundary.y] == [not np.isfinite(look.boundary) for look in early.looks]
+    assert sum(t.legendgroup == "null" for t in figure.data) == 5
+    assert figure.data[-1].name == "rejected H₀"

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..stats.corrections import AdjustedPValues, adjust_pvalues
 from ..stats.permutation import DBPAResult, dbpa_test
+from ..stats.sequential import SequentialResult, sequential_dbpa_test
 from ..data.store import request_key
 
 #: progress(stage, done, total) -> None or False (False cancels sampling).
@@ -41,7 +42,7 @@ class PerturbationResult:
     kind: str  # "control", "target" or "" (unlabelled)
     original: Arm
     perturbed: Arm
-    test: DBPAResult
+    test: DBPAResult | SequentialResult
     true_effect: float | None = None
     perturbation_id: str = ""
 
@@ -67,11 +68,15 @@ def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temp
     texts = sampler.sample(prompt, k, system=system or None, temperature=temperature, max_tokens=max_tokens,
                            seed=seed, store=store, progress=sampling)
     embeddings = embedder.embed(texts, store=store, progress=embedding)
-    # "<request key>:<index>" names each sample in the store (and in reports).
+    return Arm(label, prompt, system or "", tuple(texts), embeddings, getattr(sampler, "model", ""),
+               _sample_ids(sampler, prompt, system, temperature, max_tokens, seed, len(texts)))
+
+
+def _sample_ids(sampler, prompt, system, temperature, max_tokens, seed, n) -> tuple[str, ...]:
+    """"<request key>:<index>" names each sample in the store (and in reports)."""
     key = request_key(sampler.describe_request(prompt, system=system or None, temperature=temperature,
                                                max_tokens=max_tokens, seed=seed))[:16]
-    return Arm(label, prompt, system or "", tuple(texts), embeddings, getattr(sampler, "model", ""),
-               tuple(f"{key}:{i}" for i in range(len(texts))))
+    return tuple(f"{key}:{i}" for i in range(n))
 
 
 def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", similarity: str = "cosine",
@@ -133,11 +138,144 @@ def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, 
     return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha))
 
 
+class ArmSource:
+    """The outputs of one request, drawn in index order as a sequential test asks for more.
+
+    Sample i is the sampler's i-th draw of the request (its own seed), so
+    asking for 10, then 20, then 30 draws indices 0..29 once each: with a
+    ``store`` they are written as they arrive and a resumed run reuses them;
+    without one they are kept here for the run.  Several tests can read one
+    source (the shared original arm of a family), each from its own
+    :meth:`reader`, and every drawn sample is embedded once.
+
+    Parameters
+    ----------
+    sampler, prompt, label, system, temperature, max_tokens, seed, embedder, store, progress
+        As in :func:`draw_arm`.
+    """
+
+    def __init__(self, sampler, prompt: str, *, label: str, system: str = "", temperature=None, max_tokens=None,
+                 seed: int = 0, embedder, store=None, progress: StageProgress | None = None):
+        self.sampler, self.prompt, self.label, self.system = sampler, prompt, label, system or ""
+        self.settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        self.embedder, self.store, self.progress = embedder, store if store is not None else _KeptSamples(), progress
+        self.texts: list[str] = []
+        self.embeddings = np.empty((0, 0), dtype=np.float32)
+
+    def _extend(self, n: int) -> None:
+        if n <= len(self.texts):
+            return
+
+        def sampling(done, total):
+            return self.progress(f"sampling {self.label}", done, total) if self.progress else None
+
+        texts = self.sampler.sample(self.prompt, n, system=self.system or None, store=self.store,
+                                    progress=sampling, **self.settings)
+        embedder_store = self.store if not isinstance(self.store, _KeptSamples) else None
+        new = self.embedder.embed(texts[len(self.texts):], store=embedder_store)
+        self.embeddings = new if not self.texts else np.vstack([self.embeddings, new])
+        self.texts = list(texts)
+
+    def reader(self, *, texts: bool = False) -> Callable[[int], np.ndarray | list[str]]:
+        """``draw(n)`` for :func:`~dbpa_core.sequential_dbpa_test`: the next n outputs of this reader."""
+        cursor = 0
+
+        def draw(n: int):
+            nonlocal cursor
+            self._extend(cursor + n)
+            rows = slice(cursor, cursor + n)
+            cursor += n
+            return self.texts[rows] if texts else self.embeddings[rows]
+
+        return draw
+
+    def arm(self, n: int) -> Arm:
+        """The first ``n`` outputs as an :class:`Arm`."""
+        self._extend(n)
+        return Arm(self.label, self.prompt, self.system, tuple(self.texts[:n]), self.embeddings[:n],
+                   getattr(self.sampler, "model", ""),
+                   _sample_ids(self.sampler, self.prompt, self.system, self.settings["temperature"],
+                               self.settings["max_tokens"], self.settings["seed"], n))
+
+
+class _KeptSamples:
+    """The two sample-store methods :meth:`Sampler.sample` uses, in memory (when no store is given)."""
+
+    def __init__(self):
+        self.samples: dict[tuple[str, int], tuple[str, list | None]] = {}
+
+    def get_samples(self, description, indices):
+        key = request_key(description)
+        return {i: self.samples[key, i] for i in indices if (key, i) in self.samples}
+
+    def put_sample(self, description, index, text, token_logprobs=None):
+        self.samples[request_key(description), int(index)] = (text, token_logprobs)
+
+
+def compare_sequential(original: ArmSource, perturbed: ArmSource, *, label: str, kind: str = "",
+                       similarity: str = "cosine", discrepancy="jsd", n_resamples: int = 1000, alpha: float = 0.05,
+                       k_max: int = 200, batch_size: int = 10, spending: str = "pocock", futility=None, rng=None,
+                       true_effect: float | None = None, perturbation_id: str = "") -> PerturbationResult:
+    """Run :func:`~dbpa_core.sequential_dbpa_test` on two arm sources; the arms hold what it drew."""
+    texts = similarity in ("bleu", "rouge_l")
+    result = sequential_dbpa_test(original.reader(texts=texts), perturbed.reader(texts=texts), alpha=alpha,
+                                  k_max=k_max, batch_size=batch_size, discrepancy=discrepancy,
+                                  similarity=similarity, n_resamples=n_resamples, spending=spending,
+                                  futility=futility, rng=rng)
+    return PerturbationResult(label, kind, original.arm(result.n_per_arm), perturbed.arm(result.n_per_arm),
+                              result, true_effect, perturbation_id)
+
+
+def compare_family_sequential(original: ArmSource, perturbed_sources: Sequence[ArmSource], perturbations, *,
+                              alpha: float = 0.05, seed: int = 0,
+                              true_effects: Sequence[float | None] | None = None, **settings) -> FamilyResult:
+    """Sequential tests of each perturbation against the shared original, Bonferroni over the family.
+
+    Each perturbation stops on its own.  Each test runs at level α/m, so the
+    union bound keeps the family-wise error rate ≤ α whatever the stopping
+    times (Bonferroni needs only each test's own level); the Bonferroni-
+    adjusted p-value min(1, m·p) is ≤ α exactly when that test rejected.
+    Step-down methods (Holm, BH) would need each test rerun at another
+    level, so they are not offered here.
+
+    Parameters
+    ----------
+    original, perturbed_sources : ArmSource
+        The original is read by every test from its own cursor.
+    perturbations : sequence of scenarios.Perturbation
+    alpha : float
+        Family-wise error rate.
+    seed : int
+        Every test draws its re-splits from a fresh ``default_rng(seed)``.
+    true_effects : sequence of float or None, optional
+    **settings
+        ``k_max``, ``batch_size``, ``spending``, ``futility``, ``similarity``,
+        ``discrepancy``, ``n_resamples``: as in :func:`~dbpa_core.sequential_dbpa_test`.
+
+    Returns
+    -------
+    FamilyResult
+    """
+    if len(perturbed_sources) != len(perturbations):
+        raise ValueError(f"`perturbed_sources` has {len(perturbed_sources)} sources for {len(perturbations)} "
+                         "perturbations.")
+    true_effects = [None] * len(perturbations) if true_effects is None else list(true_effects)
+    level = alpha / len(perturbations)
+    results = tuple(
+        compare_sequential(original, source, label=perturbation.label, kind=perturbation.kind, alpha=level,
+                           rng=np.random.default_rng(seed), true_effect=effect, perturbation_id=perturbation.id,
+                           **settings)
+        for perturbation, source, effect in zip(perturbations, perturbed_sources, true_effects)
+    )
+    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method="bonferroni", alpha=alpha))
+
+
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,
                         perturbed_sampler=None, n_resamples: int = 1000, similarity: str = "cosine",
                         discrepancy="jsd", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
                         temperature=None, max_tokens=None, perturbed_temperature=None, perturbed_max_tokens=None,
-                        store=None, progress: StageProgress | None = None) -> FamilyResult:
+                        store=None, progress: StageProgress | None = None, sequential: dict | None = None
+                        ) -> FamilyResult:
     """Test every chosen perturbation of a scenario against its original arm.
 
     The original arm is drawn once (seed ``seed``) and shared; each perturbed
@@ -145,18 +283,37 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
     draws even when a perturbation leaves the prompt's meaning unchanged.
     ``perturbed_sampler`` (default ``sampler``) expresses a system
     perturbation: another model or backend for the perturbed arms.
+    ``sequential`` (``k_max``, ``batch_size`` and optionally ``spending``,
+    ``futility``) replaces the fixed k by sequential tests that each stop on
+    their own (:func:`compare_family_sequential`; Bonferroni only).
     """
     chosen = scenario.perturbations if perturbation_ids is None else [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("`perturbation_ids` must name at least one perturbation of the scenario.")
+    if sequential is not None and correction != "bonferroni":
+        raise ValueError(f"`correction` must be 'bonferroni' for a sequential audit (got {correction!r}): each "
+                         "test runs at α/m and stops on its own, which only Bonferroni's union bound covers.")
     shared = {"store": store, "progress": progress, "embedder": embedder}
-    original = draw_arm(sampler, scenario.prompt, k, label="original", system=scenario.system, seed=seed,
-                        temperature=temperature, max_tokens=max_tokens, **shared)
     if perturbed_sampler is None:
         perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
     # The scenario's ground truth describes the simulated model only; for any
     # other model (or a system perturbation) the true effect is unknown.
     truth_known = getattr(sampler, "name", "") == "simulated" and perturbed_sampler is None
+    true_effects = [scenario.true_effect(p) if truth_known else None for p in chosen]
+    if sequential is not None:
+        source = ArmSource(sampler, scenario.prompt, label="original", system=scenario.system, seed=seed,
+                           temperature=temperature, max_tokens=max_tokens, **shared)
+        perturbed_sources = []
+        for perturbation in chosen:
+            prompt, system = scenario.apply(perturbation)
+            perturbed_sources.append(ArmSource(perturbed_sampler or sampler, prompt, label=perturbation.label,
+                                               system=system, seed=seed + 1, temperature=perturbed_temperature,
+                                               max_tokens=perturbed_max_tokens, **shared))
+        return compare_family_sequential(source, perturbed_sources, chosen, alpha=alpha, seed=seed,
+                                         true_effects=true_effects, similarity=similarity, discrepancy=discrepancy,
+                                         n_resamples=n_resamples, **sequential)
+    original = draw_arm(sampler, scenario.prompt, k, label="original", system=scenario.system, seed=seed,
+                        temperature=temperature, max_tokens=max_tokens, **shared)
     perturbed_arms = []
     for perturbation in chosen:
         prompt, system = scenario.apply(perturbation)
@@ -165,7 +322,7 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
                                        max_tokens=perturbed_max_tokens, **shared))
     return compare_family(original, perturbed_arms, chosen, similarity=similarity, discrepancy=discrepancy,
                           n_resamples=n_resamples, correction=correction, alpha=alpha, seed=seed,
-                          true_effects=[scenario.true_effect(p) if truth_known else None for p in chosen])
+                          true_effects=true_effects)
 
 
 def build_sampler(config: dict):
@@ -192,7 +349,8 @@ def run_audit(spec, *, store=None, progress: StageProgress | None = None) -> Fam
         similarity=spec.similarity, discrepancy=spec.discrepancy, correction=spec.correction, alpha=spec.alpha,
         seed=spec.seed, temperature=spec.sampler.get("temperature"), max_tokens=spec.sampler.get("max_tokens"),
         perturbed_temperature=(spec.perturbed_sampler or {}).get("temperature"),
-        perturbed_max_tokens=(spec.perturbed_sampler or {}).get("max_tokens"), store=store, progress=progress)
+        perturbed_max_tokens=(spec.perturbed_sampler or {}).get("max_tokens"), store=store, progress=progress,
+        sequential=spec.sequential)
 
 
 def spec_settings(spec) -> dict:
@@ -200,4 +358,5 @@ def spec_settings(spec) -> dict:
     return {"sampler": spec.sampler, "perturbed_sampler": spec.perturbed_sampler, "embedder": spec.embedder,
             "scenario": spec.scenario.id, "perturbations": list(spec.perturbation_ids), "k": spec.k,
             "n_resamples": spec.n_resamples, "similarity": spec.similarity, "discrepancy": spec.discrepancy,
-            "correction": spec.correction, "alpha": spec.alpha, "seed": spec.seed}
+            "correction": spec.correction, "alpha": spec.alpha, "seed": spec.seed,
+            "sequential": spec.sequential}

@@ -23,6 +23,11 @@ Example::
 
 ``perturbed_sampler`` (same keys as ``sampler``) expresses a system
 perturbation: the perturbed arms come from another model or setting.
+
+``sequential`` replaces the fixed ``k`` by sequential tests that draw in
+batches and stop as soon as a change is clear (Bonferroni only)::
+
+    sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.5
 Unknown keys are rejected; every error names the key and what is allowed.
 """
 
@@ -35,18 +40,20 @@ from typing import Any
 
 from ..stats.corrections import METHODS
 from ..stats.discrepancy import DISCREPANCY_NAMES
+from ..stats.sequential import SPENDING
 from ..samplers import SAMPLERS
 from ..data.assets import read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
 from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
-        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed"}
+        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential"}
 _SAMPLER = {"backend", "model", "base_url", "model_path", "temperature", "max_tokens", "max_concurrency", "timeout",
             "max_retries", "path"}
 _EMBEDDER = {"name", "model", "base_url", "batch_size"}
 _PROMPT = {"prompt", "system"}
 _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
+_SEQUENTIAL = {"batch_size", "k_max", "spending", "futility"}
 
 
 class SpecError(ValueError):
@@ -71,6 +78,8 @@ class AuditSpec:
     alpha: float
     seed: int
     source: dict = field(repr=False, default_factory=dict)
+    # Keyword arguments of sequential_dbpa_test (k_max, batch_size, ...); then k = k_max.
+    sequential: dict | None = None
 
 
 def _fail(key: str, message: str):
@@ -112,6 +121,25 @@ def _sampler(value, key: str) -> dict:
     if "max_tokens" in sampler:
         _integer(sampler["max_tokens"], f"{key}.max_tokens", 1)
     return sampler
+
+
+def _sequential(spec: dict) -> dict | None:
+    """The ``sequential`` block as keyword arguments of :func:`dbpa_core.sequential_dbpa_test`."""
+    if spec.get("sequential") is None:
+        return None
+    if "k" in spec:
+        _fail("k", "fixes the sample size; with `sequential` give its maximum as `sequential.k_max` instead.")
+    sequential = _mapping(spec["sequential"], "sequential", _SEQUENTIAL)
+    batch_size = _integer(sequential.get("batch_size", 10), "sequential.batch_size", 2)
+    k_max = _integer(sequential.get("k_max", 200), "sequential.k_max", batch_size)
+    settings = {"batch_size": batch_size, "k_max": k_max,
+                "spending": _choice(sequential.get("spending", "pocock"), "sequential.spending", SPENDING)}
+    futility = sequential.get("futility")
+    if futility is not None:
+        if isinstance(futility, bool) or not isinstance(futility, int | float) or not 0 < futility < 1:
+            _fail("sequential.futility", f"must be a number in (0, 1) or omitted; got {futility!r}.")
+        settings["futility"] = float(futility)
+    return settings
 
 
 def _prompts_scenario(value) -> Scenario:
@@ -173,6 +201,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         _fail("perturbations", "must be a non-empty list of perturbation ids.")
     for pid in ids:
         _choice(pid, "perturbations", tuple(p.id for p in scenario.perturbations))
+    sequential = _sequential(spec)
     alpha = spec.get("alpha", 0.05)
     if not isinstance(alpha, int | float) or not 0 < alpha < 1:
         _fail("alpha", f"must be a number in (0, 1); got {alpha!r}.")
@@ -180,7 +209,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         name=str(spec.get("name") or scenario.id),
         sampler=sampler, perturbed_sampler=perturbed, embedder=embedder, scenario=scenario,
         perturbation_ids=tuple(ids),
-        k=_integer(spec.get("k", 20), "k", 2),
+        k=sequential["k_max"] if sequential else _integer(spec.get("k", 20), "k", 2),
         n_resamples=_integer(spec.get("n_resamples", 1000), "n_resamples", 1),
         similarity=_choice(spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
         discrepancy=_choice(spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
@@ -188,6 +217,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         alpha=float(alpha),
         seed=_integer(spec.get("seed", 0), "seed", 0),
         source=dict(spec),
+        sequential=sequential,
     )
 
 

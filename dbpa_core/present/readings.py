@@ -139,3 +139,24 @@ def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=N
     if true_effects is not None:
         table.insert(2, "true effect (simulated)", list(true_effects))
     return table
+
+
+def read_sequential(result) -> str:
+    """One sentence that reads where a sequential test stopped and why.
+
+    ``result`` is a :class:`~dbpa_core.stats.sequential.SequentialResult`.
+    """
+    n, k_max = result.n_per_arm, result.k_max
+    where = f"after {n} of at most {k_max} samples per arm"
+    saved = f"{1 - n / k_max:.0%} of the sampling budget saved"
+    if result.reject and n < k_max:
+        return (f"Stopped {where}: the change was clear early (stage-wise p = {format_pvalue(result.pvalue)} "
+                f"within the α spent so far), {saved}.")
+    if result.reject:
+        return (f"Rejected at the last look ({n} of {k_max} samples per arm): the change needed the whole budget "
+                f"(stage-wise p = {format_pvalue(result.pvalue)}).")
+    if result.stopped == "futility":
+        return (f"Stopped {where} for futility: the discrepancy was unremarkable among its re-splits, so no change "
+                f"is declared and no p-value below 1 is claimed; {saved}.")
+    return (f"Ran to the maximum of {k_max} samples per arm without crossing the boundary: no change is declared "
+            f"(stage-wise p = {format_pvalue(result.pvalue)}; not proof of no change).")

@@ -79,14 +79,12 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 from .. import _validation as v
-from . import _kernels
 from .discrepancy import BlockDiscrepancy, Discrepancy, get_discrepancy
-from .permutation import DegenerateSampleWarning, _statistic_evaluator
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
 from .similarity import _text_similarity_matrix
 
@@ -105,8 +103,10 @@ def alpha_spent(t, alpha: float, spending: str = "pocock"):
     t = np.clip(np.asarray(t, dtype=np.float64), 0.0, 1.0)
     if spending == "pocock":
         return alpha * np.log1p((math.e - 1.0) * t)
-    with np.errstate(divide="ignore"):
-        return np.where(t > 0, 2.0 - 2.0 * norm.cdf(norm.ppf(1 - alpha / 2) / np.sqrt(t)), 0.0)
+    # 2 − 2Φ(z/√t) = erfc(z/√(2t)), exact in the far tail where 1 − Φ would round to 0.
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    spent = [math.erfc(z / math.sqrt(2 * s)) if s > 0 else 0.0 for s in t.ravel()]
+    return np.reshape(spent, t.shape)
 
 
 @dataclass(frozen=True)
@@ -263,6 +263,11 @@ def sequential_dbpa_test(
     >>> r.reject, r.n_per_arm < 100
     (True, True)
     """
+    # The compiled engine is imported here, not at module level, so that validating a SPEC
+    # (audit/spec.py reads SPENDING) does not load numba.
+    from . import _kernels
+    from .permutation import DegenerateSampleWarning, _statistic_evaluator
+
     alpha, k_max, batch_size, omega, similarity, n_resamples, spending, futility, rng = _sequential_iv(
         draw_x, draw_y, alpha, k_max, batch_size, discrepancy, similarity, n_resamples, spending, futility, rng)
     texts = similarity in TEXT_SIMILARITIES
@@ -385,7 +390,7 @@ def _similarities(x, y, similarity: str, texts: bool):
     return embedding_similarity_matrix(embeddings, similarity), embeddings
 
 
-def _within_batch_perms(splits: list[np.ndarray], n: int) -> np.ndarray:
+def _within_batch_perms(splits: list, n: int) -> np.ndarray:
     """Pooled re-splits (rows: arm 0 first) that exchange outputs only within their batch.
 
     Pooled layout: original outputs 0..n−1, perturbed n..2n−1, both in batch
