@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dbpa_core import significance_stars
 from dbpa_core.audit.experiments import persona_grid
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from ui.components import cost_note, downloads, guard, settings_inputs
@@ -49,7 +50,8 @@ with guard():
         if grid is not None:
             st.caption("Outputs: " + "; ".join(grid.models) + ". Recorded = real SmolLM2-135M answers; simulated = "
                        "synthetic text whose persona effects hold by construction.")
-            st.plotly_chart(persona_grid_figure(grid.statistics, grid.stars, list(grid.personas), list(grid.models),
+            stars = [[significance_stars(p) for p in row] for row in grid.pvalues]
+            st.plotly_chart(persona_grid_figure(grid.statistics, stars, list(grid.personas), list(grid.models),
                                                 label=grid.discrepancy), width="stretch", key="persona_grid")
             st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars "
                        "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "

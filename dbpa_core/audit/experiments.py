@@ -108,12 +108,6 @@ class PersonaGrid:
     pvalues: np.ndarray = field(repr=False)
     discrepancy: str = "jsd"
 
-    @property
-    def stars(self) -> list[list[str]]:
-        from ..present.readings import significance_stars
-
-        return [[significance_stars(p) for p in row] for row in self.pvalues]
-
     def table(self):
         """The grid as a DataFrame: persona, kind, then ω and p per model."""
         import pandas as pd
