@@ -272,30 +272,32 @@ def compare_sequential(original: ArmSource, perturbed: ArmSource, *, label: str,
 
 
 def compare_family_sequential(original: ArmSource, perturbed_sources: Sequence[ArmSource], perturbations, *,
-                              alpha: float = 0.05, seed: int = 0,
-                              true_effects: Sequence[float | None] | None = None, **settings) -> FamilyResult:
-    """Sequential tests of each perturbation against the shared original, Bonferroni over the family.
+                              k_max: int = 200, batch_size: int = 10, spending: str = "pocock", futility=None,
+                              similarity: str = "cosine", discrepancy="jsd", n_resamples: int = 1000,
+                              correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
+                              true_effects: Sequence[float | None] | None = None) -> FamilyResult:
+    """Sequential tests of each perturbation against the shared original, corrected family-wise.
 
-    Each perturbation stops on its own.  Each test runs at level α/m, so the
-    union bound keeps the family-wise error rate ≤ α whatever the stopping
-    times (Bonferroni needs only each test's own level); the Bonferroni-
-    adjusted p-value min(1, m·p) is ≤ α exactly when that test rejected.
-    Step-down methods (Holm, BH) would need each test rerun at another
-    level, so they are not offered here.
+    Each perturbation stops on its own, its test run at level α/m.  With
+    Bonferroni (the default) the union bound keeps the family-wise error rate
+    ≤ α whatever the stopping times, and the adjusted p-value min(1, m·p) is
+    ≤ α exactly when that test stopped with a rejection.  The stage-wise
+    p-values are valid at every level, so Holm or BH may be applied too: they
+    may then declare a change in a test that ran to k_max without crossing
+    its α/m boundary.
 
     Parameters
     ----------
     original, perturbed_sources : ArmSource
         The original is read by every test from its own cursor.
     perturbations : sequence of scenarios.Perturbation
-    alpha : float
-        Family-wise error rate.
+    k_max, batch_size, spending, futility, similarity, discrepancy, n_resamples
+        As in :func:`~dbpa_core.sequential_dbpa_test`.
+    correction, alpha
+        As in :func:`dbpa_core.adjust_pvalues`; every test runs at α/m.
     seed : int
         Every test draws its re-splits from a fresh ``default_rng(seed)``.
     true_effects : sequence of float or None, optional
-    **settings
-        ``k_max``, ``batch_size``, ``spending``, ``futility``, ``similarity``,
-        ``discrepancy``, ``n_resamples``: as in :func:`~dbpa_core.sequential_dbpa_test`.
 
     Returns
     -------
@@ -305,14 +307,19 @@ def compare_family_sequential(original: ArmSource, perturbed_sources: Sequence[A
         raise ValueError(f"`perturbed_sources` has {len(perturbed_sources)} sources for {len(perturbations)} "
                          "perturbations.")
     true_effects = [None] * len(perturbations) if true_effects is None else list(true_effects)
-    level = alpha / len(perturbations)
+    plan = {"k_max": k_max, "batch_size": batch_size, "spending": spending, "futility": futility}
     results = tuple(
-        compare_sequential(original, source, label=perturbation.label, kind=perturbation.kind, alpha=level,
-                           rng=np.random.default_rng(seed), true_effect=effect, perturbation_id=perturbation.id,
-                           **settings)
+        compare_sequential(original, source, label=perturbation.label, kind=perturbation.kind,
+                           similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples,
+                           alpha=alpha / len(perturbations), rng=np.random.default_rng(seed), true_effect=effect,
+                           perturbation_id=perturbation.id, **plan)
         for perturbation, source, effect in zip(perturbations, perturbed_sources, true_effects)
     )
-    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method="bonferroni", alpha=alpha))
+    settings = MappingProxyType({"k": k_max, "n_resamples": n_resamples, "similarity": similarity,
+                                 "discrepancy": discrepancy, "correction": correction, "alpha": alpha, "seed": seed,
+                                 "sequential": plan})
+    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha),
+                        settings)
 
 
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,
@@ -330,14 +337,11 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
     perturbation: another model or backend for the perturbed arms.
     ``sequential`` (``k_max``, ``batch_size`` and optionally ``spending``,
     ``futility``) replaces the fixed k by sequential tests that each stop on
-    their own (:func:`compare_family_sequential`; Bonferroni only).
+    their own (:func:`compare_family_sequential`).
     """
     chosen = scenario.perturbations if perturbation_ids is None else [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("`perturbation_ids` must name at least one perturbation of the scenario.")
-    if sequential is not None and correction != "bonferroni":
-        raise ValueError(f"`correction` must be 'bonferroni' for a sequential audit (got {correction!r}): each "
-                         "test runs at α/m and stops on its own, which only Bonferroni's union bound covers.")
     shared = {"store": store, "progress": progress, "embedder": embedder}
     if perturbed_sampler is None:
         perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
@@ -354,9 +358,9 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
             perturbed_sources.append(ArmSource(perturbed_sampler or sampler, prompt, label=perturbation.label,
                                                system=system, seed=seed + 1, temperature=perturbed_temperature,
                                                max_tokens=perturbed_max_tokens, **shared))
-        return compare_family_sequential(source, perturbed_sources, chosen, alpha=alpha, seed=seed,
-                                         true_effects=true_effects, similarity=similarity, discrepancy=discrepancy,
-                                         n_resamples=n_resamples, **sequential)
+        return compare_family_sequential(source, perturbed_sources, chosen, correction=correction, alpha=alpha,
+                                         seed=seed, true_effects=true_effects, similarity=similarity,
+                                         discrepancy=discrepancy, n_resamples=n_resamples, **sequential)
     original = draw_arm(sampler, scenario.prompt, k, label="original", system=scenario.system, seed=seed,
                         temperature=temperature, max_tokens=max_tokens, **shared)
     perturbed_arms = []

@@ -25,7 +25,7 @@ Example::
 perturbation: the perturbed arms come from another model or setting.
 
 ``sequential`` replaces the fixed ``k`` by sequential tests that draw in
-batches and stop as soon as a change is clear (Bonferroni only)::
+batches and stop as soon as a change is clear, each at α/m::
 
     sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.5
 Unknown keys are rejected; every error names the key and what is allowed.

@@ -41,7 +41,9 @@ fixed-k test's (1 + #)/(1 + B).  ``boundary`` is the value T_i must exceed.
 
 *The p-value* at a stop is the stage-wise ordering p-value (Jennison &
 Turnbull 2000, §8.4): the share of paths that crossed at an earlier look or
-reach this look with T ≥ T_obs.  It is ≤ α exactly when the test rejects.
+reach this look with T ≥ T_obs: the observed path's rank among the B + 1
+exchangeable paths in that ordering, so P(p ≤ u) ≤ u under H₀ at every level
+u, not only at α.  It is ≤ α exactly when the test rejects.
 
 *Futility* (optional, non-binding): ``futility=f`` also stops when the look's
 own permutation p-value exceeds f (the observed discrepancy is unremarkable
@@ -60,7 +62,8 @@ DBPA statistic and its exact permutation calibration.
 Many perturbations: run each sequential test at α/m (Bonferroni).  The union
 bound needs nothing but each test's own level, so it holds for tests that stop
 at different times; adjusted p = min(1, m·p) ≤ α exactly when the test at α/m
-rejects.
+rejects.  Since the stage-wise p-values are valid at every level, Holm or BH
+on them are valid as well.
 
 References
 ----------
