@@ -309,6 +309,7 @@ def test_command_line_sequential_flag(tmp_path, monkeypatch, capsys):
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text()))
     assert report["settings"]["sequential"] == {"k_max": 40, "batch_size": 10, "spending": "pocock", "futility": None}
+    assert "of at most 40 samples per arm" in (tmp_path / "out" / "report.html").read_text()
     mars = report["perturbations"][1]
     assert mars["reject"] and mars["n_perturbed"] < 40 and len(mars["sample_ids"]) == mars["n_perturbed"]
 

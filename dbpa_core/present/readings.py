@@ -178,3 +178,10 @@ def read_sequential(result) -> str:
                 f"is declared and no p-value below 1 is claimed; {saved}.")
     return (f"Ran to the maximum of {k_max} samples per arm without crossing the boundary: no change is declared "
             f"(stage-wise p = {format_pvalue(result.pvalue)}; not proof of no change).")
+
+
+def read_test(result) -> str:
+    """The sentence that reads a test's p-value: fixed-k (:func:`read_pvalue`) or sequential (:func:`read_sequential`)."""
+    if hasattr(result, "looks"):
+        return read_sequential(result)
+    return read_pvalue(result.pvalue, result.n_resamples, exact=result.exact)
