@@ -260,9 +260,9 @@ def sequential_dbpa_test(
     Examples
     --------
     >>> import numpy as np, dbpa_core as d
-    >>> data = np.random.default_rng(0)
-    >>> r = d.sequential_dbpa_test(lambda n: data.normal(size=(n, 8)),
-    ...                            lambda n: data.normal(size=(n, 8)) + 1.0, k_max=100, rng=1)
+    >>> data, centre = np.random.default_rng(0), 2 * np.eye(8)   # the arms' means differ in direction
+    >>> r = d.sequential_dbpa_test(lambda n: data.normal(size=(n, 8)) + centre[0],
+    ...                            lambda n: data.normal(size=(n, 8)) + centre[1], k_max=100, rng=1)
     >>> r.reject, r.n_per_arm < 100
     (True, True)
     """
