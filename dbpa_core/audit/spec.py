@@ -27,7 +27,7 @@ perturbation: the perturbed arms come from another model or setting.
 ``sequential`` replaces the fixed ``k`` by sequential tests that draw in
 batches and stop as soon as a change is clear, each at α/m::
 
-    sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.5
+    sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.9
 Unknown keys are rejected; every error names the key and what is allowed.
 """
 
