@@ -164,9 +164,10 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
                                     marker_color=PERTURBED_COLOUR, opacity=0.8))
     figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
                      annotation_text="expected if the API is the reference model")
+    # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
     figure.update_layout(title="Where the target's responses rank among the reference model's",
-                         xaxis_title="randomized rank r (0 = least typical score, 1 = most)",
-                         yaxis_title="prompts", **LAYOUT)
+                         xaxis_title="randomized rank r (0: lowest score among the reference's, 1: highest)",
+                         xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
     return figure
 
 
@@ -179,7 +180,8 @@ def rank_ecdf(result) -> go.Figure:
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="Uniform (H₀)"))
     figure.update_layout(title="Empirical CDF of the ranks vs the uniform diagonal", xaxis_title="r",
-                         yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
+                         xaxis_range=[0, 1], yaxis_range=[0, 1.02], yaxis_title="share of prompts with rank ≤ r",
+                         **LAYOUT)
     return figure
 
 
