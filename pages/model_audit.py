@@ -77,8 +77,11 @@ with guard():
 
     result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=rng)
     st.markdown(f"**Target:** {target_label}")
-    for column, (label, value) in zip(st.columns(5), rut_strip(result, alpha)):
+    *numbers, (decision_label, decision_value) = rut_strip(result, alpha)
+    for column, (label, value) in zip(st.columns(len(numbers)), numbers):
         column.metric(label, value)
+    # The decision on its own line, so "FAIL TO REJECT H₀" is never cut.
+    st.metric(decision_label, decision_value)
     for sentence in rut_readings(result):
         st.caption(sentence)
     if scores.dropped:

@@ -127,16 +127,20 @@ def test_recorded_path_without_rng_uses_the_first_columns():
 
 @pytest.mark.slow
 def test_live_path_with_the_local_model_rejects_itself_at_rate_alpha(tmp_path):
-    """The real pipeline at small sizes: SmolLM2 answers (5 tokens), scored by SmolLM2."""
+    """The real pipeline at small sizes: SmolLM2 answers (5 tokens) to 6 prompts, scored by SmolLM2.
+
+    At α = 0.1, where this size has most power: the old seeding (one seed for
+    every prompt) rejected 13 of 60 such audits (22 %), above the interval's 18 %.
+    """
     from dbpa_core.data.store import SampleStore
     from dbpa_core.rut.scoring import ReferenceScorer
     from dbpa_core.samplers import get_sampler
 
     local, scorer, store = get_sampler("local"), ReferenceScorer(), SampleStore(tmp_path / "store.sqlite")
-    audits, rejected = 150, 0
+    audits, alpha, rejected = 100, 0.1, 0
     for seed in range(audits):
         scores = live_rut_scores(rut_prompts()[:6], reference=local, target=local, scorer=scorer, score="log_rank",
                                  m=2, seed=seed, max_tokens=5, store=store)
-        rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=seed).pvalue <= ALPHA
-    low, high = binomial_interval(audits)
+        rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=seed).pvalue <= alpha
+    low, high = binomial_interval(audits, alpha, level=0.99)
     assert low <= rejected / audits <= high

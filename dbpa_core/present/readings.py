@@ -187,8 +187,8 @@ def read_rut_statistic(statistic: float) -> str:
 
 
 def rut_strip(result, alpha: float) -> list[tuple[str, str]]:
-    """The headline numbers of a RUT result as (label, value), read by :func:`rut_readings`."""
-    return [("Prompts", str(result.n_prompts)), ("Reference answers per prompt", str(result.n_reference)),
+    """The headline numbers of a RUT result as (label, value), the decision last; read by :func:`rut_readings`."""
+    return [("Prompts", str(result.n_prompts)), ("Reference answers m", str(result.n_reference)),
             ("CvM statistic W²", f"{result.statistic:.3f}"), ("p-value", format_rut_pvalue(result.pvalue)),
             ("Decision", decision(result.pvalue, alpha))]
 
