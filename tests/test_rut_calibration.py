@@ -126,6 +126,7 @@ def test_recorded_path_without_rng_uses_the_first_columns():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 1800 answers: ≈ 4 min on an idle 2-core machine, 16 min on a busy one
 def test_live_path_with_the_local_model_rejects_itself_at_rate_alpha(tmp_path):
     """The real pipeline at small sizes: SmolLM2 answers (5 tokens) to 6 prompts, scored by SmolLM2.
 
