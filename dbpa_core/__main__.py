@@ -21,6 +21,7 @@ import os
 import sqlite3
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
@@ -51,8 +52,11 @@ class ProgressBar:
 
 def _writable_folder(path: Path, option: str) -> Path:
     """``path`` as a folder that exists or can be created (checked before any sampling)."""
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"`{option}`: {path} is a file; give a folder for the reports.")
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
     return path
 
 
@@ -62,6 +66,17 @@ def _writable_file(path: Path, option: str) -> Path:
     if not path.parent.is_dir():
         raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
     return path
+
+
+@contextmanager
+def _naming(path: Path):
+    """Errors while writing ``path`` name it (a full disk is reported on close, without a file name)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename:
+            raise
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
 
 
 def _audit(args) -> int:
@@ -75,7 +90,8 @@ def _audit(args) -> int:
     store = SampleStore(args.store) if args.store else SampleStore()
     family = run_audit(spec, store=store, progress=ProgressBar())
     record = family_record(family, name=spec.name, settings=spec_settings(spec))
-    paths = write_reports(family, record, out)
+    with _naming(out):
+        paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
@@ -127,8 +143,9 @@ def _test(args) -> int:
     print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     print(read_decision(result.pvalue, alpha))
     if json_path is not None:
-        json_path.write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),
-                                        indent=2), encoding="utf-8")
+        with _naming(json_path):
+            json_path.write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),
+                                            indent=2), encoding="utf-8")
     return EXIT_CHANGE if args.fail_on_change and result.pvalue <= alpha else EXIT_OK
 
 

@@ -38,8 +38,11 @@ class OpenAIEmbedder(Embedder):
 
     def embed_batch(self, texts):
         url = f"{self.base_url or OPENAI_URL}/embeddings"
-        response = call_endpoint(lambda: self._client.embeddings.create(model=self._model, input=texts), url=url,
-                                 timeout=self.timeout, max_retries=self.max_retries)
+        # encoding_format given: the client then hands back the reply as it came, so that a reply
+        # that is not JSON reaches the check below instead of failing inside the client.
+        response = call_endpoint(lambda: self._client.embeddings.create(model=self._model, input=texts,
+                                                                        encoding_format="float"),
+                                 url=url, timeout=self.timeout, max_retries=self.max_retries)
         data = getattr(response, "data", None)
         if isinstance(response, str | bytes):
             raise EndpointError(url, not_json_reason(response))

@@ -164,6 +164,8 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
                 raise EndpointError(url, f"no complete reply within `timeout` = {timeout:g} s, {attempt + 1} "
                                     "attempt(s): the server is stalled or too slow. Raise `timeout` or "
                                     "check the server.") from None
+        except openai.APIResponseValidationError as error:
+            raise EndpointError(url, f"the reply does not have the expected form ({error}).") from None
         except openai.APIConnectionError as error:
             unreachable = _unreachable(error)
             if unreachable:
