@@ -42,7 +42,7 @@ def check_rng(rng) -> np.random.Generator:
 
 def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``]."""
-    wanted = f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum:,}"
+    wanted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)

@@ -223,7 +223,7 @@ def test_two_file_test_bad_arguments(tmp_path, capsys):
     cases = [
         (["--alpha", "2"], "`--alpha` must lie in (0, 1); got 2.0"),
         (["--alpha", "0"], "`--alpha` must lie in (0, 1)"),
-        (["--n-resamples", str(10**11)], "`--n-resamples` must be an integer from 1 to 1,000,000"),
+        (["--n-resamples", str(10**11)], "`--n-resamples` must be an integer >= 1 and <= 1,000,000"),
         (["--json", str(tmp_path / "missing" / "r.json")], f"the folder {tmp_path / 'missing'} does not exist"),
         (["--json", str(tmp_path)], f"`--json`: {tmp_path} is a folder"),
     ]

@@ -25,7 +25,7 @@ def write_spec(tmp_path, **overrides):
     ({"colour": "red"}, "`colour` is not a SPEC key; allowed:"),
     ({"k": 1}, "`k` must be an integer >= 2; got 1"),
     ({"k": 2.5}, "`k` must be an integer >= 2; got 2.5"),
-    ({"n_resamples": 10**11}, "`n_resamples` must be an integer from 1 to 1,000,000"),
+    ({"n_resamples": 10**11}, "`n_resamples` must be an integer >= 1 and <= 1,000,000"),
     ({"seed": -1}, "`seed` must be an integer >= 0"),
     ({"discrepancy": "cosine"}, "`discrepancy` must be one of 'jsd'"),
     ({"correction": "bonf"}, "`correction` must be one of 'bonferroni'"),
