@@ -94,3 +94,16 @@ def test_shipped_specs_are_valid():
     assert specs
     for path in specs:
         assert load_spec(path).k >= 2
+
+
+def test_embedder_settings_are_constructor_parameters():
+    import inspect
+
+    from dbpa_core.embedders import EMBEDDER_SETTINGS, EMBEDDERS
+    from dbpa_core.embedders.minilm import MiniLMEmbedder
+    from dbpa_core.embedders.openai_compatible import OpenAIEmbedder
+
+    classes = {"minilm": MiniLMEmbedder, "openai": OpenAIEmbedder}
+    assert set(classes) == set(EMBEDDERS) == set(EMBEDDER_SETTINGS)
+    for name, cls in classes.items():
+        assert set(EMBEDDER_SETTINGS[name]) <= set(inspect.signature(cls.__init__).parameters), name
