@@ -82,6 +82,7 @@ def _naming(path: Path):
 def _audit(args) -> int:
     from .audit import run_audit, spec_settings
     from .present.exports import family_record, write_reports
+    from .present.readings import read_family
     from .audit.spec import load_spec
     from .data.store import SampleStore
 
@@ -96,8 +97,8 @@ def _audit(args) -> int:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
     summary = record["summary"]
-    print(f"{summary['n_rejected']} of {summary['n_perturbations']} perturbations changed the output distribution "
-          f"(α = {summary['alpha']:g}, {summary['correction']}). Reports: {', '.join(str(p) for p in paths.values())}")
+    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"]))
+    print(f"Reports: {', '.join(str(p) for p in paths.values())}")
     return EXIT_CHANGE if args.fail_on_change and summary["change_detected"] else EXIT_OK
 
 
