@@ -115,6 +115,14 @@ def redact_url(url: str | None) -> str | None:
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
+def has_credentials(url: str | None) -> bool:
+    """Whether ``url`` carries a user, a password or a secret-looking query parameter."""
+    if not url:
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return "@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting or query-parameter name looks like it holds a credential."""
     return bool(SECRET_NAME.search(str(name).lower().replace("-", "_")))

@@ -70,3 +70,10 @@ def test_check_base_url():
 def test_secret_names():
     assert all(is_secret_name(n) for n in ("api_key", "apikey", "Authorization", "x-api-key", "token", "auth"))
     assert not any(is_secret_name(n) for n in ("max_tokens", "model", "keyword", "author"))
+
+
+def test_has_credentials():
+    from dbpa_core._validation import has_credentials
+
+    assert has_credentials("http://u:p@h/v1") and has_credentials("http://h/v1?API-KEY=x")
+    assert not has_credentials("http://h:8000/v1?model=a b#frag") and not has_credentials(None)

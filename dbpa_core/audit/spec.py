@@ -23,7 +23,11 @@ Example::
 
 ``perturbed_sampler`` (same keys as ``sampler``) expresses a system
 perturbation: the perturbed arms come from another model or setting.
-Unknown keys are rejected; every error names the key and what is allowed.
+Unknown keys, and settings the chosen backend does not take, are rejected;
+``name`` is a file name (it names the output folder), never a path; a
+``base_url`` must not hold credentials.  Every value goes through the shared
+validators of :mod:`dbpa_core._validation`, and every error names the dotted
+key (``sampler.temperature``) and what is allowed.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._validation import (check_base_url, check_choice, check_positive_float, check_positive_int, check_probability,
-                           check_temperature, redact_url)
+                           check_temperature, has_credentials)
 from ..data.assets import read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
@@ -100,7 +104,7 @@ def _mapping(value, key: str, allowed) -> dict:
 
 def _url(value, key: str) -> str | None:
     url = _checked(check_base_url, value, key)
-    if url is not None and redact_url(url) != url:
+    if has_credentials(url):
         # A SPEC is a file that gets shared and committed: keys stay in the environment.
         _fail(key, "holds a credential (user:password@ or a key parameter); remove it and set "
                    "OPENAI_API_KEY in the environment instead.")
