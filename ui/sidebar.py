@@ -32,8 +32,8 @@ def sidebar() -> Settings:
                                       key=f"max_tokens_{backend}", disabled=backend == "recorded"))
     bar.header("Embedder")
     embedder_name = bar.selectbox("Embedding model", ["minilm", "openai"], key="embedder",
-                                  format_func={"minilm": "all-MiniLM-L6-v2 (packaged, offline)",
-                                               "openai": "OpenAI-compatible embeddings"}.get)
+                                  format_func={"minilm": "MiniLM-L6 (offline)",
+                                               "openai": "OpenAI-compatible"}.get)
     embedder = SamplerConfig("minilm")
     if embedder_name == "openai":
         embedder = SamplerConfig(

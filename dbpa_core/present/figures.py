@@ -28,7 +28,7 @@ def hover_text(text: str, width: int = 70, max_lines: int = 8) -> str:
 
 
 def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *, labels=("original x", "perturbed x′"),
-                  method: str = "PCA") -> go.Figure:
+                  method: str = "PCA", axis_ranges=None) -> go.Figure:
     """2-D scatter of both arms' outputs with their centroids.
 
     Parameters
@@ -36,6 +36,8 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
     coordinates : (k0 + k1, 2) projection (original arm first)
     arm_sizes : (k0, k1)
     texts : the k0 + k1 output texts, for hover
+    axis_ranges : ((x_min, x_max), (y_min, y_max)), optional
+        Fixed axes, so that clouds growing sample by sample do not jump.
     """
     k0, _ = arm_sizes
     figure = go.Figure()
@@ -56,28 +58,98 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
                                     hoverinfo="name"))
     figure.update_layout(title=f"Outputs in 2-D ({method} projection)", xaxis_title=f"{method} 1",
                          yaxis_title=f"{method} 2", **LAYOUT)
+    if axis_ranges is not None:
+        figure.update_layout(xaxis_range=list(axis_ranges[0]), yaxis_range=list(axis_ranges[1]))
     return figure
 
 
-def null_histogram(result, *, shown: int | None = None, label: str = "ω") -> go.Figure:
-    """The permutation null distribution with T_obs marked and the tail ≥ T_obs shaded.
+def _null_layout(null: np.ndarray, observed: float, n_bins: int = 40) -> dict:
+    """Bins and x-range of a null histogram that stays readable when T_obs is far out.
 
-    ``shown`` draws only the first resamples (to watch the null build up).
+    When the observed statistic lies further beyond the null than the null's
+    own width, an axis spanning both squeezes the null into one bar; the axis
+    is then broken: it shows the null alone and T_obs as a marker at its edge.
     """
-    null = np.asarray(result.null_distribution)
-    if shown is not None:
-        null = null[: max(1, int(shown))]
-    observed = result.statistic
-    tail = null >= observed if result.alternative != "less" else null <= observed
-    bins = dict(start=float(min(null.min(), observed)), end=float(max(null.max(), observed)) * 1.0001 + 1e-12,
-                size=(float(max(null.max(), observed) - min(null.min(), observed)) or 1.0) / 40)
-    figure = go.Figure()
-    figure.add_trace(go.Histogram(x=null[~tail], xbins=bins, name="null (re-split)", marker_color=NULL_COLOUR))
-    figure.add_trace(go.Histogram(x=null[tail], xbins=bins, name="as or more extreme", marker_color=TAIL_COLOUR))
-    figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                     annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
-    figure.update_layout(barmode="stack", title=f"Permutation null of {label} ({len(null)} re-splits)",
-                         xaxis_title=label, yaxis_title="count", **LAYOUT)
+    low, high = float(null.min()), float(null.max())
+    span = high - low or abs(observed) * 0.1 or 1.0
+    far = observed > high + span or observed < low - span
+    if not far:
+        low, high = min(low, observed), max(high, observed)
+        span = high - low or span
+    edges = np.linspace(low, high + span * 1e-9, n_bins + 1)
+    return {"edges": edges, "far": far, "range": [low - 0.04 * span, high + (0.3 if far else 0.04) * span]}
+
+
+def _null_counts(null: np.ndarray, observed: float, alternative: str, edges: np.ndarray):
+    """Per-bin counts of re-splits less extreme than T_obs, and as or more extreme (the p-value's tail)."""
+    tail = null >= observed if alternative != "less" else null <= observed
+    return np.histogram(null[~tail], edges)[0], np.histogram(null[tail], edges)[0]
+
+
+def null_histogram(result, *, shown: int | None = None, label: str = "ω", replay_frames: int = 0) -> go.Figure:
+    """The permutation null distribution with T_obs marked and the tail ≥ T_obs in orange.
+
+    Parameters
+    ----------
+    result : DBPAResult
+    shown : int, optional
+        Draw only the first ``shown`` re-splits.
+    label : str
+        Name of the statistic on the axis.
+    replay_frames : int
+        With n > 0, the figure carries n animation frames that add the
+        re-splits in order (b = B/n, 2B/n, …, B), played in the browser with
+        fixed axes and a "b = … / B" counter: the null builds up in place.
+    """
+    null = np.asarray(result.null_distribution, dtype=float)
+    total = len(null) if shown is None else max(1, min(int(shown), len(null)))
+    observed, alternative = float(result.statistic), result.alternative
+    layout = _null_layout(null, observed)
+    edges = layout["edges"]
+    centres, width = (edges[:-1] + edges[1:]) / 2, float(edges[1] - edges[0])
+
+    def bars(b: int) -> list[go.Bar]:
+        rest, tail = _null_counts(null[:b], observed, alternative, edges)
+        return [go.Bar(x=centres, y=rest, width=width, name="re-splits less extreme than T_obs",
+                       marker_color=NULL_COLOUR),
+                go.Bar(x=centres, y=tail, width=width, name="as or more extreme (the p-value's share)",
+                       marker_color=TAIL_COLOUR)]
+
+    def title(b: int) -> str:
+        extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
+        return (f"Permutation null of {label}: b = {b:,} / {len(null):,} re-splits, "
+                f"{extreme:,} as extreme as T_obs")
+
+    figure = go.Figure(bars(total))
+    peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
+    if layout["far"]:
+        edge = layout["range"][1] if observed > edges[-1] else layout["range"][0]
+        figure.add_annotation(x=edge, y=peak * 0.55, ax=-70 if observed > edges[-1] else 70, ay=0,
+                              text=f"T_obs = {observed:.4g}<br>far beyond every re-split<br>(axis broken)",
+                              showarrow=True, arrowhead=2, arrowwidth=2, align="center",
+                              bgcolor="white", bordercolor="black")
+        figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
+    else:
+        figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
+                         annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
+    figure.update_layout(barmode="stack", bargap=0, title=title(total), xaxis_title=label,
+                         yaxis_title="re-splits", xaxis_range=layout["range"], yaxis_range=[0, peak * 1.15],
+                         **LAYOUT)
+    if replay_frames > 0:
+        steps = sorted({max(1, round(len(null) * (i + 1) / replay_frames)) for i in range(replay_frames)})
+        figure.frames = [go.Frame(data=bars(b), name=str(b), layout=dict(title_text=title(b))) for b in steps]
+        play = dict(frame=dict(duration=120, redraw=True), transition=dict(duration=0), fromcurrent=False,
+                    mode="immediate")
+        figure.update_layout(
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=1.18, xanchor="left", yanchor="bottom",
+                              buttons=[dict(label="▶ Watch the null build up", method="animate",
+                                            args=[None, play])])],
+            sliders=[dict(active=len(steps) - 1, x=0.3, len=0.7, y=1.18, yanchor="bottom", pad=dict(t=0, b=0),
+                          currentvalue=dict(prefix="b = ", suffix=f" / {len(null):,}", xanchor="right"),
+                          steps=[dict(label=f"{b:,}", method="animate",
+                                      args=[[str(b)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                           transition=dict(duration=0))]) for b in steps])],
+            margin=dict(l=40, r=20, t=110, b=40))
     return figure
 
 
