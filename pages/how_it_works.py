@@ -51,14 +51,14 @@ def _outputs_and_null(result, alpha, statistic, inputs, seed):
     from dbpa_core.audit import compare_arms
     from dbpa_core.present.figures import null_histogram, output_clouds
     from dbpa_core.present.projection import project
-    from ui.components import PROJECTION_CAVEAT, clouds
+    from ui.components import clouds
 
     label = STATISTICS[statistic][0]
-    buttons = st.columns([1, 1, 2])
-    stream = buttons[0].button("▶ Stream samples (space)", key="home_stream", shortcut="space",
+    buttons = st.columns([1, 1, 1])
+    stream = buttons[0].button("Stream", icon=":material/play_arrow:", key="home_stream", shortcut="space",
                                help="Replays the drawn outputs a few at a time: the clouds, the null and the "
                                     "p-value grow as evidence accumulates.")
-    if buttons[1].button("Resample outputs (D)", key="home_resample_button", shortcut="D",
+    if buttons[1].button("Resample", icon=":material/casino:", key="home_resample_button", shortcut="D",
                          help="Draw new outputs for every arm (a new seed)."):
         st.session_state["home_resample"] += 1
         st.rerun(scope="app")
@@ -66,8 +66,7 @@ def _outputs_and_null(result, alpha, statistic, inputs, seed):
     st.subheader("02 · Outputs and the permutation null")
     left, right = st.columns(2)
     cloud_slot, null_slot = left.empty(), right.empty()
-    left.caption("Blue: outputs for x₀; red: outputs for x₁; a cross marks each arm's centroid. "
-                 + PROJECTION_CAVEAT)
+    left.caption("Blue: outputs for x₀; red: outputs for x₁; a cross marks each arm's centroid.")
     right.caption(f"Grey bars: {label} on random re-splits of the pooled outputs (what chance gives); orange: "
                   "re-splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
                   "the observed statistic. Press ▶ on the chart to watch the null build up in place.")
@@ -95,7 +94,7 @@ def _outputs_and_null(result, alpha, statistic, inputs, seed):
         show_result(result, alpha, statistic=statistic, inputs=inputs)
     with cloud_slot.container():
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
-    null_slot.plotly_chart(null_histogram(result.test, label=label, replay_frames=20), width="stretch",
+    null_slot.plotly_chart(null_histogram(result.test, label=label, replay_frames=10), width="stretch",
                            key="home_null")
 
 
@@ -110,43 +109,45 @@ with guard():
                          "scenario or a live backend in the sidebar.")
     st.session_state["home_k"] = min(st.session_state.get("home_k", 40), limit)
 
-    controls = st.columns([2.2, 1.6, 1, 1])
-    controls[0].selectbox("Scenario", list(all_scenarios), format_func=lambda s: all_scenarios[s].title,
-                          key="home_scenario", on_change=pick_first_intervention)
-    k = controls[1].slider("Samples per arm N", 5, limit, key="home_k")
-    presets = controls[1].columns(2)
-    for column, preset in zip(presets, (40, 200)):
-        column.button(f"N = {min(preset, limit)}", key=f"home_n_{preset}", on_click=set_state,
-                      args=("home_k", min(preset, limit)), width="stretch")
-    alpha = controls[2].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
-    n_resamples = controls[3].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
-                                            key="home_b")
-    if settings.sampler.backend == "recorded":
-        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so N is at most {limit}.")
-    statistic = st.radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1], horizontal=True,
-                         key="home_statistic")
+    top = st.columns([1.3, 1])
+    top[0].selectbox("Scenario", list(all_scenarios), format_func=lambda s: all_scenarios[s].title,
+                     key="home_scenario", on_change=pick_first_intervention)
+    statistic = top[1].radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1],
+                             key="home_statistic")
     st.caption("JSD compares the *distributions of pairwise similarities* (within x₀'s outputs against across the "
                "arms), so it also sees a change in spread or in the mix of answers; the centroid distance compares "
                "only the *average* output, simpler to picture but blind to changes that keep the average.")
+    controls = st.columns([1.6, 1, 1])
+    k = controls[0].slider("Samples per arm N", 5, limit, key="home_k")
+    presets = controls[0].columns(2)
+    for column, preset in zip(presets, (40, 200)):
+        column.button(f"N = {min(preset, limit)}", key=f"home_n_{preset}", on_click=set_state,
+                      args=("home_k", min(preset, limit)), width="stretch")
+    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
+    n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
+                                            key="home_b")
+    if settings.sampler.backend == "recorded":
+        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so N is at most {limit}.")
     resample = st.session_state.setdefault("home_resample", 0)
 
     st.subheader("01 · Two prompts")
+    ids = [p.id for p in scenario.perturbations]
+    perturbation_id = st.selectbox(
+        "Intervention", ids, key="home_perturbation",
+        format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label} "
+                              f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
+    picks = st.columns([1.4] + [1] * min(QUICK_PICKS, len(ids)) + [3])
+    picks[0].caption("Keys 1–5 pick:")
+    for number, (column, pid) in enumerate(zip(picks[1:], ids), start=1):
+        column.button("", icon=f":material/counter_{number}:", key=f"home_pick_{number}", shortcut=str(number),
+                      type="tertiary", help=scenario.perturbation(pid).label, on_click=set_state,
+                      args=("home_perturbation", pid))
+    perturbation = scenario.perturbation(perturbation_id)
+    prompt, system = scenario.apply(perturbation)
     left, right = st.columns(2)
     with left:
         show_prompt("x₀ · original", scenario.prompt, scenario.system)
     with right:
-        ids = [p.id for p in scenario.perturbations]
-        perturbation_id = st.selectbox(
-            "Intervention (keys 1–5)", ids, key="home_perturbation",
-            format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label} "
-                                  f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
-        picks = st.columns(min(QUICK_PICKS, len(ids)))
-        for number, (column, pid) in enumerate(zip(picks, ids), start=1):
-            column.button(str(number), key=f"home_pick_{number}", shortcut=str(number), type="tertiary",
-                          help=scenario.perturbation(pid).label, on_click=set_state,
-                          args=("home_perturbation", pid))
-        perturbation = scenario.perturbation(perturbation_id)
-        prompt, system = scenario.apply(perturbation)
         show_prompt("x₁ · perturbed, exactly as sent", prompt, system if system != scenario.system else "")
 
     arms = draw_home(settings, scenario, k, resample)
@@ -185,7 +186,8 @@ with guard():
     st.subheader("03 · A family of perturbations")
     simulated = settings.sampler.backend == "simulated"
     table = exposition_table(family, label=label, simulated=simulated)
-    st.table(table, hide_index=True)
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"perturbation": st.column_config.TextColumn(width="large")})
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "

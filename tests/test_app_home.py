@@ -37,7 +37,7 @@ def test_first_view_needs_no_model(app):
 
 
 def test_table_has_the_exposition_columns(app):
-    table = app.table[0].value
+    table = app.dataframe[0].value
     assert list(table.columns) == EXPOSITION_COLUMNS
     assert len(table) == 6
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
@@ -60,7 +60,7 @@ def test_statistic_toggle_shows_its_own_effect(app):
     statistic = float(metric(at, "Observed centroid T"))
     distance = float(metric(at, "Effect ‖μ̂₀ − μ̂₁‖"))
     assert distance == pytest.approx(math.sqrt(statistic), rel=6e-3)  # the effect belongs to T
-    assert "observed centroid T" in at.table[0].value.columns
+    assert "observed centroid T" in at.dataframe[0].value.columns
     assert any("average outputs of the two arms" in c.value for c in at.caption)
     at.radio(key="home_statistic").set_value("jsd").run()
     assert metric(at, "Observed JSD") == jsd
@@ -74,7 +74,7 @@ def test_n_presets_and_resample(app):
     assert not at.exception
     assert at.slider(key="home_k").value == 200
     assert "N = 200 per arm" in captions(at)
-    assert at.table[0].value.iloc[5]["decision"] == "REJECT H₀"
+    assert at.dataframe[0].value.iloc[5]["decision"] == "REJECT H₀"
     next(b for b in at.button if b.key == "home_n_40").click().run()
     assert at.slider(key="home_k").value == 40
     before = metric(at, "Observed JSD")
@@ -137,7 +137,7 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     assert "20 responses per prompt were recorded" in captions(at)
     next(b for b in at.button if b.key == "home_n_200").click().run()
     assert not at.exception and at.slider(key="home_k").value == 20
-    table = at.table[0].value
+    table = at.dataframe[0].value
     assert set(table["true effect"]) == {"unknown"}
     assert any("true effect is unknown" in m.value for m in at.markdown)
 

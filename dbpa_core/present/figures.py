@@ -117,8 +117,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
     def title(b: int) -> str:
         extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
-        return (f"Permutation null of {label}: b = {b:,} / {len(null):,} re-splits, "
-                f"{extreme:,} as extreme as T_obs")
+        return f"Null of {label}: {extreme:,} of {b:,} re-splits as extreme"
 
     figure = go.Figure(bars(total))
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
@@ -137,19 +136,24 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
                          **LAYOUT)
     if replay_frames > 0:
         steps = sorted({max(1, round(len(null) * (i + 1) / replay_frames)) for i in range(replay_frames)})
-        figure.frames = [go.Frame(data=bars(b), name=str(b), layout=dict(title_text=title(b))) for b in steps]
-        play = dict(frame=dict(duration=120, redraw=True), transition=dict(duration=0), fromcurrent=False,
+        # A frame carries only what changes (the two bars' heights and the title): building full
+        # traces for 20 frames costs most of a second of Plotly's validation on every rerun.
+        figure.frames = [go.Frame(data=[go.Bar(y=counts) for counts in _null_counts(null[:b], observed, alternative,
+                                                                                     edges)],
+                                  traces=[0, 1], name=str(b), layout=dict(title_text=title(b))) for b in steps]
+        play = dict(frame=dict(duration=250, redraw=True), transition=dict(duration=0), fromcurrent=False,
                     mode="immediate")
         figure.update_layout(
-            updatemenus=[dict(type="buttons", showactive=False, x=0, y=1.18, xanchor="left", yanchor="bottom",
+            showlegend=False,  # the caption names the colours; the controls sit below the axis
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.2, xanchor="left", yanchor="top",
                               buttons=[dict(label="▶ Watch the null build up", method="animate",
                                             args=[None, play])])],
-            sliders=[dict(active=len(steps) - 1, x=0.3, len=0.7, y=1.18, yanchor="bottom", pad=dict(t=0, b=0),
+            sliders=[dict(active=len(steps) - 1, x=0, len=1, y=-0.35, yanchor="top", pad=dict(t=0, b=0),
                           currentvalue=dict(prefix="b = ", suffix=f" / {len(null):,}", xanchor="right"),
                           steps=[dict(label=f"{b:,}", method="animate",
                                       args=[[str(b)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                                            transition=dict(duration=0))]) for b in steps])],
-            margin=dict(l=40, r=20, t=110, b=40))
+            height=520, margin=dict(l=40, r=20, t=50, b=150))
     return figure
 
 
