@@ -187,7 +187,7 @@ with guard():
     simulated = settings.sampler.backend == "simulated"
     table = exposition_table(family, label=label, simulated=simulated)
     st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"perturbation": st.column_config.TextColumn(width="large")})
+                 column_config={"perturbation": st.column_config.TextColumn(width="medium")})
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "

@@ -41,7 +41,7 @@ def test_table_has_the_exposition_columns(app):
     assert list(table.columns) == EXPOSITION_COLUMNS
     assert len(table) == 6
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
-    assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0% (none: control)"
+    assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0% (control)"
     assert effects["6. Earth → Mars"].endswith("%") and effects["6. Earth → Mars"] != "0%"
     # p·Bonferroni is m·p capped at 1, on the same p the p column shows
     for p, adjusted in zip(table["p"], table["p · 6 (Bonferroni)"]):

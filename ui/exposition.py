@@ -93,6 +93,12 @@ def load_embedder_in_background(settings: Settings) -> None:
     if settings.embedder.backend != "minilm" or getattr(_home_embedder, "_loading", False):
         return
 
+    # Plotly and Streamlit look pandas and PIL up in sys.modules without importing them;
+    # were the loader thread half-way through importing one of them, they would find a
+    # partially initialised module.  Import both here, on the page's thread, first.
+    import pandas  # noqa: F401
+    import PIL.Image  # noqa: F401
+
     def load():
         time.sleep(1.0)  # let the server flush the finished page first
         _home_embedder().model  # noqa: B018 - loading is the point
@@ -219,7 +225,7 @@ def stream_sizes(k: int) -> list[int]:
 def true_effect_text(result, simulated: bool) -> str:
     if not simulated or result.true_effect is None:
         return "unknown"
-    return f"{result.true_effect:.0%}" + (" (none: control)" if result.true_effect == 0 else "")
+    return f"{result.true_effect:.0%}" + (" (control)" if result.true_effect == 0 else "")
 
 
 def exposition_table(family, *, label: str, simulated: bool):
@@ -260,7 +266,7 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     """
     test = result.test
     label = STATISTICS[statistic][0]
-    columns = st.columns([1, 1, 1.3])
+    columns = st.columns([1, 1, 1.6])
     columns[0].metric(f"Observed {label}", f"{test.statistic:.4g}")
     if statistic == "centroid":
         distance = float(np.sqrt(max(test.statistic, 0.0)))

@@ -27,7 +27,7 @@ def hover_text(text: str, width: int = 70, max_lines: int = 8) -> str:
     return "<br>".join(html.escape(line) for line in lines)
 
 
-def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *, labels=("original x", "perturbed x′"),
+def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *, labels=("original x₀", "perturbed x₁"),
                   method: str = "PCA", axis_ranges=None) -> go.Figure:
     """2-D scatter of both arms' outputs with their centroids.
 
@@ -64,26 +64,38 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
 
 
 def _null_layout(null: np.ndarray, observed: float, n_bins: int = 40) -> dict:
-    """Bins and x-range of a null histogram that stays readable when T_obs is far out.
+    """Bins and x-range of a null histogram that stay readable when T_obs or a few re-splits are far out.
 
-    When the observed statistic lies further beyond the null than the null's
-    own width, an axis spanning both squeezes the null into one bar; the axis
-    is then broken: it shows the null alone and T_obs as a marker at its edge.
+    Two breaks of the axis, each marked on the figure: when the observed
+    statistic lies further beyond the null than the null's own width, the
+    axis shows the null alone and T_obs as a marker at its edge; when a
+    handful of re-splits (the top 0.5 %) reach far beyond the rest, they are
+    counted in the last bar ("overflow") instead of stretching the axis until
+    the null is one bar.
     """
     low, high = float(null.min()), float(null.max())
+    body = float(np.quantile(null, 0.995))
+    overflow = high - body > 2 * (body - low) > 0
+    if overflow:
+        high = body
     span = high - low or abs(observed) * 0.1 or 1.0
     far = observed > high + span or observed < low - span
     if not far:
         low, high = min(low, observed), max(high, observed)
         span = high - low or span
     edges = np.linspace(low, high + span * 1e-9, n_bins + 1)
-    return {"edges": edges, "far": far, "range": [low - 0.04 * span, high + (0.3 if far else 0.04) * span]}
+    return {"edges": edges, "far": far, "overflow": overflow,
+            "range": [low - 0.04 * span, high + (0.3 if far else 0.04) * span]}
 
 
 def _null_counts(null: np.ndarray, observed: float, alternative: str, edges: np.ndarray):
-    """Per-bin counts of re-splits less extreme than T_obs, and as or more extreme (the p-value's tail)."""
+    """Per-bin counts of re-splits less extreme than T_obs, and as or more extreme (the p-value's tail).
+
+    Re-splits beyond the last edge are counted in the last bin (the overflow bar).
+    """
     tail = null >= observed if alternative != "less" else null <= observed
-    return np.histogram(null[~tail], edges)[0], np.histogram(null[tail], edges)[0]
+    shown = np.clip(null, edges[0], edges[-1] - (edges[-1] - edges[-2]) * 1e-6)
+    return np.histogram(shown[~tail], edges)[0], np.histogram(shown[tail], edges)[0]
 
 
 def null_histogram(result, *, shown: int | None = None, label: str = "ω", replay_frames: int = 0) -> go.Figure:
@@ -117,7 +129,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
     def title(b: int) -> str:
         extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
-        return f"Null of {label}: {extreme:,} of {b:,} re-splits as extreme"
+        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} T_obs"
 
     figure = go.Figure(bars(total))
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
@@ -131,7 +143,11 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
     else:
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
                          annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
-    figure.update_layout(barmode="stack", bargap=0, title=title(total), xaxis_title=label,
+    if layout["overflow"]:
+        beyond = int(np.sum(null > edges[-1]))
+        figure.add_annotation(x=centres[-1], y=peak * 0.3, text=f"last bar: + {beyond} re-splits<br>up to "
+                              f"{float(null.max()):.3g}", showarrow=True, ax=-40, ay=-30, font=dict(size=11))
+    figure.update_layout(barmode="stack", bargap=0, title=title(total), xaxis_title=label, title_font_size=14,
                          yaxis_title="re-splits", xaxis_range=layout["range"], yaxis_range=[0, peak * 1.15],
                          **LAYOUT)
     if replay_frames > 0:
