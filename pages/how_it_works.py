@@ -20,9 +20,10 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import read_family  # noqa: E402
-from ui.components import guard, show_prompt  # noqa: E402
-from ui.exposition import (STATISTICS, arm_slice, backend_note, draw_home, exposition_table,  # noqa: E402
-                           home_family, load_embedder_in_background, recorded_limit, show_result, stream_sizes)
+from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
+from ui.exposition import (STATISTICS, arm_slice, draw_home, exposition_table,  # noqa: E402
+                           home_family, load_embedder_in_background, recorded_limit, show_result, stream_sizes,
+                           truth_note)
 from ui.resources import scenarios  # noqa: E402
 
 all_scenarios = scenarios()
@@ -157,7 +158,8 @@ with guard():
     label = STATISTICS[statistic][0]
     inputs = (f"{scenario.title} · {perturbation.label} · N = {k} per arm · B = {n_resamples:,} · {label} · "
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
-    st.markdown(backend_note(settings, result))
+    provenance(settings)
+    st.caption(truth_note(settings, result))
 
 
     outputs_and_null(result, alpha, statistic, inputs, settings.seed)
@@ -194,6 +196,7 @@ with guard():
                + read_family(family.adjusted.n_rejected, m, alpha) + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
+    family_downloads(family, settings, name="family")
 
     st.subheader("04 · The method")
     st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")

@@ -30,8 +30,8 @@ def test_first_view_needs_no_model(app):
     # it has drawn, one second later.
     assert not minilm._MINILM_MODELS, "the first view loaded the embedding model"
     assert at.title[0].value.startswith("Did the intervention change")
-    assert "synthetic" in at.markdown[1].value or any("synthetic" in m.value for m in at.markdown)
-    assert any("known by construction" in m.value for m in at.markdown)
+    assert "Simulated backend: synthetic answers whose true effect is known by construction" in captions(at)
+    assert "Ground truth of the simulated model: this intervention changes nothing" in captions(at)
     assert metric(at, "Observed JSD")
     assert "N = 40 per arm · B = 800 · JSD" in captions(at)
 
@@ -139,7 +139,7 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     assert not at.exception and at.slider(key="home_k").value == 20
     table = at.dataframe[0].value
     assert set(table["true effect"]) == {"unknown"}
-    assert any("true effect is unknown" in m.value for m in at.markdown)
+    assert "Real model outputs: the true effect is unknown" in captions(at)
 
 
 def test_shipped_first_view_embeddings_are_minilm(minilm):

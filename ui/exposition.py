@@ -23,8 +23,8 @@ from dbpa_core.embedders.minilm import MiniLMEmbedder  # cheap: torch is importe
 from dbpa_core.present.readings import (decision, format_pvalue, read_centroid_distance, read_decision,
                                         read_effect, read_pvalue, read_statistic)
 
-from .resources import embedder_for, sampler_for, store
-from .settings import BACKEND_LABELS, SamplerConfig, Settings
+from .resources import sampler_for, store
+from .settings import SamplerConfig, Settings
 
 #: The shipped embeddings of the first view (texts and MiniLM vectors, float32).
 FIRST_VIEW_FILE = ASSETS / "first_view" / "seasons_question_minilm.npz"
@@ -138,49 +138,37 @@ def recorded_limit(scenario) -> int:
 
 
 def draw_home(settings: Settings, scenario, k: int, resample: int) -> list:
-    """Draw and embed k outputs for x₀ and every perturbation of ``scenario``; memoised in the session.
+    """Draw and embed k outputs for x₀ and every perturbation of ``scenario``, in :func:`home_arms` order.
 
-    Returns the arms in the order of :func:`home_arms`.  Live backends show a
-    progress bar and write each sample to the store as it arrives (a stopped
-    run resumes); the simulated backend recomputes its samples instead.
+    Live and recorded backends go through the app's shared :func:`ui.runs.draw`
+    (progress with time left, Cancel, every sample stored as it arrives).  The
+    simulated backend with MiniLM takes a path of its own that never loads the
+    model for texts the store already holds: memoised in the session, its
+    samples recomputed rather than stored (:class:`_EmbeddingsOnly`).
     """
     from dbpa_core.audit import draw_arm
 
-    config = settings.sampler
-    live = config.backend not in ("simulated",)
-    generation = ({"temperature": None, "max_tokens": None} if config.backend == "recorded"
-                  else {"temperature": settings.temperature, "max_tokens": settings.max_tokens})
+    from .runs import draw
+
+    arms = home_arms(scenario)
+    base = arm_seed(settings.seed, resample, original=True)
+    if settings.sampler.backend != "simulated" or settings.embedder.backend != "minilm":
+        return draw(dataclasses.replace(settings, seed=base), [arm[:3] for arm in arms], k,
+                    seed_offset=arm_seed(0, 0, original=False), progress_label="Sampling every arm of the scenario")
     memo = st.session_state.setdefault("_home_arms", {})
-    keys = [(config, settings.embedder, prompt, system, k, *generation.values(),
-             arm_seed(settings.seed, resample, original=original))
-            for _, prompt, system, original in home_arms(scenario)]
+    keys = [(settings.sampler, prompt, system, k, settings.temperature, settings.max_tokens,
+             arm_seed(settings.seed, resample, original=original)) for _, prompt, system, original in arms]
     todo = [i for i, key in enumerate(keys) if key not in memo]
     if todo:
         shared = store()
-        if settings.embedder.backend == "minilm":
-            _seeded(str(shared.path))
-            embedder = _home_embedder()
-        else:
-            embedder = embedder_for(settings.embedder)
-        sampler = sampler_for(config)
-        target = shared if live else _EmbeddingsOnly(shared)
-        bar = st.progress(0.0, text="Sampling") if live else None
-        if live:
-            st.session_state["_drawing"] = "How it works: sampling"
-        arms = home_arms(scenario)
-        for step, index in enumerate(todo):
-            label, prompt, system, _ = arms[index]
-
-            def report(stage, done, total, step=step):
-                if bar is not None:
-                    bar.progress(min(1.0, (step + done / max(total, 1)) / len(todo)),
-                                 text=f"{stage} ({done}/{total}) · arm {step + 1} of {len(todo)}")
-
-            memo[keys[index]] = draw_arm(sampler, prompt, k, label=label, system=system, seed=keys[index][-1],
-                                         embedder=embedder, store=target, progress=report, **generation)
-        if bar is not None:
-            bar.empty()
-            st.session_state.pop("_drawing", None)
+        _seeded(str(shared.path))
+        with st.spinner("Embedding new outputs with MiniLM (the first time, the model loads: ≈10 s)…"):
+            for index in todo:
+                label, prompt, system, _ = arms[index]
+                memo[keys[index]] = draw_arm(sampler_for(settings.sampler), prompt, k, label=label, system=system,
+                                             temperature=settings.temperature, max_tokens=settings.max_tokens,
+                                             seed=keys[index][-1], embedder=_home_embedder(),
+                                             store=_EmbeddingsOnly(shared))
     return [memo[key] for key in keys]
 
 
@@ -244,18 +232,15 @@ def exposition_table(family, *, label: str, simulated: bool):
     })
 
 
-def backend_note(settings: Settings, result) -> str:
-    """What the outputs are, next to every result: synthetic with a known truth, or a real model's."""
-    backend = settings.sampler.backend
-    name = BACKEND_LABELS[backend].split(" (")[0]
-    if backend == "simulated":
-        truth = (f"this intervention moves {result.true_effect:.0%} of the answer-content distribution"
-                 if result.true_effect else "this intervention changes nothing, so a rejection would be a "
-                                            "false positive")
-        return (f"**Backend: {name}.** The outputs are synthetic, written by a simulated model whose true effect "
-                f"is known by construction: {truth}.")
-    model = settings.sampler.model or ("SmolLM2-135M" if backend in ("local", "recorded") else backend)
-    return f"**Backend: {name}** ({model}). Real model outputs: the true effect is unknown; the test estimates it."
+def truth_note(settings: Settings, result) -> str:
+    """The ground truth of the shown intervention where it is known (simulated backend), else that it is not."""
+    if settings.sampler.backend != "simulated":
+        return "Real model outputs: the true effect is unknown; the test is what estimates it."
+    if not result.true_effect:
+        return ("Ground truth of the simulated model: this intervention changes nothing, so a rejection would be "
+                "a false positive.")
+    return (f"Ground truth of the simulated model: this intervention moves {result.true_effect:.0%} of the "
+            "answer-content distribution (total variation).")
 
 
 def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str = "") -> None:
