@@ -19,7 +19,7 @@ st.write(
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import read_family  # noqa: E402
+from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
 from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
 from ui.exposition import (STATISTICS, arm_slice, draw_home, exposition_table,  # noqa: E402
                            home_family, load_embedder_in_background, recorded_limit, show_result, stream_sizes,
@@ -178,18 +178,19 @@ with guard():
         second.code(original.texts[1], language=None, wrap_lines=True)
         same = compare_arms(arm_slice(original, 0, half), arm_slice(original, half, 2 * half), label="x₀ vs x₀",
                             discrepancy=statistic, n_resamples=n_resamples, rng=settings.seed)
+        shown_p = format_pvalue(same.test.pvalue, same.test.n_resamples, exact=same.test.exact)
         st.write(f"Nothing changed between these two outputs, yet they differ (cosine similarity {similarity:.2f}, "
                  f"where 1 means the same meaning). Comparing one output per prompt would mistake this "
                  f"sampling noise for an effect. The test on two halves of x₀'s own outputs ({half} against "
-                 f"{half}) gives p = {same.test.pvalue:.3g}: "
+                 f"{half}) gives p {shown_p if shown_p.startswith('≤') else '= ' + shown_p}: "
                  + ("no change declared, as it should be." if same.test.pvalue > alpha else
                     "a false alarm, which happens with probability α when nothing changed."))
 
     st.subheader("03 · A family of perturbations")
     simulated = settings.sampler.backend == "simulated"
     table = exposition_table(family, label=label, simulated=simulated)
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"perturbation": st.column_config.TextColumn(width="medium")})
+    # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
+    st.table(table, hide_index=True)
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "

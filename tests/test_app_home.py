@@ -9,7 +9,7 @@ import pytest
 
 from test_app import metric, start
 
-EXPOSITION_COLUMNS = ["perturbation", "true effect (simulated)", "observed JSD", "p", "p · 6 (Bonferroni)",
+EXPOSITION_COLUMNS = ["perturbation", "true effect (simulated)", "observed JSD", "p", "p·Bonferroni",
                       "decision"]
 
 
@@ -37,14 +37,14 @@ def test_first_view_needs_no_model(app):
 
 
 def test_table_has_the_exposition_columns(app):
-    table = app.dataframe[0].value
+    table = app.table[0].value
     assert list(table.columns) == EXPOSITION_COLUMNS
     assert len(table) == 6
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
     assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0% (control)"
     assert effects["6. Earth → Mars"].endswith("%") and effects["6. Earth → Mars"] != "0%"
     # p·Bonferroni is m·p capped at 1, on the same p the p column shows
-    for p, adjusted in zip(table["p"], table["p · 6 (Bonferroni)"]):
+    for p, adjusted in zip(table["p"], table["p·Bonferroni"]):
         if not p.startswith("≤"):
             assert float(adjusted) == pytest.approx(min(1.0, 6 * float(p)), rel=0.02, abs=1e-3)
     mars = table.iloc[5]
@@ -60,7 +60,7 @@ def test_statistic_toggle_shows_its_own_effect(app):
     statistic = float(metric(at, "Observed centroid T"))
     distance = float(metric(at, "Effect ‖μ̂₀ − μ̂₁‖"))
     assert distance == pytest.approx(math.sqrt(statistic), rel=6e-3)  # the effect belongs to T
-    assert "observed centroid T" in at.dataframe[0].value.columns
+    assert "observed centroid T" in at.table[0].value.columns
     assert any("average outputs of the two arms" in c.value for c in at.caption)
     at.radio(key="home_statistic").set_value("jsd").run()
     assert metric(at, "Observed JSD") == jsd
@@ -74,7 +74,7 @@ def test_n_presets_and_resample(app):
     assert not at.exception
     assert at.slider(key="home_k").value == 200
     assert "N = 200 per arm" in captions(at)
-    assert at.dataframe[0].value.iloc[5]["decision"] == "REJECT H₀"
+    assert at.table[0].value.iloc[5]["decision"] == "REJECT H₀"
     next(b for b in at.button if b.key == "home_n_40").click().run()
     assert at.slider(key="home_k").value == 40
     before = metric(at, "Observed JSD")
@@ -137,7 +137,7 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     assert "20 responses per prompt were recorded" in captions(at)
     next(b for b in at.button if b.key == "home_n_200").click().run()
     assert not at.exception and at.slider(key="home_k").value == 20
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert set(table["true effect"]) == {"unknown"}
     assert "Real model outputs: the true effect is unknown" in captions(at)
 

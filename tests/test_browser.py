@@ -93,6 +93,7 @@ def test_null_replay_stays_in_place(app_url, page):
     chart = page.locator("[data-testid='stPlotlyChart']").nth(1)
     chart.wait_for(timeout=60_000)
     charts_before = page.locator("[data-testid='stPlotlyChart']").count()
+    chart.scroll_into_view_if_needed()  # so that the click below scrolls nothing by itself
     top_before = chart.bounding_box()["y"]
     chart.get_by_text("Watch the null build up").click()
     page.wait_for_timeout(600)  # mid-replay
@@ -114,7 +115,13 @@ def test_every_page(app_url, page):
             page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
             page.get_by_role("heading", name=heading).first.wait_for(timeout=240_000)
             wait_until_idle(page)
+            if slug == "":
+                page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)  # Plotly draws asynchronously
+            height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+            page.set_viewport_size({"width": width, "height": max(900, height + 50)})
+            page.wait_for_timeout(1000)
             page.screenshot(path=str(ARTIFACTS / f"{slug or 'home'}_{width}.png"), full_page=True)
+            page.set_viewport_size({"width": width, "height": 4000})
             assert_no_exception(page, slug or "home")
         if slug == "":
             # the decision, the clouds and the null histogram are drawn

@@ -53,6 +53,7 @@ def home_arms(scenario) -> list[tuple[str, str, str, bool]]:
 # --------------------------------------------------------------------- drawing
 
 _MINILM_LOCK = threading.Lock()
+_LOADER_STARTED = threading.Event()
 
 
 class _SharedMiniLM(MiniLMEmbedder):
@@ -90,8 +91,9 @@ def load_embedder_in_background(settings: Settings) -> None:
     Called at the end of the page: importing torch holds the GIL for
     seconds, so it starts only after the first result has been sent.
     """
-    if settings.embedder.backend != "minilm" or getattr(_home_embedder, "_loading", False):
+    if settings.embedder.backend != "minilm" or _LOADER_STARTED.is_set():
         return
+    _LOADER_STARTED.set()
 
     # Plotly and Streamlit look pandas and PIL up in sys.modules without importing them;
     # were the loader thread half-way through importing one of them, they would find a
@@ -103,7 +105,6 @@ def load_embedder_in_background(settings: Settings) -> None:
         time.sleep(1.0)  # let the server flush the finished page first
         _home_embedder().model  # noqa: B018 - loading is the point
 
-    _home_embedder._loading = True
     threading.Thread(target=load, name="minilm-loader", daemon=True).start()
 
 
@@ -173,7 +174,7 @@ def draw_home(settings: Settings, scenario, k: int, resample: int) -> list:
 
 
 # ------------------------------------------------------------------- testing
-#: The two statistics the page offers: (discrepancy name, short label, one line on what it compares).
+#: The two statistics the page offers: discrepancy name → (short label, what it compares).
 STATISTICS = {
     "jsd": ("JSD", "Jensen–Shannon divergence between P₀ and P₁ (the paper's ω)"),
     "centroid": ("centroid T", "centroid distance ‖x̄₀ − x̄₁‖² (the exposition's T)"),
@@ -211,6 +212,7 @@ def stream_sizes(k: int) -> list[int]:
 
 
 def true_effect_text(result, simulated: bool) -> str:
+    """The simulated model's known effect of a perturbation, or "unknown" for a real model."""
     if not simulated or result.true_effect is None:
         return "unknown"
     return f"{result.true_effect:.0%}" + (" (control)" if result.true_effect == 0 else "")
@@ -226,8 +228,7 @@ def exposition_table(family, *, label: str, simulated: bool):
         "true effect" + (" (simulated)" if simulated else ""): [true_effect_text(r, simulated) for r in family.results],
         f"observed {label}": [f"{r.test.statistic:.4g}" for r in family.results],
         "p": [format_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact) for r in family.results],
-        f"p · {len(family.results)} (Bonferroni)": [f"{min(1.0, p):.3g}" if p < 1 else "1"
-                                                    for p in adjusted.pvalues_adjusted],
+        "p·Bonferroni": [format_pvalue(p) for p in adjusted.pvalues_adjusted],
         "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
     })
 
