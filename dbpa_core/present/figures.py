@@ -255,9 +255,9 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
     figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
                                     marker_color=PERTURBED_COLOUR, opacity=0.8))
     figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
-                     annotation_text="expected if the API is the reference model")
-    figure.update_layout(title="Where the target's responses rank among the reference model's",
-                         xaxis_title="randomized rank r (0 = least typical score, 1 = most)",
+                     annotation_text="expected if it is the reference model", annotation_position="top left")
+    figure.update_layout(title="Ranks of the target's answers",
+                         xaxis_title="rank r (0 least, 1 most typical)",
                          yaxis_title="prompts", **LAYOUT)
     return figure
 
@@ -270,7 +270,7 @@ def rank_ecdf(result) -> go.Figure:
                                   mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="Uniform (H₀)"))
-    figure.update_layout(title="Empirical CDF of the ranks vs the uniform diagonal", xaxis_title="r",
+    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r",
                          yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
     return figure
 
