@@ -62,3 +62,22 @@ def test_replay_frames_build_the_null_in_order(results):
     slider = figure.layout.sliders[0]
     assert slider.currentvalue.prefix == "b = " and slider.currentvalue.suffix == " / 800"
     assert figure.layout.xaxis.range == null_histogram(shifted, label="T").layout.xaxis.range  # fixed axes
+
+
+def test_one_colour_per_model_and_an_alpha_line():
+    from dbpa_core import roc_analysis
+    from dbpa_core.present.figures import rates_over_alpha, roc_curves
+
+    rng = np.random.default_rng(3)
+    target = np.r_[np.zeros(20, bool), np.ones(20, bool)]
+    curves = {name: roc_analysis(np.r_[rng.uniform(size=20), rng.uniform(0, scale, size=20)], target)
+              for name, scale in (("model A", 0.1), ("model B", 0.6))}
+    rates, roc = rates_over_alpha(curves), roc_curves(curves)
+    for name in curves:
+        colours = {t.line.color for t in rates.data if t.name.endswith(name)}
+        colours |= {t.line.color for t in roc.data if t.name.startswith(name)}
+        assert len(colours) == 1, f"{name} is drawn in {colours}"
+    assert len({t.line.color for t in roc.data if t.name != "chance"}) == 2
+    alpha_line = next(t for t in rates.data if t.name.startswith("y = α"))
+    np.testing.assert_array_equal(alpha_line.x, alpha_line.y)
+    assert rates.layout.xaxis.type == "log" and "0.05" in rates.layout.xaxis.ticktext

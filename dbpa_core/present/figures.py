@@ -16,6 +16,9 @@ ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"
 NULL_COLOUR = "#9aa5b1"
 TAIL_COLOUR = "#f28e2b"
+#: Models side by side: the i-th model of a page has the i-th colour in every chart (Plotly's D3 palette
+#: without blue and red, which mean "original" and "perturbed" here).
+MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f")
 LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
 
 
@@ -185,13 +188,18 @@ def similarity_histograms(result) -> go.Figure:
     return figure
 
 
+def model_colour(index: int) -> str:
+    """The colour of the index-th model of a page, the same in every chart that lists the models in one order."""
+    return MODEL_COLOURS[index % len(MODEL_COLOURS)]
+
+
 def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None) -> go.Figure:
-    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult."""
+    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model)."""
     figure = go.Figure()
-    for name, roc in curves.items():
+    for index, (name, roc) in enumerate(curves.items()):
         width = 5 if name == best else 2
         figure.add_trace(go.Scatter(x=np.concatenate([[0], roc.fpr]), y=np.concatenate([[0], roc.tpr]),
-                                    mode="lines+markers", line=dict(width=width, shape="hv"),
+                                    mode="lines+markers", line=dict(width=width, shape="hv", color=model_colour(index)),
                                     name=f"{name} (AUC {roc.auc:.2f})" + (" ★ best" if name == best else "")))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                                 name="chance"))
@@ -204,15 +212,24 @@ def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None =
 
 
 def rates_over_alpha(curves: dict) -> go.Figure:
-    """FPR(α) and TPR(α) per model (paper Fig. 1)."""
+    """FPR(α) and TPR(α) per model (paper Fig. 1): one colour per model, TPR solid, FPR dashed.
+
+    The dotted line y = α is what a calibrated test's FPR follows; log-scaled α
+    ticks are labelled with plain numbers.
+    """
     figure = go.Figure()
-    for name, roc in curves.items():
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.tpr, mode="lines", line=dict(shape="hv"),
-                                    name=f"TPR {name}"))
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.fpr, mode="lines", line=dict(shape="hv", dash="dash"),
-                                    name=f"FPR {name}"))
-    figure.update_layout(title="Detection rates over the significance level α", xaxis_title="α",
-                         yaxis_title="rate", xaxis_type="log", **LAYOUT)
+    for index, (name, roc) in enumerate(curves.items()):
+        colour = model_colour(index)
+        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.tpr, mode="lines", line=dict(shape="hv", color=colour),
+                                    name=f"TPR {name}", legendgroup=name))
+        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.fpr, mode="lines", legendgroup=name,
+                                    line=dict(shape="hv", dash="dash", color=colour), name=f"FPR {name}"))
+    ticks = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]
+    figure.add_trace(go.Scatter(x=ticks, y=ticks, mode="lines", line=dict(dash="dot", color="black"),
+                                name="y = α (a calibrated FPR)"))
+    figure.update_layout(title="Detection rates over the significance level α", xaxis_title="α (log scale)",
+                         yaxis_title="rate", yaxis_range=[-0.02, 1.02],
+                         xaxis=dict(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks]), **LAYOUT)
     return figure
 
 
