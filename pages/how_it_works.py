@@ -139,7 +139,7 @@ with guard():
                               f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
     picks = st.columns([1.4] + [1] * min(QUICK_PICKS, len(ids)) + [3])
     picks[0].caption("Keys 1–5 pick:")
-    for number, (column, pid) in enumerate(zip(picks[1:], ids), start=1):
+    for number, (column, pid) in enumerate(zip(picks[1:1 + QUICK_PICKS], ids), start=1):
         column.button("", icon=f":material/counter_{number}:", key=f"home_pick_{number}", shortcut=str(number),
                       type="tertiary", help=scenario.perturbation(pid).label, on_click=set_state,
                       args=("home_perturbation", pid))
@@ -209,7 +209,7 @@ with guard():
                 "distance between the arms' centroids:")
     st.latex(r"P_0 = \{ s(y_{0,i}, y_{0,j}) : i < j \},\quad P_1 = \{ s(y_{0,i}, y_{1,j}) \},\quad "
              r"\omega = \mathrm{JSD}(P_0 \,\|\, P_1)")
-    st.latex(r"T = \lVert \bar{x}_0 - \bar{x}_1 \rVert^2,\quad \bar{x}_a = \tfrac1N \textstyle\sum_i e(y_{a,i}),"
+    st.latex(r"T = \lVert \hat\mu_0 - \hat\mu_1 \rVert^2,\quad \hat\mu_a = \tfrac1N \textstyle\sum_i e(y_{a,i}),"
              r"\qquad \text{effect } \lVert \hat\mu_0 - \hat\mu_1 \rVert = \sqrt{T}")
     st.markdown("**Monte-Carlo p-value** (Algorithm 1). Pool the 2N outputs, split them at random B times, "
                 "recompute the statistic on the same similarity matrix, and count (the +1 keeps p above 0, "
@@ -226,11 +226,11 @@ from dbpa_core.samplers import get_sampler
 from dbpa_core.embedders import get_embedder
 
 sampler, embedder = get_sampler("{backend}"), get_embedder("minilm")
-x0 = embedder.embed(sampler.sample(prompt_x0, {k}, seed=0))   # (N, 384), unit length
-x1 = embedder.embed(sampler.sample(prompt_x1, {k}, seed=1))
-result = d.dbpa_test(x0, x1, discrepancy="{statistic}", n_resamples={n_resamples}, rng=0)
+e0 = embedder.embed(sampler.sample(x0, {k}, seed=0))   # outputs y_0,i of prompt x0, embedded: (N, 384)
+e1 = embedder.embed(sampler.sample(x1, {k}, seed=1))
+result = d.dbpa_test(e0, e1, discrepancy="{statistic}", n_resamples={n_resamples}, rng=0)
 result.statistic, result.pvalue, result.null_distribution
-family = d.adjust_pvalues(pvalues, method="bonferroni", alpha={alpha:g})""", language="python")
+family = d.adjust_pvalues(pvalues, method="bonferroni", alpha={alpha:g})""", language="python", wrap_lines=True)
 
     st.subheader("Cite")
     st.code("""@inproceedings{rauba2025statistical,
@@ -238,7 +238,7 @@ family = d.adjust_pvalues(pvalues, method="bonferroni", alpha={alpha:g})""", lan
   author    = {Rauba, Paulius and Wei, Qiyao and van der Schaar, Mihaela},
   booktitle = {Proceedings of the 42nd International Conference on Machine Learning (ICML)},
   year      = {2025}
-}""", language="bibtex")
+}""", language="bibtex", wrap_lines=True)
 
 # After everything is on screen: load MiniLM for whatever the user asks next.
 load_embedder_in_background(settings)

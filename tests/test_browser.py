@@ -117,6 +117,8 @@ def test_every_page(app_url, page):
             page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
             page.get_by_role("heading", name=heading).first.wait_for(timeout=240_000)
             wait_until_idle(page)
+            page.wait_for_timeout(1500)  # pages draw their title before importing the statistics stack
+            wait_until_idle(page)
             if slug == "":
                 page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)  # Plotly draws asynchronously
             height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]')"

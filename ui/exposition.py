@@ -177,7 +177,7 @@ def draw_home(settings: Settings, scenario, k: int, resample: int) -> list:
 #: The two statistics the page offers: discrepancy name → (short label, what it compares).
 STATISTICS = {
     "jsd": ("JSD", "Jensen–Shannon divergence between P₀ and P₁ (the paper's ω)"),
-    "centroid": ("centroid T", "centroid distance ‖x̄₀ − x̄₁‖² (the exposition's T)"),
+    "centroid": ("centroid T", "centroid distance ‖μ̂₀ − μ̂₁‖² (the exposition's T)"),
 }
 
 
