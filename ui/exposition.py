@@ -123,7 +123,8 @@ class _EmbeddingsOnly:
         return {}
 
     def put_sample(self, description, index, text, token_logprobs=None):
-        return None
+        # SampleStore.put_sample's contract: what the slot holds afterwards (here, the sample itself).
+        return text, token_logprobs
 
     def get_embeddings(self, embedder_key, texts):
         return self._inner.get_embeddings(embedder_key, texts)
