@@ -159,6 +159,20 @@ def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=N
     return table
 
 
+def read_centroid_distance(distance: float) -> str:
+    """One sentence that reads ‖μ̂₀ − μ̂₁‖, the distance between the arms' mean embeddings."""
+    return (f"The average outputs of the two arms are {distance:.3g} apart in embedding space (unit-length "
+            "embeddings: 0 means the same average output, 2 opposite ones); the test asks whether chance "
+            "alone moves the averages this far apart.")
+
+
+def read_family(n_rejected: int, m: int, alpha: float, method: str = "bonferroni") -> str:
+    """One sentence that reads a family's decisions after family-wise correction."""
+    name = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}.get(method, method)
+    return (f"{n_rejected} of {m} perturbations are declared to change the output distribution at α = {alpha:g} "
+            f"after {name}'s correction for testing {m} at once.")
+
+
 #: Below this, a RUT p-value is reported as a bound only.  scipy computes the Cramér–von Mises
 #: p-value as 1 − F_n(T) with Csörgő & Faraway's (1996) finite-n approximation of the null: against
 #: 2·10⁶ simulated uniform samples (n = 4 … 50) it is within 20 % of the truth down to p ≈ 0.001, but
