@@ -166,13 +166,6 @@ def read_centroid_distance(distance: float) -> str:
             "alone moves the averages this far apart.")
 
 
-def read_family(n_rejected: int, m: int, alpha: float, method: str = "bonferroni") -> str:
-    """One sentence that reads a family's decisions after family-wise correction."""
-    name = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}.get(method, method)
-    return (f"{n_rejected} of {m} perturbations are declared to change the output distribution at α = {alpha:g} "
-            f"after {name}'s correction for testing {m} at once.")
-
-
 #: Below this, a RUT p-value is reported as a bound only.  scipy computes the Cramér–von Mises
 #: p-value as 1 − F_n(T) with Csörgő & Faraway's (1996) finite-n approximation of the null: against
 #: 2·10⁶ simulated uniform samples (n = 4 … 50) it is within 20 % of the truth down to p ≈ 0.001, but
