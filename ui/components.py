@@ -12,10 +12,10 @@ import streamlit as st
 
 from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
                                         read_statistic, significance_stars)
-from dbpa_core.samplers import SamplingCancelled
+from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from .redact import redact_url
+from dbpa_core.samplers import redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
@@ -32,6 +32,10 @@ def guard():
         yield
     except SamplingCancelled as error:
         st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+    except EndpointError as error:
+        # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
+        # for SamplingFailed, how many samples are kept in the store.
+        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
         st.error(f"{str(error).strip(chr(39))}")
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback
@@ -126,11 +130,11 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     if chosen:
         left, right = st.columns(2)
         k0 = len(original.texts)
-        for column, title, indices in ((left, "original x", [i for i in chosen if i < k0]),
-                                       (right, "perturbed x′", [i - k0 for i in chosen if i >= k0])):
+        for column, title, indices in ((left, "outputs of the original x₀", [i for i in chosen if i < k0]),
+                                       (right, "outputs of the perturbed x₁", [i - k0 for i in chosen if i >= k0])):
             column.markdown(f"**{title}** ({len(indices)} selected)")
             for index in indices:
-                column.text(texts[index + (k0 if title.startswith("perturbed") else 0)] or "(empty output)")
+                column.text(texts[index + (k0 if "perturbed" in title else 0)] or "(empty output)")
     else:
         st.caption("Select points (click, box or lasso) to read their outputs side by side.")
 

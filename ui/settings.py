@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EMBEDDER_LABELS = {
+    "minilm": "MiniLM-L6 (offline)",
+    "openai": "OpenAI-compatible",
+}
+
 BACKEND_LABELS = {
     "simulated": "Simulated (instant, known truth)",
     "recorded": "Recorded SmolLM2 samples (replay)",

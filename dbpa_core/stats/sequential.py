@@ -87,7 +87,9 @@ from statistics import NormalDist
 import numpy as np
 
 from .. import _validation as v
+from . import _kernels
 from .discrepancy import BlockDiscrepancy, Discrepancy, get_discrepancy
+from .permutation import DegenerateSampleWarning, _statistic_evaluator
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
 from .similarity import _text_similarity_matrix
 
@@ -266,11 +268,6 @@ def sequential_dbpa_test(
     >>> r.reject, r.n_per_arm < 100
     (True, True)
     """
-    # The compiled engine is imported here, not at module level, so that validating a SPEC
-    # (audit/spec.py reads SPENDING) does not load numba.
-    from . import _kernels
-    from .permutation import DegenerateSampleWarning, _statistic_evaluator
-
     alpha, k_max, batch_size, omega, similarity, n_resamples, spending, futility, rng = _sequential_iv(
         draw_x, draw_y, alpha, k_max, batch_size, discrepancy, similarity, n_resamples, spending, futility, rng)
     texts = similarity in TEXT_SIMILARITIES
