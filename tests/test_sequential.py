@@ -332,3 +332,40 @@ def test_reading_and_figure_of_a_sequential_result():
     assert [b is None for b in boundary.y] == [not np.isfinite(look.boundary) for look in early.looks]
     assert sum(t.legendgroup == "null" for t in figure.data) == 5
     assert figure.data[-1].name == "rejected H₀"
+
+
+# ------------------------------------------------------------------ the app's sequential mode
+def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
+    from test_app import open_page, start
+
+    at = open_page(start(tmp_path, monkeypatch), "audit_one")
+    at.selectbox(key="one_scenario").set_value("seasons_question").run()
+    at.selectbox(key="one_perturbation").set_value("mars").run()
+    at.number_input(key="one_k").set_value(100).run()
+    at.toggle(key="one_sequential").set_value(True).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception and not at.error
+    drawn, _, budget = next(m.value for m in at.metric if m.label == "Samples per arm").partition(" of at most ")
+    assert budget == "100" and int(drawn) < 100
+    assert next(m.value for m in at.metric if m.label == "Decision") == "REJECT H₀"
+    assert any(c.value.startswith(f"Stopped after {drawn} of at most 100 samples per arm: the change was clear "
+                                  "early") for c in at.caption)
+    # α sets the boundaries before sampling: moving it makes the result out of date
+    at.select_slider(key="one_alpha").set_value(0.01).run()
+    assert any("Out of date" in w.value for w in at.warning)
+
+
+def test_app_many_perturbations_sequential_mode(tmp_path, monkeypatch):
+    from test_app import open_page, start
+
+    at = open_page(start(tmp_path, monkeypatch), "many_perturbations")
+    at.selectbox(key="many_scenario").set_value("seasons_question").run()
+    at.multiselect(key="many_chosen_seasons_question").set_value(["paraphrase_1", "mars"]).run()
+    at.number_input(key="many_k").set_value(40).run()
+    at.toggle(key="many_sequential").set_value(True).run()
+    at.button(key="many_run").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["perturbation"].str.contains("Mars")) == [False, True]
+    assert table["samples per arm"].iloc[1] < 40
+    assert any("Each test ran at α/m = 0.025" in c.value for c in at.caption)

@@ -255,7 +255,8 @@ class _KeptSamples:
         return {i: self.samples[key, i] for i in indices if (key, i) in self.samples}
 
     def put_sample(self, description, index, text, token_logprobs=None):
-        self.samples[request_key(description), int(index)] = (text, token_logprobs)
+        """Keep a sample and return what is kept (the first write wins, as in the SQLite store)."""
+        return self.samples.setdefault((request_key(description), int(index)), (text, token_logprobs))
 
 
 def compare_sequential(original: ArmSource, perturbed: ArmSource, *, label: str, kind: str = "",
