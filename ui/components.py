@@ -155,6 +155,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     """Where a sequential test stopped, its stage-wise p and decision, each read; then ω's path against its boundary."""
     from dbpa_core.present.figures import sequential_path
     from dbpa_core.present.readings import read_sequential
+    from dbpa_core.stats.sequential import SPENDING_LABELS
 
     columns = st.columns(3)
     columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
@@ -165,8 +166,8 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     st.plotly_chart(sequential_path(result, label=label), width="stretch", key=f"{key}_path")
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
                f"the boundary it must exceed to stop with a change (α = {result.alpha:g} spent over the looks, "
-               f"{result.spending.replace('_', '–')} type). Grey: {label} when the arm labels are re-split within "
-               "each batch, what chance alone gives. Peeking at a fixed-k p after every batch instead would raise "
+               f"{SPENDING_LABELS[result.spending]} spending). Grey: {label} when the arm labels are re-split "
+               "within each batch, what chance alone gives. Peeking at a fixed-k p after every batch instead would raise "
                "false alarms well above α.")
     for message in result.warnings:
         st.warning(message)

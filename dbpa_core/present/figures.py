@@ -337,7 +337,7 @@ def sequential_path(result, *, label: str = "ω", shown_resamples: int = 40) -> 
                                     name="re-split paths (no change)", legendgroup="null", showlegend=index == 0,
                                     hoverinfo="skip"))
     figure.add_trace(go.Scatter(x=n, y=boundary, mode="lines+markers", name="boundary (reject above)",
-                                line=dict(color="black", dash="dash", shape="hv"), connectgaps=False))
+                                line=dict(color="black", dash="dash"), connectgaps=False))
     figure.add_trace(go.Scatter(x=n, y=statistics, mode="lines+markers", name=f"observed {label}",
                                 line=dict(color=PERTURBED_COLOUR, width=3),
                                 customdata=[look.pvalue for look in looks],

@@ -94,6 +94,7 @@ from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES,
 from .similarity import _text_similarity_matrix
 
 SPENDING = ("pocock", "obrien_fleming")
+SPENDING_LABELS = {"pocock": "Pocock-type", "obrien_fleming": "O'Brien–Fleming-type"}
 STOPS = ("reject", "futility", "k_max")
 
 
