@@ -152,7 +152,7 @@ def null_and_similarities(result, *, label: str, key: str) -> None:
 
 
 def sequential_strip(result, *, label: str = "ω", key: str, current: bool = True) -> None:
-    """Where a sequential test stopped, its stage-wise p and decision, each read; then ω's path against its boundary."""
+    """Where a sequential test stopped, its stage-wise p and decision, each read; then ω's path and boundary."""
     from dbpa_core.present.figures import sequential_path
     from dbpa_core.present.readings import read_sequential
     from dbpa_core.stats.sequential import SPENDING_LABELS
@@ -167,8 +167,8 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
                f"the boundary it must exceed to stop with a change (α = {result.alpha:g} spent over the looks, "
                f"{SPENDING_LABELS[result.spending]} spending). Grey: {label} when the arm labels are re-split "
-               "within each batch, what chance alone gives. Peeking at a fixed-k p after every batch instead would raise "
-               "false alarms well above α.")
+               "within each batch, what chance alone gives. Peeking at a fixed-k p after every batch instead "
+               "would raise false alarms well above α.")
     for message in result.warnings:
         st.warning(message)
 

@@ -209,7 +209,8 @@ def _arm_sources(settings: Settings, arms, k_max: int, progress: RunProgress, *,
     def report(stage, done, total):
         progress.report(done / k_max, f"{stage}: {done} of at most {k_max} per arm")
 
-    return [ArmSource(sampler, prompt, label=label, system=system, seed=settings.seed + (0 if position == 0 else seed_offset),
+    return [ArmSource(sampler, prompt, label=label, system=system,
+                      seed=settings.seed + (0 if position == 0 else seed_offset),
                       temperature=None if recorded else settings.temperature,
                       max_tokens=None if recorded else settings.max_tokens, embedder=embedder, store=store(),
                       progress=report)
