@@ -3,10 +3,14 @@
     python -m dbpa_core audit SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change]
     python -m dbpa_core test A.jsonl B.jsonl [--similarity cosine] [--discrepancy jsd]
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
+    python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
+    python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
-names the key or file and the fix).  Progress goes to stderr.
+names the key or file and the fix); 3 = `batch import` stored what it could
+but some lines failed (listed; export again for the samples still missing).
+Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 class ProgressBar:
@@ -102,6 +106,51 @@ def _test(args) -> int:
     return EXIT_CHANGE if args.fail_on_change and result.pvalue <= args.alpha else EXIT_OK
 
 
+def _batch(args) -> int:
+    """``batch export`` / ``batch import``: an audit's samples through batch inference files."""
+    from .audit.batch import MAX_LINES, export_requests, import_results, write_requests
+    from .audit.spec import load_spec
+    from .data.store import SampleStore
+
+    store = SampleStore(args.store) if args.store else SampleStore()
+    if args.batch_command == "export":
+        export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
+        print(export.reading())
+        written = write_requests(export, args.out, max_lines=args.max_lines or MAX_LINES)
+        if not written:
+            print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
+                  f"Run `python -m dbpa_core audit {args.spec}`.")
+        for path, requests in written.items():
+            print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
+                  f"({requests[0].endpoint}).")
+        return EXIT_OK
+    result = import_results(args.results, store=store, spec=load_spec(args.spec) if args.spec else None)
+    print(result.reading())
+    if result.n_stored + result.n_already_stored == 0:
+        return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
+    return EXIT_OK if result.complete else EXIT_INCOMPLETE
+
+
+def _add_batch_parser(commands) -> None:
+    batch = commands.add_parser("batch", help="batch inference files (OpenAI Batch API, vLLM run_batch)",
+                                description="Export the requests an audit still needs as an OpenAI batch input "
+                                            "file, run it with OpenAI's Batch API or vLLM's run_batch, import "
+                                            "the results; then `audit` runs from the store.")
+    steps = batch.add_subparsers(dest="batch_command", required=True)
+    export = steps.add_parser("export", help="write one request line per sample the store is missing")
+    export.add_argument("spec", help="the SPEC file (YAML)")
+    export.add_argument("--out", required=True, help="the requests file to write (JSONL)")
+    export.add_argument("--embeddings", action="store_true",
+                        help="export /v1/embeddings requests for stored samples instead (openai embedder)")
+    export.add_argument("--max-lines", type=int, help="split into files of at most this many lines "
+                                                      "(default 50 000, OpenAI's limit)")
+    export.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
+    imported = steps.add_parser("import", help="store the results of a batch output file")
+    imported.add_argument("results", help="the output (or error) file of the batch engine (JSONL)")
+    imported.add_argument("--spec", help="accept only results of this SPEC's requests")
+    imported.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
+
+
 def main(argv=None) -> int:
     from .stats.discrepancy import DISCREPANCY_NAMES
     from .stats.similarity import SIMILARITIES
@@ -124,9 +173,10 @@ def main(argv=None) -> int:
     test.add_argument("--seed", type=int, default=0)
     test.add_argument("--json", help="write the result as JSON here")
     test.add_argument("--fail-on-change", action="store_true", help="exit 1 when p <= alpha")
+    _add_batch_parser(commands)
     args = parser.parse_args(argv)
     try:
-        return _audit(args) if args.command == "audit" else _test(args)
+        return {"audit": _audit, "test": _test, "batch": _batch}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {str(error).strip(chr(39))}", file=sys.stderr)
         return EXIT_BAD_INPUT

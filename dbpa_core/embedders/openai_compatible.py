@@ -28,10 +28,22 @@ class OpenAIEmbedder(Embedder):
     def key(self) -> str:
         return f"openai:{self.base_url or 'api.openai.com'}:{self._model}"
 
+    def embeddings_request(self, texts: list[str]) -> dict:
+        """The body of the ``/v1/embeddings`` call for one batch of texts (also what batch files hold)."""
+        return {"model": self._model, "input": list(texts)}
+
     def embed_batch(self, texts):
-        response = self._client.embeddings.create(model=self._model, input=texts)
-        ordered = sorted(response.data, key=lambda item: item.index)
-        return np.array([_pooled(item.embedding) for item in ordered], dtype=np.float32)
+        response = self._client.embeddings.create(**self.embeddings_request(texts))
+        return response_vectors([{"index": item.index, "embedding": item.embedding} for item in response.data])
+
+
+def response_vectors(data: list[dict]) -> np.ndarray:
+    """One vector per input, in input order, from the ``data`` list of an embeddings response.
+
+    Items are ordered by their ``index`` (the API does not promise input order).
+    """
+    ordered = sorted(data, key=lambda item: item["index"])
+    return np.array([_pooled(item["embedding"]) for item in ordered], dtype=np.float32)
 
 
 def _pooled(embedding) -> np.ndarray:
