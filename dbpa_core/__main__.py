@@ -5,6 +5,7 @@
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
+    python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
@@ -112,6 +113,8 @@ def _batch(args) -> int:
     from .audit.spec import load_spec
     from .data.store import SampleStore
 
+    if args.batch_command in ("submit", "status", "fetch"):
+        return _batch_api(args)
     store = SampleStore(args.store) if args.store else SampleStore()
     if args.batch_command == "export":
         export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
@@ -129,6 +132,31 @@ def _batch(args) -> int:
     if result.n_stored + result.n_already_stored == 0:
         return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
     return EXIT_OK if result.complete else EXIT_INCOMPLETE
+
+
+def _batch_api(args) -> int:
+    """``batch submit`` / ``status`` / ``fetch``: OpenAI's Batch endpoints through the ``openai`` client."""
+    from .audit.batch import fetch_results, read_batch_status, submit_batch
+    from .samplers.openai_compatible import make_client
+
+    client = make_client(args.base_url, None, timeout=120.0, max_retries=5)
+    if args.batch_command == "submit":
+        job = submit_batch(args.requests, client=client)
+        print(f"{read_batch_status(job)} Check it with `python -m dbpa_core batch status {job.id}`; "
+              f"when it is completed, `python -m dbpa_core batch fetch {job.id} --out results.jsonl`.")
+        return EXIT_OK
+    if args.batch_command == "status":
+        print(read_batch_status(client.batches.retrieve(args.batch_id)))
+        return EXIT_OK
+    job, lines = fetch_results(args.batch_id, args.out, client=client)
+    print(read_batch_status(job))
+    if lines is None:
+        problems = "; ".join(f"{e.code}: {e.message}" for e in (job.errors.data or [])) if job.errors else ""
+        print(f"No results to fetch yet{': ' + problems if problems else ''}. Run the same command again later.")
+        return EXIT_INCOMPLETE
+    print(f"Wrote {args.out}: {lines:,} result lines. Next: `python -m dbpa_core batch import {args.out} "
+          "--spec SPEC.yaml`.")
+    return EXIT_OK
 
 
 def _add_batch_parser(commands) -> None:
@@ -149,6 +177,17 @@ def _add_batch_parser(commands) -> None:
     imported.add_argument("results", help="the output (or error) file of the batch engine (JSONL)")
     imported.add_argument("--spec", help="accept only results of this SPEC's requests")
     imported.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
+    base_url = {"help": "an OpenAI-compatible server with Batch endpoints; default api.openai.com (OPENAI_API_KEY)"}
+    submit = steps.add_parser("submit", help="upload a requests file to OpenAI's Batch API and start the batch")
+    submit.add_argument("requests", help="a requests file written by `batch export`")
+    submit.add_argument("--base-url", **base_url)
+    status = steps.add_parser("status", help="show a submitted batch's progress")
+    status.add_argument("batch_id")
+    status.add_argument("--base-url", **base_url)
+    fetch = steps.add_parser("fetch", help="download a finished batch's output and error lines")
+    fetch.add_argument("batch_id")
+    fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
+    fetch.add_argument("--base-url", **base_url)
 
 
 def main(argv=None) -> int:

@@ -359,3 +359,95 @@ def test_custom_ids_name_the_slot(tmp_path):
     description = sampler.describe_request(spec.scenario.prompt, temperature=0.9, max_tokens=24, seed=0)
     export = export_requests(spec, store=SampleStore(tmp_path / "s.sqlite"))
     assert export.requests[2].custom_id == sample_custom_id(description, 2)
+
+
+# ------------------------------------------ OpenAI's Batch endpoints (optional)
+class FakeBatchAPI:
+    """OpenAI's Files and Batches endpoints on 127.0.0.1, as the `openai` client calls them: the
+    uploaded requests are 'run' by answering each one, except the last, which lands in the error file."""
+
+    def __init__(self):
+        self.requests, self.done, self.created = [], False, []
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def reply(self, payload, content_type="application/json"):
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):  # noqa: N802
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/v1/files":
+                    boundary = self.headers["Content-Type"].split("boundary=")[1].encode()
+                    part = next(p for p in raw.split(b"--" + boundary) if b'name="file"' in p)
+                    content = part.split(b"\r\n\r\n", 1)[1].rsplit(b"\r\n", 1)[0].decode()
+                    api.requests = [json.loads(line) for line in content.splitlines() if line.strip()]
+                    self.reply({"id": "file-in", "object": "file", "bytes": len(content), "created_at": 0,
+                                "filename": "requests.jsonl", "purpose": "batch", "status": "processed"})
+                else:
+                    api.created.append(json.loads(raw))
+                    self.reply(api.batch())
+
+            def do_GET(self):  # noqa: N802
+                if self.path.startswith("/v1/batches/"):
+                    self.reply(api.batch())
+                    return
+                answered, failed = api.requests[:-1], api.requests[-1:]
+                lines = ([output_line(r["custom_id"], f"answer {n}", n=n) for n, r in enumerate(answered)]
+                         if "file-out" in self.path else
+                         [{"id": "batch_req_x", "custom_id": r["custom_id"], "response": None,
+                           "error": {"code": "server_error", "message": "try again"}} for r in failed])
+                self.reply("".join(json.dumps(line) + "\n" for line in lines), "application/octet-stream")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def batch(self):
+        n = len(self.requests)
+        return {"id": "batch_1", "object": "batch", "endpoint": "/v1/chat/completions", "input_file_id": "file-in",
+                "completion_window": "24h", "created_at": 0, "status": "completed" if self.done else "in_progress",
+                "output_file_id": "file-out" if self.done else None, "error_file_id": "file-err" if self.done else None,
+                "request_counts": {"total": n, "completed": n - 1 if self.done else 0, "failed": 1 if self.done else 0}}
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_submit_status_fetch_through_the_batch_endpoints(tmp_path, capsys):
+    spec, store = write_spec(tmp_path), str(tmp_path / "s.sqlite")
+    requests, results = tmp_path / "requests.jsonl", tmp_path / "results.jsonl"
+    assert main(["batch", "export", str(spec), "--out", str(requests), "--store", store]) == 0
+    with FakeBatchAPI() as api:
+        assert main(["batch", "submit", str(requests), "--base-url", api.base_url]) == 0
+        assert api.requests == read_jsonl(requests)  # the file went up as written
+        assert api.created == [{"input_file_id": "file-in", "endpoint": "/v1/chat/completions",
+                                "completion_window": "24h"}]
+        assert main(["batch", "fetch", "batch_1", "--out", str(results), "--base-url", api.base_url]) == 3
+        assert "is in_progress" in capsys.readouterr().out and not results.exists()
+        api.done = True
+        assert main(["batch", "status", "batch_1", "--base-url", api.base_url]) == 0
+        assert "batch_1 is completed: 8 of 9 requests done, 1 failed" in capsys.readouterr().out
+        assert main(["batch", "fetch", "batch_1", "--out", str(results), "--base-url", api.base_url]) == 0
+    assert len(read_jsonl(results)) == 9  # output and error lines in one file
+    assert main(["batch", "import", str(results), "--spec", str(spec), "--store", store]) == 3
+    out = capsys.readouterr().out
+    assert "8 results stored" in out and "server_error: try again" in out
+    assert len(stored_texts(tmp_path / "s.sqlite")) == 8
+
+
+def test_submit_refuses_a_file_that_is_not_a_requests_file(tmp_path, capsys):
+    (tmp_path / "x.jsonl").write_text("not json\n")
+    assert main(["batch", "submit", str(tmp_path / "x.jsonl"), "--base-url", NOWHERE]) == 2
+    assert "not a batch request line" in capsys.readouterr().err

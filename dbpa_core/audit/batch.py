@@ -592,3 +592,59 @@ def _store_embeddings(store, embedder_key: str, batches: list) -> tuple[int, int
     if new:
         store.put_embeddings(embedder_key, [texts[i] for i in new], rows[new])
     return len(new), len(texts) - len(new)
+
+
+# ------------------------------------------------- OpenAI's Batch endpoints
+# Optional: with a key, the requests file can go to OpenAI's Batch API from
+# here (files.create with purpose "batch", batches.create, batches.retrieve,
+# files.content: OpenAI API reference, "Batch").  Export and import work
+# without them, for vLLM's run_batch or any other engine.
+def submit_batch(path: str | Path, *, client):
+    """Upload a requests file and create a batch for it (completion window 24 h).
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :func:`write_requests` (one endpoint per file).
+    client : openai.OpenAI
+
+    Returns
+    -------
+    openai.types.Batch
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: file not found; give a requests file written by `batch export`.")
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        endpoint = json.loads(first)["url"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{path}: the first line is not a batch request line (`custom_id`, `method`, `url`, "
+                         "`body`); give a requests file written by `batch export`.") from None
+    with path.open("rb") as handle:
+        upload = client.files.create(file=handle, purpose="batch")
+    return client.batches.create(input_file_id=upload.id, endpoint=endpoint, completion_window="24h")
+
+
+def read_batch_status(job) -> str:
+    """One plain sentence on a batch's progress."""
+    counts = job.request_counts
+    done = (f"{counts.completed:,} of {counts.total:,} requests done, {counts.failed:,} failed"
+            if counts is not None else "no request counted yet")
+    return f"Batch {job.id} is {job.status}: {done}."
+
+
+def fetch_results(batch_id: str, path: str | Path, *, client):
+    """Write a batch's output and error lines to one results file, ready for :func:`import_results`.
+
+    Returns the batch and the number of lines written (None when the batch
+    has no result yet: it is still validating or running).
+    """
+    job = client.batches.retrieve(batch_id)
+    files = [file_id for file_id in (job.output_file_id, job.error_file_id) if file_id]
+    if job.status not in ("completed", "expired", "cancelled", "failed") or not files:
+        return job, None
+    text = "".join(client.files.content(file_id).text.rstrip("\n") + "\n" for file_id in files)
+    Path(path).write_text(text, encoding="utf-8")
+    return job, sum(1 for line in text.splitlines() if line.strip())
