@@ -46,8 +46,9 @@ def sidebar() -> Settings:
 
 
 def interrupted_notice() -> None:
-    """Say so when the previous run stopped part-way (cancelled or crashed)."""
-    label = st.session_state.pop("_drawing", None)
-    if label:
-        st.warning(f"The previous run ({label}) stopped before it finished. Every sample drawn so far is in "
-                   "the store and is reused when you run again.")
+    """Say so when the previous run stopped part-way (cancelled or crashed), with what was kept."""
+    drawing = st.session_state.pop("_drawing", None)
+    if drawing:
+        st.warning(f"The previous run ({drawing['label']}) stopped before it finished. {drawing['kept']} outputs "
+                   "sampled in it are in the store, with every sample of earlier runs, and are reused when you "
+                   "run again.")

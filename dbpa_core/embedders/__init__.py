@@ -1,4 +1,4 @@
-"""Embedders: step 2 of DBPA, one unit-norm vector per output.
+"""Embedders: step 2 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3), one unit-norm vector per output.
 
 ``get_embedder(name, **settings)`` with name one of :data:`EMBEDDERS`.  The
 backends are peers behind one interface (:class:`~.base.Embedder`, one

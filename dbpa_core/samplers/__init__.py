@@ -1,4 +1,4 @@
-"""Samplers: step 1 of DBPA, drawing k outputs per arm.
+"""Samplers: step 1 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3), drawing k outputs per arm.
 
 ``get_sampler(name, **settings)`` with name one of :data:`SAMPLERS`.
 """

@@ -1,4 +1,4 @@
-"""Step 4 of DBPA: permutation inference (paper, Algorithm 1).
+"""Step 4 of DBPA: permutation inference (Rauba, Wei & van der Schaar, ICML 2025, Algorithm 1).
 
 The pooled outputs are embedded and compared once; each resample re-splits
 the pooled indices and re-indexes the fixed matrices of
