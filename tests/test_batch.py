@@ -115,32 +115,33 @@ def test_round_trip_through_a_real_server_equals_the_live_audit(tmp_path, llama_
 
 
 # ------------------------------------------------ exported = what is sent live
-class RecordingServer:
-    """An OpenAI-compatible server on 127.0.0.1 that records every request body it receives."""
+class LocalAPI:
+    """An HTTP server on 127.0.0.1 (free port) that answers every call with :meth:`answer`."""
 
     def __init__(self):
-        self.bodies = []
-        recorder = self
+        api = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                recorder.bodies.append(body)
-                reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                             "role": "assistant", "content": f"reply for seed {body['seed']}"}}]}
-                payload = json.dumps(reply).encode()
+            def respond(self):
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                payload, content_type = api.answer(self.command, self.path, self.headers, raw)
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(payload)
+                self.wfile.write(data)
+
+            do_GET = do_POST = respond
 
             def log_message(self, *args):
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def answer(self, method: str, path: str, headers, raw: bytes) -> tuple[dict | str, str]:
+        raise NotImplementedError
 
     def __enter__(self):
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -149,6 +150,21 @@ class RecordingServer:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+class RecordingServer(LocalAPI):
+    """An OpenAI-compatible chat endpoint that records every request body it receives."""
+
+    def __init__(self):
+        super().__init__()
+        self.bodies = []
+
+    def answer(self, method, path, headers, raw):
+        body = json.loads(raw)
+        self.bodies.append(body)
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": f"reply for seed {body['seed']}"}}]}, "application/json"
 
 
 def test_exported_lines_are_exactly_the_live_requests_and_the_store_decides_what_is_missing(tmp_path):
@@ -254,7 +270,7 @@ def test_import_stores_good_lines_and_reports_every_bad_one(tmp_path, capsys):
     assert result.n_lines == 12 and result.n_already_stored == 5 and result.n_stored == 0
     assert "12 lines read; 5 results stored, 0 were already stored" in out and "7 lines failed" in out
     assert f"2 × {FAILURE_REASONS['error']}: lines 8, 9; first: rate_limit_exceeded: slow down" in out
-    assert "1 × " + FAILURE_REASONS["duplicate"] in out and "lines 6, 7" in out
+    assert f"1 × {FAILURE_REASONS['duplicate']}: line 12;" in out and "lines 6, 7" in out
     assert stored_texts(tmp_path / "s.sqlite") == [f"good {n}" for n in range(5)]  # nothing wrong stored
     again = export_requests(load_spec(spec_path), store=store)
     assert sorted(r.custom_id for r in again.requests) == sorted(ids[5:])
@@ -362,52 +378,32 @@ def test_custom_ids_name_the_slot(tmp_path):
 
 
 # ------------------------------------------ OpenAI's Batch endpoints (optional)
-class FakeBatchAPI:
-    """OpenAI's Files and Batches endpoints on 127.0.0.1, as the `openai` client calls them: the
-    uploaded requests are 'run' by answering each one, except the last, which lands in the error file."""
+class FakeBatchAPI(LocalAPI):
+    """OpenAI's Files and Batches endpoints, as the `openai` client calls them: the uploaded
+    requests are 'run' by answering each one, except the last, which lands in the error file."""
 
     def __init__(self):
+        super().__init__()
         self.requests, self.done, self.created = [], False, []
-        api = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def reply(self, payload, content_type="application/json"):
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self):  # noqa: N802
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                if self.path == "/v1/files":
-                    boundary = self.headers["Content-Type"].split("boundary=")[1].encode()
-                    part = next(p for p in raw.split(b"--" + boundary) if b'name="file"' in p)
-                    content = part.split(b"\r\n\r\n", 1)[1].rsplit(b"\r\n", 1)[0].decode()
-                    api.requests = [json.loads(line) for line in content.splitlines() if line.strip()]
-                    self.reply({"id": "file-in", "object": "file", "bytes": len(content), "created_at": 0,
-                                "filename": "requests.jsonl", "purpose": "batch", "status": "processed"})
-                else:
-                    api.created.append(json.loads(raw))
-                    self.reply(api.batch())
-
-            def do_GET(self):  # noqa: N802
-                if self.path.startswith("/v1/batches/"):
-                    self.reply(api.batch())
-                    return
-                answered, failed = api.requests[:-1], api.requests[-1:]
-                lines = ([output_line(r["custom_id"], f"answer {n}", n=n) for n, r in enumerate(answered)]
-                         if "file-out" in self.path else
-                         [{"id": "batch_req_x", "custom_id": r["custom_id"], "response": None,
-                           "error": {"code": "server_error", "message": "try again"}} for r in failed])
-                self.reply("".join(json.dumps(line) + "\n" for line in lines), "application/octet-stream")
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+    def answer(self, method, path, headers, raw):
+        if method == "POST" and path == "/v1/files":
+            boundary = headers["Content-Type"].split("boundary=")[1].encode()
+            part = next(p for p in raw.split(b"--" + boundary) if b'name="file"' in p)
+            content = part.split(b"\r\n\r\n", 1)[1].rsplit(b"\r\n", 1)[0].decode()
+            self.requests = [json.loads(line) for line in content.splitlines() if line.strip()]
+            return {"id": "file-in", "object": "file", "bytes": len(content), "created_at": 0,
+                    "filename": "requests.jsonl", "purpose": "batch", "status": "processed"}, "application/json"
+        if method == "POST":
+            self.created.append(json.loads(raw))
+        if path.startswith("/v1/batches"):
+            return self.batch(), "application/json"
+        answered, failed = self.requests[:-1], self.requests[-1:]
+        lines = ([output_line(r["custom_id"], f"answer {n}", n=n) for n, r in enumerate(answered)]
+                 if "file-out" in path else
+                 [{"id": "batch_req_x", "custom_id": r["custom_id"], "response": None,
+                   "error": {"code": "server_error", "message": "try again"}} for r in failed])
+        return "".join(json.dumps(line) + "\n" for line in lines), "application/octet-stream"
 
     def batch(self):
         n = len(self.requests)
@@ -415,14 +411,6 @@ class FakeBatchAPI:
                 "completion_window": "24h", "created_at": 0, "status": "completed" if self.done else "in_progress",
                 "output_file_id": "file-out" if self.done else None, "error_file_id": "file-err" if self.done else None,
                 "request_counts": {"total": n, "completed": n - 1 if self.done else 0, "failed": 1 if self.done else 0}}
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def test_submit_status_fetch_through_the_batch_endpoints(tmp_path, capsys):

@@ -217,7 +217,8 @@ class BatchImport:
         for reason, count in self.counts.items():
             failures = [f for f in self.failures if f.reason == reason]
             where = ", ".join(str(f.line) for f in failures[:5]) + (", …" if count > 5 else "")
-            lines.append(f"  {count:,} × {FAILURE_REASONS[reason]}: lines {where}; first: {failures[0].message}")
+            lines.append(f"  {count:,} × {FAILURE_REASONS[reason]}: line{'s' if count > 1 else ''} {where}; "
+                         f"first: {failures[0].message}")
         if self.failures:
             lines.append("Export again to get request lines for the samples still missing.")
         return "\n".join(lines)
@@ -483,7 +484,7 @@ def _read_lines(path: Path) -> list[tuple[int, dict | _Refused]]:
             try:
                 record = json.loads(raw)
             except json.JSONDecodeError as problem:
-                parsed.append((number, _Refused("malformed", f"not valid JSON ({problem.msg} at column "
+                parsed.append((number, _Refused("malformed", f"not valid JSON ({problem.msg}, column "
                                                              f"{problem.colno}; truncated?).")))
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
