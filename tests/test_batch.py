@@ -291,6 +291,20 @@ def test_importing_the_same_file_twice_is_harmless(tmp_path, capsys):
     assert "different" not in stored_texts(store_path)
 
 
+def test_an_empty_reply_is_never_a_sample(tmp_path):
+    store = SampleStore(tmp_path / "s.sqlite")
+    spec_path, ids = exported(tmp_path, store)
+    _, description, index = store.batch_requests([ids[1]])[ids[1]]
+    store.put_sample(description, index, "")  # what an older version stored for an empty reply
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(output_line(ids[0], " \n ", n=0)) + "\n"
+                       + json.dumps(output_line(ids[1], "a real answer", n=1)) + "\n")
+    result = import_results(results, store=store)
+    assert result.counts == {"null_content": 1} and "is empty" in result.failures[0].message
+    assert result.n_stored == 1 and stored_texts(tmp_path / "s.sqlite") == ["a real answer"]
+    assert ids[0] in {r.custom_id for r in export_requests(load_spec(spec_path), store=store).requests}
+
+
 def test_a_file_from_another_spec(tmp_path, capsys):
     store_path = tmp_path / "s.sqlite"
     store = SampleStore(store_path)

@@ -12,10 +12,10 @@ import streamlit as st
 
 from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
                                         read_statistic, significance_stars)
-from dbpa_core.samplers import SamplingCancelled
+from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from .redact import redact_url
+from dbpa_core.samplers import redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
@@ -32,6 +32,10 @@ def guard():
         yield
     except SamplingCancelled as error:
         st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+    except EndpointError as error:
+        # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
+        # for SamplingFailed, how many samples are kept in the store.
+        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
         st.error(f"{str(error).strip(chr(39))}")
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback

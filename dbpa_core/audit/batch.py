@@ -72,7 +72,7 @@ _KEY_DIGITS = 40
 FAILURE_REASONS = {
     "malformed": "not a valid result line (not JSON, truncated, or without `custom_id` and `response.body`)",
     "error": "the engine reported an error for the request (an error object, or an HTTP status other than 200)",
-    "null_content": "the response has no text (`content` is null) or no embedding",
+    "null_content": "the response has no text (`content` null or empty: never a sample) or no embedding",
     "unknown": "a `custom_id` this store never exported (a result for a request that was not exported here)",
     "other_spec": "a request of another SPEC than the one given with --spec",
     "duplicate": "a second result for a `custom_id` already imported from this file",
@@ -311,7 +311,7 @@ def export_requests(spec, *, store, embeddings: bool = False) -> BatchExport:
         if sampler is None:
             local += spec.k
             continue
-        present = store.get_samples(description, range(spec.k))
+        present = _stored_samples(store, description, range(spec.k))
         needed, stored = needed + spec.k, stored + len(present)
         for index in range(spec.k):
             if index in present:
@@ -331,6 +331,11 @@ def export_requests(spec, *, store, embeddings: bool = False) -> BatchExport:
             [_prompt_text(r.body) for r in group], 1, max_tokens=max(r.body["max_tokens"] for r in group),
             sampler_model=model, embedder_model=embedder_model, batch=True)))
     return BatchExport("samples", tuple(requests), needed, stored, local, 0, tuple(estimates))
+
+
+def _stored_samples(store, description: dict, indices) -> dict[int, tuple[str, list | None]]:
+    """The stored samples of a request, without empty ones (an older version's; a live run draws them again)."""
+    return {index: sample for index, sample in store.get_samples(description, indices).items() if sample[0].strip()}
 
 
 def _prompt_text(body: dict) -> str:
@@ -355,7 +360,7 @@ def _export_embeddings(spec, store) -> BatchExport:
             description = sampler.describe_request(arm.prompt, system=arm.system or None,
                                                    temperature=arm.temperature, max_tokens=arm.max_tokens,
                                                    seed=arm.seed)
-        present = store.get_samples(description, range(spec.k))
+        present = _stored_samples(store, description, range(spec.k))
         if len(present) < spec.k:
             waiting += spec.k - len(present)
             continue
@@ -446,11 +451,12 @@ def _completion_text(body: dict) -> str:
     except (KeyError, IndexError, TypeError):
         raise _Refused("malformed", "`response.body` has no `choices[0].message`; is this a chat-completions "
                                     "result?") from None
-    if content is None:
-        raise _Refused("null_content", "`choices[0].message.content` is null "
-                                       f"(finish_reason {body['choices'][0].get('finish_reason')!r}).")
-    if not isinstance(content, str):
+    if content is not None and not isinstance(content, str):
         raise _Refused("malformed", "`choices[0].message.content` is not a string.")
+    if not (content or "").strip():
+        # As in a live run (Sampler.sample): an empty reply (content filter, tool call) is not an output.
+        raise _Refused("null_content", f"`choices[0].message.content` is {'null' if content is None else 'empty'} "
+                                       f"(finish_reason {body['choices'][0].get('finish_reason')!r}).")
     return content
 
 
@@ -575,7 +581,7 @@ def _slot(custom_id: str, registered: dict, spec_keys: dict | None, spec_embedde
 def _store_samples(store, samples: dict) -> tuple[int, int, int]:
     new_rows, already, differing = [], 0, 0
     for rows in samples.values():
-        present = store.get_samples(rows[0][0], [index for _, index, _ in rows])
+        present = _stored_samples(store, rows[0][0], [index for _, index, _ in rows])
         for description, index, text in rows:
             if index in present:
                 already += 1
@@ -600,6 +606,24 @@ def _store_embeddings(store, embedder_key: str, batches: list) -> tuple[int, int
 # here (files.create with purpose "batch", batches.create, batches.retrieve,
 # files.content: OpenAI API reference, "Batch").  Export and import work
 # without them, for vLLM's run_batch or any other engine.
+API_TIMEOUT, API_RETRIES = 120.0, 5
+
+
+def _call(client, path: str, request):
+    """One call to the Batch or Files endpoints, with the samplers' deadline, retries and error messages."""
+    from .._validation import redact_url
+    from ..samplers.openai_compatible import call_endpoint
+
+    url = f"{redact_url(str(client.base_url)).rstrip('/')}/{path}"
+    return call_endpoint(request, url=url, timeout=API_TIMEOUT, max_retries=API_RETRIES)
+
+
+def batch_client(base_url: str | None = None):
+    """An ``openai`` client for the Batch endpoints (key from ``OPENAI_API_KEY``; no retries of its own)."""
+    from .._validation import check_base_url
+    from ..samplers.openai_compatible import make_client
+
+    return make_client(check_base_url(base_url, "base_url"), None, API_TIMEOUT)
 def submit_batch(path: str | Path, *, client):
     """Upload a requests file and create a batch for it (completion window 24 h).
 
@@ -623,9 +647,15 @@ def submit_batch(path: str | Path, *, client):
     except (json.JSONDecodeError, KeyError, TypeError):
         raise ValueError(f"{path}: the first line is not a batch request line (`custom_id`, `method`, `url`, "
                          "`body`); give a requests file written by `batch export`.") from None
-    with path.open("rb") as handle:
-        upload = client.files.create(file=handle, purpose="batch")
-    return client.batches.create(input_file_id=upload.id, endpoint=endpoint, completion_window="24h")
+    content = path.read_bytes()
+    upload = _call(client, "files", lambda: client.files.create(file=(path.name, content), purpose="batch"))
+    return _call(client, "batches", lambda: client.batches.create(input_file_id=upload.id, endpoint=endpoint,
+                                                                  completion_window="24h"))
+
+
+def batch_status(batch_id: str, *, client):
+    """The batch ``batch_id`` (``openai.types.Batch``: its status, request counts and files)."""
+    return _call(client, f"batches/{batch_id}", lambda: client.batches.retrieve(batch_id))
 
 
 def read_batch_status(job) -> str:
@@ -642,10 +672,11 @@ def fetch_results(batch_id: str, path: str | Path, *, client):
     Returns the batch and the number of lines written (None when the batch
     has no result yet: it is still validating or running).
     """
-    job = client.batches.retrieve(batch_id)
+    job = batch_status(batch_id, client=client)
     files = [file_id for file_id in (job.output_file_id, job.error_file_id) if file_id]
     if job.status not in ("completed", "expired", "cancelled", "failed") or not files:
         return job, None
-    text = "".join(client.files.content(file_id).text.rstrip("\n") + "\n" for file_id in files)
+    text = "".join(_call(client, f"files/{file_id}/content", lambda f=file_id: client.files.content(f)).text
+                   .rstrip("\n") + "\n" for file_id in files)
     Path(path).write_text(text, encoding="utf-8")
     return job, sum(1 for line in text.splitlines() if line.strip())

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..stats.corrections import AdjustedPValues, adjust_pvalues
 from ..stats.permutation import DBPAResult, dbpa_test
+from ..stats.similarity import TEXT_SIMILARITIES
 from ..data.store import request_key
 
 #: progress(stage, done, total) -> None or False (False cancels sampling).
@@ -120,7 +121,7 @@ def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", s
               discrepancy="jsd", n_resamples: int = 1000, rng=None, true_effect: float | None = None,
               perturbation_id: str = "") -> PerturbationResult:
     """Run :func:`dbpa_test` on two drawn arms."""
-    if similarity in ("bleu", "rouge_l"):
+    if similarity in TEXT_SIMILARITIES:
         result = dbpa_test(list(original.texts), list(perturbed.texts), similarity=similarity,
                            discrepancy=discrepancy, n_resamples=n_resamples, rng=rng)
     else:
