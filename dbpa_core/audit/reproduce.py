@@ -671,6 +671,25 @@ def appendix(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 
 REPRODUCERS = {"table2": persona_table, "fig1": roc_study, "fig3": alignment_study, "appendix": appendix}
 
 
+def experiment_texts(experiment: str) -> list[str]:
+    """Every response an experiment embeds (echoes stripped), to check the store before a long first run."""
+    if experiment in ("table2", "appendix"):
+        return [t for texts in paper.load_personas().values() for t in texts]
+    if experiment == "fig1":
+        runs = [paper.load_paraphrases(m, s) for m in paper.PARAPHRASE_MODELS for s in paper.SEEDS]
+        return [t for run in runs for arm in (run.base, *run.paraphrases) for t in arm]
+    if experiment == "fig3":
+        runs = [paper.load_alignment(s) for s in paper.SEEDS]
+        return [t for run in runs for arm in (run.reference, *run.models.values()) for t in arm]
+    raise ValueError(f"`experiment` must be one of {', '.join(map(repr, EXPERIMENTS))}; got {experiment!r}.")
+
+
+def missing_embeddings(experiment: str, *, embedder_key: str, store) -> int:
+    """How many distinct responses of ``experiment`` the store has no vector for (0 = a warm run)."""
+    texts = list(dict.fromkeys(experiment_texts(experiment)))
+    return len(texts) - len(store.get_embeddings(embedder_key, texts))
+
+
 def summary_lines(result) -> list[str]:
     """The plain-text tables and readings of a reproduced experiment (for the command line)."""
     def render(table):
