@@ -37,7 +37,7 @@ import numpy as np
 
 from .._validation import check_positive_int, check_probability
 from ..data import paper
-from ..present.readings import significance_stars
+from ..present.readings import format_pvalue, significance_stars
 from ..stats.permutation import DBPAResult, dbpa_test, dbpa_test_precomputed
 from ..stats.roc import ROCResult, roc_analysis
 from ..stats.similarity import embedding_similarity_matrix
@@ -511,8 +511,8 @@ OMEGA_CHOICES = (
     ("energy, cosine", "cosine", "energy"), ("energy, L1", "neg_l1", "energy"), ("energy, L2", "neg_l2", "energy"),
     ("Wasserstein", "cosine", "wasserstein"), ("KS", "cosine", "ks"), ("MMD (RBF)", "cosine", "mmd"),
 )
-#: Appendix C.4's similarities, each with the JSD.
-SIMILARITY_CHOICES = (("cosine", "cosine"), ("BLEU", "bleu"), ("ROUGE-L", "rouge_l"))
+#: Appendix C.4's similarities, each with the JSD: (label, similarity, discrepancy).
+SIMILARITY_CHOICES = (("cosine", "cosine", "jsd"), ("BLEU", "bleu", "jsd"), ("ROUGE-L", "rouge_l", "jsd"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -532,7 +532,7 @@ class ChoiceGrid:
 
         table = pd.DataFrame({"persona": list(self.personas)})
         for j, choice in enumerate(self.choices):
-            table[choice] = [f"{s:.4g} (p {p:.3g}){significance_stars(p)}"
+            table[choice] = [f"{s:.4g} (p {format_pvalue(p, self.settings['n_resamples'])}){significance_stars(p)}"
                              for s, p in zip(self.statistics[:, j], self.pvalues[:, j])]
         table["paper"] = NOT_GIVEN
         return table
@@ -551,53 +551,42 @@ class ChoiceGrid:
                 for i, p in enumerate(self.personas) for j, c in enumerate(self.choices)]
 
 
-def _persona_pairs(vectors):
-    """(persona, baseline data, persona data) for every non-baseline persona."""
-    return [(p, vectors[paper.BASELINE_PERSONA], vectors[p]) for p in paper.PERSONAS if p != paper.BASELINE_PERSONA]
+def _choice_grid(experiment: str, choices, *, embedder, store, n_resamples, seed, progress, **settings) -> ChoiceGrid:
+    """Every non-baseline persona against the doctor under each (label, similarity, discrepancy) choice."""
+    from ..stats.similarity import TEXT_SIMILARITIES
+
+    n_resamples, seed = _settings_iv(n_resamples, seed)
+    embedder = _embedder(embedder)
+    arms = paper.load_personas()
+    vectors = embed_groups(arms, embedder=embedder, store=store, progress=progress)
+    personas = tuple(p for p in paper.PERSONAS if p != paper.BASELINE_PERSONA)
+
+    def data(persona, similarity):
+        # text similarities compare the answers' words, the others their embeddings
+        return list(arms[persona]) if similarity in TEXT_SIMILARITIES else vectors[persona]
+
+    tests = [[dbpa_test(data(paper.BASELINE_PERSONA, similarity), data(persona, similarity), similarity=similarity,
+                        discrepancy=omega, n_resamples=n_resamples, rng=np.random.default_rng(seed))
+              for _, similarity, omega in choices] for persona in personas]
+    return ChoiceGrid(experiment, personas, tuple(label for label, _, _ in choices),
+                      np.array([[t.statistic for t in row] for row in tests]),
+                      np.array([[t.pvalue for t in row] for row in tests]),
+                      {"embedder": embedder.key, "n_resamples": n_resamples, "seed": seed,
+                       "baseline": "Act as a doctor. ", **settings})
 
 
 def omega_choices(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 0,
                   progress: Progress | None = None) -> ChoiceGrid:
     """Appendix C.2: the persona tests under each ω of :data:`OMEGA_CHOICES`, side by side."""
-    n_resamples, seed = _settings_iv(n_resamples, seed)
-    embedder = _embedder(embedder)
-    arms = paper.load_personas()
-    vectors = embed_groups(arms, embedder=embedder, store=store, progress=progress)
-    pairs = _persona_pairs(vectors)
-    tests = [[dbpa_test(x, y, similarity=sim, discrepancy=omega, n_resamples=n_resamples,
-                        rng=np.random.default_rng(seed)) for _, sim, omega in OMEGA_CHOICES] for _, x, y in pairs]
-    return ChoiceGrid("C.2", tuple(p for p, _, _ in pairs), tuple(c for c, _, _ in OMEGA_CHOICES),
-                      np.array([[t.statistic for t in row] for row in tests]),
-                      np.array([[t.pvalue for t in row] for row in tests]),
-                      {"embedder": embedder.key, "n_resamples": n_resamples, "seed": seed,
-                       "baseline": "Act as a doctor. "})
+    return _choice_grid("C.2", OMEGA_CHOICES, embedder=embedder, store=store, n_resamples=n_resamples, seed=seed,
+                        progress=progress)
 
 
 def similarity_choices(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 0,
                        progress: Progress | None = None) -> ChoiceGrid:
     """Appendix C.4: the persona tests with cosine (MiniLM), BLEU and ROUGE-L similarities, ω = JSD."""
-    n_resamples, seed = _settings_iv(n_resamples, seed)
-    embedder = _embedder(embedder)
-    arms = paper.load_personas()
-    vectors = embed_groups(arms, embedder=embedder, store=store, progress=progress)
-    tests = []
-    for persona in paper.PERSONAS:
-        if persona == paper.BASELINE_PERSONA:
-            continue
-        row = []
-        for _, similarity in SIMILARITY_CHOICES:
-            text = similarity in ("bleu", "rouge_l")
-            x = list(arms[paper.BASELINE_PERSONA]) if text else vectors[paper.BASELINE_PERSONA]
-            y = list(arms[persona]) if text else vectors[persona]
-            row.append(dbpa_test(x, y, similarity=similarity, discrepancy="jsd", n_resamples=n_resamples,
-                                 rng=np.random.default_rng(seed)))
-        tests.append(row)
-    personas = tuple(p for p in paper.PERSONAS if p != paper.BASELINE_PERSONA)
-    return ChoiceGrid("C.4", personas, tuple(c for c, _ in SIMILARITY_CHOICES),
-                      np.array([[t.statistic for t in row] for row in tests]),
-                      np.array([[t.pvalue for t in row] for row in tests]),
-                      {"embedder": embedder.key, "discrepancy": "jsd", "n_resamples": n_resamples,
-                       "seed": seed, "baseline": "Act as a doctor. "})
+    return _choice_grid("C.4", SIMILARITY_CHOICES, embedder=embedder, store=store, n_resamples=n_resamples,
+                        seed=seed, progress=progress, discrepancy="jsd")
 
 
 @dataclass(frozen=True)
