@@ -8,18 +8,25 @@
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
-names the key or file and the fix).  Progress goes to stderr.
+names the key or file and the fix); 3 = the run could not finish (API,
+network, disk: the message names the URL or path; samples already drawn stay
+in the store and the same command resumes).  A failure is never reported as
+1, so a dead or rate-limited API cannot read as a detected change in CI.
+Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sqlite3
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
-EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
 
 class ProgressBar:
@@ -45,49 +52,89 @@ class ProgressBar:
         return None
 
 
+def _writable_folder(path: Path, option: str) -> Path:
+    """``path`` as a folder that exists or can be created (checked before any sampling)."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
+    return path
+
+
+def _writable_file(path: Path, option: str) -> Path:
+    if path.is_dir():
+        raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
+    if not path.parent.is_dir():
+        raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
+    return path
+
+
+@contextmanager
+def _naming(path: Path):
+    """Errors while writing ``path`` name it (a full disk is reported on close, without a file name)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename:
+            raise
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+
+
 def _audit(args) -> int:
     from .audit import run_audit, spec_settings
     from .present.exports import family_record, write_reports
+    from .present.readings import read_family
     from .audit.spec import load_spec
     from .data.store import SampleStore
 
     spec = load_spec(args.spec)
+    out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
     family = run_audit(spec, store=store, progress=ProgressBar())
     record = family_record(family, name=spec.name, settings=spec_settings(spec))
-    out = Path(args.out) if args.out else Path(f"audit-{spec.name}")
-    paths = write_reports(family, record, out)
+    with _naming(out):
+        paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
     summary = record["summary"]
-    print(f"{summary['n_rejected']} of {summary['n_perturbations']} perturbations changed the output distribution "
-          f"(α = {summary['alpha']:g}, {summary['correction']}). Reports: {', '.join(str(p) for p in paths.values())}")
+    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"]))
+    print(f"Reports: {', '.join(str(p) for p in paths.values())}")
     return EXIT_CHANGE if args.fail_on_change and summary["change_detected"] else EXIT_OK
 
 
 def _load_arm(path: Path):
-    from .data.uploads import read_samples
+    from .data.uploads import read_sample_file
 
-    if not path.exists():
-        raise ValueError(f"{path}: file not found.")
-    table = read_samples(path.read_bytes(), path.name, default_arm=path.stem)
+    table = read_sample_file(path, default_arm=path.stem)
     if len(table.arms) != 1:
         raise ValueError(f"{path.name}: holds the arms {', '.join(table.arms)}; give one arm per file "
                          "(or drop the `arm` column).")
+    for warning in table.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     arm = table.arms[0]
     return table.texts[arm], (table.embeddings or {}).get(arm)
 
 
 def _test(args) -> int:
+    from ._validation import check_positive_int, check_probability
     from .embedders import get_embedder
-    from .stats.permutation import dbpa_test
+    from .stats.permutation import MAX_RESAMPLES, dbpa_test
+    from .stats.similarity import TEXT_SIMILARITIES
     from .present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
 
+    alpha = check_probability(args.alpha, "--alpha")
+    check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
+    json_path = _writable_file(Path(args.json), "--json") if args.json else None
     (texts_a, vectors_a), (texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
-    if args.similarity in ("bleu", "rouge_l"):
+    if (vectors_a is None) != (vectors_b is None):
+        with_vectors, without = (args.a, args.b) if vectors_a is not None else (args.b, args.a)
+        raise ValueError(f"{with_vectors} has an `embedding` column but {without} has none; give embeddings for "
+                         "both arms, or for neither (then the texts are embedded with MiniLM).")
+    if args.similarity in TEXT_SIMILARITIES:
         x, y = texts_a, texts_b
-    elif vectors_a is not None and vectors_b is not None:
+    elif vectors_a is not None:
         x, y = vectors_a, vectors_b
     else:
         embedder = get_embedder("minilm")
@@ -97,11 +144,29 @@ def _test(args) -> int:
     print(f"ω ({args.discrepancy}) = {result.statistic:.4g}   p = {result.pvalue:.4g} "
           f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
     print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
-    print(read_decision(result.pvalue, args.alpha))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),
-                                              indent=2), encoding="utf-8")
-    return EXIT_CHANGE if args.fail_on_change and result.pvalue <= args.alpha else EXIT_OK
+    print(read_decision(result.pvalue, alpha))
+    if json_path is not None:
+        with _naming(json_path):
+            json_path.write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),
+                                            indent=2), encoding="utf-8")
+    return EXIT_CHANGE if args.fail_on_change and result.pvalue <= alpha else EXIT_OK
+
+
+def _failure(error: BaseException) -> str:
+    """One paragraph for a run that could not finish: what, where, and what to do."""
+    from .samplers import EndpointError
+
+    if isinstance(error, EndpointError):
+        return str(error)
+    if isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        return (f"cannot write or read{where}: {error.strerror or error}. Check the path, its permissions and the "
+                "free disk space; samples drawn so far are in the store, so the same command resumes.")
+    if isinstance(error, sqlite3.Error):
+        return (f"the sample store failed ({error}). Check the disk and that no other program locks the file; "
+                "run again to resume.")
+    return (f"{type(error).__name__}: {error}. This is unexpected; set DBPA_DEBUG=1 to see the traceback and "
+            "report it. Samples drawn so far are in the store.")
 
 
 def _reproduce(args) -> int:
@@ -133,6 +198,7 @@ def _add_reproduce(commands) -> None:
 
 def main(argv=None) -> int:
     from .stats.discrepancy import DISCREPANCY_NAMES
+    from .stats.permutation import MAX_RESAMPLES
     from .stats.similarity import SIMILARITIES
 
     parser = argparse.ArgumentParser(prog="python -m dbpa_core", description="Distribution-based perturbation "
@@ -148,7 +214,7 @@ def main(argv=None) -> int:
     test.add_argument("b", help="perturbed arm")
     test.add_argument("--similarity", default="cosine", choices=SIMILARITIES)
     test.add_argument("--discrepancy", default="jsd", choices=DISCREPANCY_NAMES)
-    test.add_argument("--n-resamples", type=int, default=1000)
+    test.add_argument("--n-resamples", type=int, default=1000, help=f"B, at most {MAX_RESAMPLES:,}")
     test.add_argument("--alpha", type=float, default=0.05)
     test.add_argument("--seed", type=int, default=0)
     test.add_argument("--json", help="write the result as JSON here")
@@ -164,6 +230,11 @@ def main(argv=None) -> int:
         print("interrupted: every sample drawn so far is in the store; run the same command again to resume.",
               file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - every failure gets exit 3 and a message, never exit 1
+        if os.environ.get("DBPA_DEBUG"):
+            raise
+        print(f"error: the run could not finish: {_failure(error)}", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

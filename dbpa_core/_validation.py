@@ -9,9 +9,19 @@ offending parameter and says what would be accepted instead.
 from __future__ import annotations
 
 import numbers
+import re
+import urllib.parse
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+#: Sampling temperature accepted everywhere (the OpenAI API's range is [0, 2];
+#: local models accept more, and nothing sensible happens above 5).
+MAX_TEMPERATURE = 5.0
+
+# Names that hold credentials (matched as whole words of a snake_case name,
+# so `max_tokens` is fine and `api_key` is a secret).
+SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer|auth)($|_)")
 
 
 def check_rng(rng) -> np.random.Generator:
@@ -30,16 +40,17 @@ def check_rng(rng) -> np.random.Generator:
     )
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int, requiring an integer >= ``minimum``."""
+def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``]."""
+    wanted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value!r}.")
+            raise ValueError(f"`{name}` must be {wanted}; got {value!r}.")
     value = int(value)
-    if value < minimum:
-        raise ValueError(f"`{name}` must be an integer >= {minimum}; got {value}.")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"`{name}` must be {wanted}; got {value:,}.")
     return value
 
 
@@ -68,18 +79,91 @@ def check_positive_float(value, name: str) -> float:
     return value
 
 
-def check_choice(value, name: str, choices: Iterable[str]) -> str:
-    choices = tuple(choices)
-    if not isinstance(value, str) or value.lower() not in choices:
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}.")
-    return value.lower()
-
-
-def check_embeddings(value, name: str, *, min_rows: int = 2) -> np.ndarray:
-    """A finite, 2-D float64 array with at least ``min_rows`` rows."""
+def check_temperature(value, name: str = "temperature") -> float:
+    """A sampling temperature in [0, :data:`MAX_TEMPERATURE`] (0 = greedy decoding)."""
     try:
-        array = np.asarray(value, dtype=np.float64)
+        value = float(value)
     except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value!r}.") from None
+    if not (np.isfinite(value) and 0 <= value <= MAX_TEMPERATURE):
+        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value}.")
+    return value
+
+
+def check_choice(value, name: str, choices: Iterable[str]) -> str:
+    """One of ``choices``, matched without regard to case; returns the choice as listed."""
+    choices = tuple(choices)
+    by_case = {choice.lower(): choice for choice in choices}
+    if not isinstance(value, str) or (value not in choices and value.lower() not in by_case):
+        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}.")
+    return value if value in choices else by_case[value.lower()]
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without credentials: user, password and secret-looking query values removed.
+
+    Use it on every URL that is stored, logged, shown or exported: a key
+    typed into a base URL (``http://user:KEY@host/v1``, ``?api_key=KEY``)
+    must never reach the sample store or a report.
+    """
+    if not url:
+        return url
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2]
+    query = urllib.parse.urlencode([(k, "REDACTED" if is_secret_name(k) else v)
+                                    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def has_credentials(url: str | None) -> bool:
+    """Whether ``url`` carries a user, a password or a secret-looking query parameter."""
+    if not url:
+        return False
+    parts = urllib.parse.urlsplit(url)
+    return "@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting or query-parameter name looks like it holds a credential."""
+    return bool(SECRET_NAME.search(str(name).lower().replace("-", "_")))
+
+
+def check_base_url(value, name: str = "base_url") -> str | None:
+    """An http(s) base URL with a host, or None (the service's default)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"`{name}` must be a URL such as http://127.0.0.1:8000/v1; got {type(value).__name__}.")
+    url = value.strip()
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"`{name}` must start with http:// or https://; got {redact_url(url)!r}. "
+                         f"Write e.g. http://{url.split('://')[-1]}.")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        raise ValueError(f"`{name}` has an invalid port: {redact_url(url)!r}.") from None
+    if not parts.hostname:
+        raise ValueError(f"`{name}` has no host name: {redact_url(url)!r}; write e.g. http://127.0.0.1:8000/v1.")
+    return url
+
+
+def check_embeddings(value, name: str, *, min_rows: int = 2, check_norms: bool = True) -> np.ndarray:
+    """A finite, real, 2-D float64 array with at least ``min_rows`` rows.
+
+    With ``check_norms``, every row's Euclidean norm must be finite too:
+    vectors of norm ≈ 1e160 overflow in the similarities and would come back
+    as p = 1 "identical outputs" instead of an error.
+    """
+    try:
+        raw = np.asarray(value)
+        if np.iscomplexobj(raw):
+            raise ValueError(f"`{name}` is complex; embeddings must be real numbers (casting would drop the "
+                             "imaginary part).")
+        array = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        if "complex" in str(error):
+            raise
         raise ValueError(f"`{name}` must be a 2-D numeric array of shape (k, dim).") from None
     if array.ndim != 2:
         raise ValueError(
@@ -93,6 +177,13 @@ def check_embeddings(value, name: str, *, min_rows: int = 2) -> np.ndarray:
     if not np.all(np.isfinite(array)):
         bad = int(np.argwhere(~np.isfinite(array))[0, 0])
         raise ValueError(f"`{name}` contains NaN or infinite values (first in row {bad}); remove or re-embed that output.")
+    if check_norms:
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(np.einsum("ij,ij->i", array, array))
+        if not np.all(np.isfinite(norms)):
+            bad = int(np.argwhere(~np.isfinite(norms))[0, 0])
+            raise ValueError(f"`{name}` row {bad} has a norm too large to compute (overflow); rescale the "
+                             "embeddings, e.g. divide each row by its largest absolute value.")
     return array
 
 

@@ -1,14 +1,16 @@
 """Alignment with a reference model: one prompt, several models against a reference (paper Fig. 3)."""
 
-import pandas as pd
 import streamlit as st
 
-from dbpa_core import adjust_pvalues, significance_stars
+from dbpa_core.audit.experiments import alignment_family
+from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars
-from ui.components import cost_note, downloads, guard, show_prompt
-from ui.runs import compare_pair
+from dbpa_core.present.readings import read_family
+from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt
+from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.resources import scenarios
+from ui.runs import compare_pair
 
 settings = st.session_state["settings"]
 st.title("Alignment with a reference model")
@@ -33,6 +35,8 @@ with guard():
         raise ValueError("Choose at least one model to compare with the reference.")
 
     cost_note(settings, [scenario.prompt] * (len(others) + 1), k)
+    inputs = {**settings_inputs(settings), "prompt": scenario.title, "reference": reference, "models": others,
+              "k": k, "B": n_resamples}
     if st.button("Compare", type="primary", key="align_run"):
         reference_settings = with_model(settings, options[reference])
         results = [compare_pair(reference_settings, (reference, scenario.prompt, scenario.system),
@@ -40,24 +44,22 @@ with guard():
                                 similarity="cosine", discrepancy="jsd", label=name,
                                 perturbed_settings=with_model(settings, options[name]))
                    for name in others]
-        st.session_state["align_result"] = (reference, results)
+        keep("align", inputs, alignment_family(results, settings={"reference": reference}))
 
-    stored = st.session_state.get("align_result")
-    if stored is not None:
-        reference_name, results = stored
-        adjusted = adjust_pvalues([r.test.pvalue for r in results], alpha=alpha)
-        table = pd.DataFrame({
-            "model": [r.label for r in results],
-            "ω (JSD)": [r.test.statistic for r in results],
-            "p": [r.test.pvalue for r in results],
-            "p adjusted (bonferroni)": adjusted.pvalues_adjusted,
-            "stars": [significance_stars(p) for p in adjusted.pvalues_adjusted],
-            "aligned with reference": ["no" if reject else "yes (no difference shown)" for reject in adjusted.reject],
-        })
-        st.plotly_chart(discrepancy_bars(table["model"], table["ω (JSD)"], adjusted.pvalues_adjusted, alpha=alpha,
-                                         title=f"ω of each model against {reference_name}", label="JSD"),
-                        width="stretch", key="align_bars")
-        st.caption("Blue bars: the model's answers differ significantly from the reference's after Bonferroni "
-                   "correction; grey: no difference shown at this sample size.")
-        st.dataframe(table, hide_index=True, width="stretch")
-        downloads(table=table, name="alignment")
+    with result_area("align", inputs, how_to_update="Press **Compare** to update it.") as shown:
+        if shown.result is not None:
+            family = shown.result.recorrected("bonferroni", alpha)  # α only re-reads the same p-values
+            table = family_frame(family).rename(columns={"perturbation": "model", "ω": "ω (JSD)"})
+            table["aligned with reference"] = ["no" if reject else "yes (no difference shown)"
+                                               for reject in family.adjusted.reject]
+            st.caption("Outputs: reference " + family.settings["reference"] + " against " + ", ".join(others)
+                       + ". Simulated models write synthetic text.")
+            st.plotly_chart(discrepancy_bars(table["model"], table["ω (JSD)"], family.adjusted.pvalues_adjusted,
+                                             alpha=alpha, label="JSD",
+                                             title=f"ω of each model against {family.settings['reference']}"), width="stretch", key="align_bars")
+            st.caption("Blue bars: the model's answers differ significantly from the reference's after Bonferroni "
+                       "correction; grey: no difference shown at this sample size. "
+                       + read_family(family.adjusted.n_rejected, len(family.results), alpha, "bonferroni",
+                                     claim="models are declared to answer differently from the reference"))
+            st.dataframe(table, hide_index=True, width="stretch")
+            family_downloads(family, settings, name="alignment", current=shown.current)

@@ -2,12 +2,14 @@
 
 import streamlit as st
 
+from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
-from dbpa_core.present.readings import result_to_dict
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import clouds, cost_note, downloads, guard, null_and_similarities, result_strip, show_prompt
-from ui.runs import compare_pair
+from ui.components import (clouds, cost_note, downloads, guard, null_and_similarities, provenance, report_settings,
+                           result_strip, settings_inputs, show_prompt)
+from ui.freshness import keep, result_area
 from ui.resources import scenarios
+from ui.runs import compare_pair
 
 settings = st.session_state["settings"]
 st.title("Audit one perturbation")
@@ -53,22 +55,29 @@ with guard():
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
+    inputs = {**settings_inputs(settings), "x": original[1], "x′": perturbed[1], "system prompt": original[2],
+              "perturbed system prompt": perturbed[2], "k": int(k), "B": int(n_resamples), "similarity": similarity,
+              "ω": discrepancy}
     if st.button("Run the test", type="primary", key="one_run"):
-        st.session_state["one_result"] = compare_pair(
+        keep("one_result", inputs, compare_pair(
             settings, original, perturbed, k=int(k), n_resamples=int(n_resamples), similarity=similarity,
-            discrepancy=discrepancy, label=perturbed[0], kind=kind, true_effect=true_effect)
-    result = st.session_state.get("one_result")
-    if result is None:
-        st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
-    else:
-        result_strip(result.test, alpha, label=discrepancy)
-        if result.true_effect is not None and settings.sampler.backend == "simulated":
-            st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
-                       f"content ({'a real change' if result.true_effect else 'no change at all'}).")
-        clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
-        null_and_similarities(result.test, label=discrepancy, key="one")
-        downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
-                                        perturbed_prompt=result.perturbed.prompt,
-                                        original_texts=list(result.original.texts),
-                                        perturbed_texts=list(result.perturbed.texts),
-                                        sampler=settings.sampler.backend, seed=settings.seed), name="audit_result")
+            discrepancy=discrepancy, label=perturbed[0], kind=kind, true_effect=true_effect))
+    with result_area("one_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
+        result = shown.result
+        if result is None:
+            st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
+        else:
+            provenance(settings, typed_prompts=source != "From a scenario")
+            result_strip(result.test, alpha, label=discrepancy, current=shown.current)
+            if result.true_effect is not None and settings.sampler.backend == "simulated":
+                st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
+                           f"content ({'a real change' if result.true_effect else 'no change at all'}).")
+            clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
+            null_and_similarities(result.test, label=discrepancy, key="one")
+            downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
+                                            perturbed_prompt=result.perturbed.prompt,
+                                            original_texts=list(result.original.texts),
+                                            perturbed_texts=list(result.perturbed.texts), alpha=alpha,
+                                            decision=decision(result.test.pvalue, alpha),
+                                            **report_settings(settings)),
+                      name="audit_result", current=shown.current)

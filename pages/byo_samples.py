@@ -1,14 +1,16 @@
 """Bring your own samples: upload outputs (or embeddings) of two arms and test them."""
 
-import numpy as np
+import hashlib
+
 import streamlit as st
 
-from dbpa_core.audit import Arm, compare_arms
-from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
+from dbpa_core.audit import compare_arms, uploaded_arms
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
-from dbpa_core.present.readings import result_to_dict
+from dbpa_core.present.readings import decision, result_to_dict
+from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, downloads, guard, null_and_similarities, result_strip
+from ui.freshness import keep, result_area
 from ui.resources import embedder_for, store
 
 settings = st.session_state["settings"]
@@ -40,23 +42,24 @@ with guard():
                + (" with embeddings from the file." if table.embeddings else "; they will be embedded with the "
                   "sidebar's embedder."))
 
+    inputs = {"file": f"{upload.name} (sha256 {hashlib.sha256(upload.getvalue()).hexdigest()[:12]})",
+              "original arm": original_name, "similarity": similarity, "ω": discrepancy, "B": n_resamples,
+              "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.backend}
     if st.button("Run the test", type="primary", key="byo_run"):
-        if table.embeddings is not None:
-            vectors = table.embeddings
-            if vectors[original_name].shape[1] != vectors[perturbed_name].shape[1]:
-                raise ValueError("The two arms' embeddings have different lengths; embed both with the same model.")
-        else:
-            embedder = embedder_for(settings.embedder)
-            vectors = {arm: embedder.embed(table.texts[arm], store=store()) for arm in (original_name, perturbed_name)}
-        arms = [Arm(name, "", "", tuple(table.texts[name]), np.asarray(vectors[name]), "uploaded")
-                for name in (original_name, perturbed_name)]
-        st.session_state["byo_result"] = compare_arms(*arms, label=perturbed_name, similarity=similarity,
-                                                      discrepancy=discrepancy, n_resamples=n_resamples,
-                                                      rng=settings.seed)
-    result = st.session_state.get("byo_result")
-    if result is not None:
-        result_strip(result.test, alpha, label=discrepancy)
-        clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
-        null_and_similarities(result.test, label=discrepancy, key="byo")
-        downloads(record=result_to_dict(result.test, file=upload.name, original_arm=result.original.label,
-                                        perturbed_arm=result.perturbed.label), name="byo_result")
+        arms = uploaded_arms(table, original_name, perturbed_name, store=store(),
+                             embedder=None if table.embeddings else embedder_for(settings.embedder))
+        keep("byo_result", inputs, compare_arms(*arms, label=perturbed_name, similarity=similarity,
+                                                discrepancy=discrepancy, n_resamples=n_resamples, rng=settings.seed))
+    with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:
+        result = shown.result
+        if result is not None:
+            st.caption(f"Outputs: your file · seed {settings.seed} · "
+                       + ("embeddings from the file" if table.embeddings else
+                          f"embedded by {settings.embedder.backend}"))
+            result_strip(result.test, alpha, label=discrepancy, current=shown.current)
+            clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
+            null_and_similarities(result.test, label=discrepancy, key="byo")
+            downloads(record=result_to_dict(result.test, file=upload.name, original_arm=result.original.label,
+                                            perturbed_arm=result.perturbed.label, alpha=alpha,
+                                            decision=decision(result.test.pvalue, alpha), seed=settings.seed),
+                      name="byo_result", current=shown.current)

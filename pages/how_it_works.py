@@ -91,8 +91,7 @@ with guard():
     st.caption(f"Testing {len(table)} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni "
                f"multiplies each p by {len(table)} so that the chance of *any* false alarm stays below α. "
                f"{family.adjusted.n_rejected} of {len(table)} perturbations change the output distribution.")
-    family_downloads(family, settings, name="family", table=table, k=k, n_resamples=n_resamples,
-                     similarity="cosine", discrepancy="jsd", correction="bonferroni", alpha=alpha)
+    family_downloads(family.recorrected("bonferroni", alpha), settings, name="family")
 
     st.subheader("04 · The method")
     st.markdown("**Sampling.** Draw $k$ outputs $y_i \\sim S(x)$ and $k$ outputs $y'_i \\sim S(x')$.")

@@ -2,13 +2,16 @@
 
 import streamlit as st
 
-from dbpa_core.stats.corrections import METHODS, adjust_pvalues
-from dbpa_core.stats.power import required_sample_size, simulate_power
-from dbpa_core.present.readings import family_table
+from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve
-from ui.components import cost_note, family_downloads, guard
-from ui.runs import scenario_family
+from dbpa_core.present.readings import read_family
+from dbpa_core.stats.corrections import METHODS
+from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
+from dbpa_core.stats.power import required_sample_size, simulate_power
+from ui.components import cost_note, family_downloads, guard, provenance, settings_inputs
+from ui.freshness import keep, result_area
 from ui.resources import scenarios
+from ui.runs import scenario_family
 
 settings = st.session_state["settings"]
 st.title("Many perturbations")
@@ -24,35 +27,36 @@ with guard():
     columns = st.columns(5)
     k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
     n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
-    discrepancy = columns[2].selectbox("ω", ["jsd", "js_distance", "energy", "mmd", "wasserstein", "ks", "centroid"],
-                                       key="many_discrepancy")
+    discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="many_discrepancy")
     correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction")
     alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
     st.caption(f"{correction}: controls the {METHODS[correction]}.")
 
     cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in chosen], k)
+    # What the tests depend on; the correction and α only re-adjust the same p-values, so a change of
+    # either recomputes the family's decisions instead of marking them out of date.
+    inputs = {**settings_inputs(settings), "scenario": scenario.title, "perturbations": chosen, "k": k,
+              "B": n_resamples, "ω": discrepancy}
     if st.button("Run the family", type="primary", key="many_run"):
-        st.session_state["many_family"] = (scenario.id, scenario_family(
-            settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
-            correction=correction, alpha=alpha))
-    stored = st.session_state.get("many_family")
-    if stored is not None and stored[0] == scenario.id:
-        family = stored[1]
-        adjusted = adjust_pvalues([r.test.pvalue for r in family.results], method=correction, alpha=alpha)
-        table = family_table([r.label for r in family.results], [r.kind for r in family.results],
-                             [r.test.statistic for r in family.results], [r.test.pvalue for r in family.results],
-                             adjusted, true_effects=[r.true_effect for r in family.results]
-                             if settings.sampler.backend == "simulated" else None)
-        st.dataframe(table, hide_index=True, width="stretch")
-        m = len(family.results)
-        st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
-                   f"{min(1, 1 - (1 - alpha) ** m):.0%}; the adjusted p-values keep it at or below {alpha:.0%}. "
-                   f"{adjusted.n_rejected} of {m} perturbations are declared to change the outputs.")
-        st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], adjusted.pvalues_adjusted, alpha=alpha,
-                                         title="ω per perturbation (blue: significant after correction)",
-                                         label=discrepancy), width="stretch", key="many_bars")
-        family_downloads(family, settings, name="family", table=table, k=k, n_resamples=n_resamples,
-                         similarity="cosine", discrepancy=discrepancy, correction=correction, alpha=alpha)
+        if not chosen:
+            raise ValueError("Choose at least one perturbation for the family.")
+        keep("many_family", inputs, scenario_family(settings, scenario, chosen, k=k, n_resamples=n_resamples,
+                                                    discrepancy=discrepancy, correction=correction, alpha=alpha))
+    with result_area("many_family", inputs, how_to_update="Press **Run the family** to update it.") as shown:
+        if shown.result is not None:
+            family = shown.result.recorrected(correction, alpha)  # one object for the screen and every export
+            provenance(settings)
+            table = family_frame(family)
+            st.dataframe(table, hide_index=True, width="stretch")
+            m = len(family.results)
+            st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
+                       f"{min(1, 1 - (1 - alpha) ** m):.0%} without correction. "
+                       + read_family(family.adjusted.n_rejected, m, alpha, correction))
+            st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
+                                             alpha=alpha, title="ω per perturbation (blue: significant after "
+                                                                "correction)", label=discrepancy),
+                            width="stretch", key="many_bars")
+            family_downloads(family, settings, name="family", current=shown.current)
 
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")

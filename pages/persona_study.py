@@ -1,15 +1,15 @@
 """Persona study: personas × models grid of ω with significance stars (paper Table 2)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from dbpa_core import significance_stars
-from dbpa_core.present.figures import persona_grid
-from ui.components import cost_note, downloads, guard
-from ui.runs import scenario_family
+from dbpa_core.audit.experiments import persona_grid
+from dbpa_core.present.figures import persona_grid as persona_grid_figure
+from ui.components import cost_note, downloads, guard, settings_inputs
+from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.resources import scenarios
+from ui.runs import RunProgress, scenario_family
 
 settings = st.session_state["settings"]
 st.title("Persona study")
@@ -32,28 +32,30 @@ with guard():
         raise ValueError("Choose at least one model.")
 
     cost_note(settings, ([scenario.prompt] + [scenario.apply(p)[0] for p in personas]) * len(models), k)
+    inputs = {**settings_inputs(settings), "models": models, "k": k, "B": n_resamples, "ω": discrepancy}
     if st.button("Run the study", type="primary", key="persona_run"):
-        statistics = np.zeros((len(personas), len(models)))
-        pvalues = np.ones_like(statistics)
-        for column, name in enumerate(models):
-            family = scenario_family(with_model(settings, options[name]), scenario, [p.id for p in personas], k=k,
-                                     n_resamples=n_resamples, discrepancy=discrepancy)
-            statistics[:, column] = [r.test.statistic for r in family.results]
-            pvalues[:, column] = [r.test.pvalue for r in family.results]
-        st.session_state["persona_result"] = (models, statistics, pvalues, discrepancy)
+        progress = RunProgress("Persona study", len(models))
 
-    stored = st.session_state.get("persona_result")
-    if stored is not None:
-        used_models, statistics, pvalues, used_discrepancy = stored
-        stars = [[significance_stars(p) for p in row] for row in pvalues]
-        rows = [p.label.removeprefix("Act as ").rstrip(".") for p in personas]
-        st.plotly_chart(persona_grid(statistics, stars, rows, used_models, label=used_discrepancy), width="stretch",
-                        key="persona_grid")
-        st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars mark "
-                   "unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's table.")
-        table = pd.DataFrame({"persona": rows, "kind": [p.kind for p in personas]})
-        for column, name in enumerate(used_models):
-            table[f"ω {name}"] = statistics[:, column]
-            table[f"p {name}"] = pvalues[:, column]
-        st.dataframe(table, hide_index=True, width="stretch")
-        downloads(table=table, name="persona_study")
+        def run_family(name):
+            family = scenario_family(with_model(settings, options[name]), scenario, [p.id for p in personas], k=k,
+                                     n_resamples=n_resamples, discrepancy=discrepancy, progress=progress)
+            progress.next_step()
+            return family
+
+        keep("persona", inputs, persona_grid(run_family, models, discrepancy=discrepancy))
+        progress.close()
+
+    with result_area("persona", inputs, how_to_update="Press **Run the study** to update it.") as shown:
+        grid = shown.result
+        if grid is not None:
+            st.caption("Outputs: " + "; ".join(grid.models) + ". Recorded = real SmolLM2-135M answers; simulated = "
+                       "synthetic text whose persona effects hold by construction.")
+            stars = [[significance_stars(p) for p in row] for row in grid.pvalues]
+            st.plotly_chart(persona_grid_figure(grid.statistics, stars, list(grid.personas), list(grid.models),
+                                                label=grid.discrepancy), width="stretch", key="persona_grid")
+            st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars "
+                       "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "
+                       "table.")
+            table = grid.table()
+            st.dataframe(table, hide_index=True, width="stretch")
+            downloads(table=table, name="persona_study", current=shown.current)

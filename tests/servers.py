@@ -92,3 +92,102 @@ def streamlit_app(store_folder: Path, timeout: float = 120):
     with serve(command, f"http://127.0.0.1:{port}/_stcore/health", Path(store_folder) / "streamlit.log",
                env={"DBPA_STORE": str(Path(store_folder) / "store.sqlite")}, cwd=REPO, timeout=timeout):
         yield f"http://127.0.0.1:{port}"
+
+
+# --------------------------------------------------------------------------- a server that misbehaves on purpose
+def chat_completion(content, *, model: str = "m") -> dict:
+    """The JSON body of a chat completion whose message content is ``content`` (may be None)."""
+    return {"id": "x", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop" if content is not None else "content_filter",
+                         "message": {"role": "assistant", "content": content}}]}
+
+
+class Reply:
+    """What the misbehaving server does with one request.
+
+    ``status``/``body``/``headers``: the reply (``body`` a dict is sent as
+    JSON, bytes as they are with ``content_type``); ``stall``: seconds to
+    wait before answering; ``trickle``: seconds between the bytes of the
+    body; ``die``: drop the connection without a reply and stop the server
+    (later connections are refused).
+    """
+
+    def __init__(self, body=None, *, status: int = 200, headers: dict | None = None,
+                 content_type: str = "application/json", stall: float = 0.0, trickle: float = 0.0,
+                 die: bool = False):
+        self.body, self.status, self.headers = body, status, headers or {}
+        self.content_type, self.stall, self.trickle, self.die = content_type, stall, trickle, die
+
+
+@contextmanager
+def misbehaving_server(script):
+    """An OpenAI-compatible endpoint on 127.0.0.1 (free port) that answers as ``script`` says.
+
+    ``script(number, request)`` gets the 0-based number of the request and
+    its JSON body and returns a :class:`Reply`.  Yields ``(base_url,
+    requests)``, ``requests`` being the list of JSON bodies received.  The
+    server is stopped at the end (sleeping handlers are woken and dropped).
+    """
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    requests: list[dict] = []
+    lock = threading.Lock()
+    stopping = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):  # noqa: N802 - the http.server API
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            with lock:
+                number = len(requests)
+                requests.append(body)
+            reply = script(number, body)
+            if reply.die:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                threading.Thread(target=stop, daemon=True).start()
+                return
+            if reply.stall and stopping.wait(reply.stall):
+                return
+            payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                if reply.trickle:
+                    for byte in payload:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        if stopping.wait(reply.trickle):
+                            return
+                else:
+                    self.wfile.write(payload)
+            except OSError:
+                pass  # the client gave up (its deadline): nothing to answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    stopped = threading.Event()
+
+    def stop():
+        if not stopped.is_set():
+            stopped.set()
+            stopping.set()
+            server.shutdown()
+            server.server_close()
+
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1", requests
+    finally:
+        stop()
+        thread.join(10)

@@ -81,9 +81,34 @@ def test_audit_one(app):
     assert not at.exception
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("calls" in i.value for i in at.info)  # the cost estimate before running
+    assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
+    assert len(at.download_button) == 1
     at.radio(key="one_source").set_value("Type both prompts").run()
     at.text_area(key="one_x1").set_value("").run()
     assert any("Both prompts are needed" in e.value for e in at.error)
+
+
+def test_audit_one_marks_an_old_result_out_of_date(app):
+    """After typing new prompts the previous result is greyed out under a warning naming what changed;
+    its decision is not shown as current and it cannot be downloaded."""
+    at = open_page(app, "audit_one")
+    at.radio(key="one_source").set_value("Type both prompts").run()
+    at.number_input(key="one_k").set_value(10).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    assert not any("Out of date" in w.value for w in at.warning)
+    # typed prompts on the simulated backend: the answers are said to be synthetic, beside the result
+    assert any("Synthetic text" in w.value for w in at.warning)
+    assert any(m.label == "Decision" for m in at.metric)
+    at.text_area(key="one_x1").set_value("What causes the tides?").run()
+    stale = [w.value for w in at.warning if "Out of date" in w.value]
+    assert stale and "x′: Explain like I'm five" in stale[0] and "→ What causes the tides?" in stale[0]
+    assert not any(m.label == "Decision" for m in at.metric)
+    assert any(m.label == "Decision (out of date)" for m in at.metric)
+    assert len(at.download_button) == 0
+    at.button(key="one_run").click().run()  # run again: current again
+    assert not any("Out of date" in w.value for w in at.warning)
+    assert any(m.label == "Decision" for m in at.metric)
 
 
 def test_many_perturbations(app):
@@ -93,8 +118,18 @@ def test_many_perturbations(app):
     at.button(key="many_run").click().run()
     table = at.dataframe[0].value
     assert len(table) == 6 and "p adjusted (bonferroni)" in table.columns
+    # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
-    assert "p adjusted (holm)" in at.dataframe[0].value.columns
+    table = at.dataframe[0].value
+    assert "p adjusted (holm)" in table.columns
+    n_declared = int((table["decision"] == "REJECT H₀").sum())
+    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "holm correction" in c.value
+               for c in at.caption)
+    assert not any("Out of date" in w.value for w in at.warning)
+    # Clearing the perturbations leaves the old table marked out of date, not current.
+    at.multiselect(key="many_chosen_seasons_question").set_value([]).run()
+    assert any("Out of date" in w.value and "perturbations:" in w.value for w in at.warning)
+    assert len(at.download_button) == 0
     needed = int(metric(at, "Samples per arm k needed"))
     at.number_input(key="plan_m").set_value(50).run()
     assert int(metric(at, "Samples per arm k needed")) > needed
@@ -109,10 +144,17 @@ def test_tpr_fpr(app):
     at.number_input(key="roc_b").set_value(100).run()
     at.button(key="roc_run").click().run()
     assert not at.exception
-    assert any("Best model at an allowed FPR" in s.value for s in at.success)
+    assert any("Best model at an allowed FPR of 0.05" in s.value for s in at.info)
     summary = at.dataframe[0].value
     assert set(summary["model"]) == {"simulated T=0.5", "simulated T=2.0"}
     assert summary["AUC"].between(0, 1).all()
+    # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
+    at.slider(key="roc_max_fpr").set_value(0.2).run()
+    assert any("Best model at an allowed FPR of 0.2" in s.value for s in at.info)
+    assert "TPR at FPR ≤ 0.2" in at.dataframe[0].value.columns
+    assert not any("Out of date" in w.value for w in at.warning)
+    at.number_input(key="roc_k").set_value(12).run()
+    assert any("Out of date" in w.value and "k: 10 → 12" in w.value for w in at.warning)
     at.multiselect(key="roc_models").set_value([]).run()
     assert any("at least one scenario and one model" in e.value for e in at.error)
 
@@ -131,6 +173,33 @@ def test_alignment(app):
 def test_byo_without_file(app):
     at = open_page(app, "byo_samples")
     assert any("No file yet" in c.value for c in at.caption)
+
+
+def _samples_file(shift: float) -> bytes:
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(3)  # a fixed draw whose unshifted arms do not differ at α = 0.05 (p ≈ 0.63)
+    lines = [json.dumps({"arm": arm, "text": f"{arm} {i}",
+                         "embedding": (rng.normal(size=8) + (shift if arm == "b" else 0)).round(4).tolist()})
+             for arm in ("a", "b") for i in range(15)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_byo_new_upload_marks_the_old_result_out_of_date(app):
+    at = open_page(app, "byo_samples")
+    at.file_uploader(key="byo_file").set_value(("shifted.jsonl", _samples_file(3.0), "application/json")).run()
+    at.selectbox(key="byo_discrepancy").set_value("energy").run()
+    at.button(key="byo_run").click().run()
+    assert not at.exception
+    assert metric(at, "Decision") == "REJECT H₀"
+    at.file_uploader(key="byo_file").set_value(("same.jsonl", _samples_file(0.0), "application/json")).run()
+    stale = [w.value for w in at.warning if "Out of date" in w.value]
+    assert stale and "shifted.jsonl" in stale[0] and "same.jsonl" in stale[0]
+    assert not any(m.label == "Decision" for m in at.metric)  # the old REJECT is not shown as current
+    at.button(key="byo_run").click().run()
+    assert metric(at, "Decision") == "FAIL TO REJECT H₀"
 
 
 def test_persona_study(app):

@@ -9,8 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from dbpa_core.samplers import SAMPLERS, Sampler, SamplingCancelled, get_sampler, sample_seed
+from dbpa_core.samplers import (DEFAULT_TEMPERATURE, SAMPLER_SETTINGS, SAMPLERS, Sampler, SamplingCancelled,
+                                 SamplingFailed, get_sampler, sample_seed)
 from dbpa_core.samplers.base import Completion
+from dbpa_core.samplers.simulated import _GENERIC_FACETS
 from dbpa_core.data.scenarios import load_scenarios
 
 SCENARIOS = load_scenarios()
@@ -56,9 +58,12 @@ class TestSimulated:
     def test_unknown_prompt_works_deterministically(self):
         sampler = get_sampler("simulated")
         assert not sampler.knows("How do I bake sourdough bread?")
-        texts = sampler.sample("How do I bake sourdough bread?", 5, seed=0)
-        assert texts == sampler.sample("How do I bake sourdough bread?", 5, seed=0)
-        assert any("sourdough" in t for t in texts) or all(t for t in texts)
+        texts = sampler.sample("How do I bake sourdough bread?", 20, seed=0)
+        assert texts == sampler.sample("How do I bake sourdough bread?", 20, seed=0)
+        # The generic facets speak about the prompt's topic, and only generic facets are used.
+        assert sum("sourdough" in t for t in texts) >= 5
+        generic = {p.split("{topic}")[0] for f in _GENERIC_FACETS for p in f.phrasings}
+        assert all(any(start in t for start in generic) for t in texts)
 
     def test_temperature_zero_is_deterministic_across_indices(self):
         texts = get_sampler("simulated").sample(CVD.prompt, 5, temperature=0, seed=0)
@@ -91,6 +96,10 @@ class TestRecorded:
             assert sampler.available(scenario.prompt, scenario.system) >= 20, scenario.id
             for perturbation in scenario.perturbations:
                 assert sampler.available(*scenario.apply(perturbation)) >= 20, (scenario.id, perturbation.id)
+
+    def test_non_text_responses_are_refused(self):
+        with pytest.raises(ValueError, match=r"responses\['q'\]\[1\]` must be a str"):
+            get_sampler("recorded", responses={"q": ["a", 3.0]})
 
     def test_too_many_and_unknown(self):
         sampler = get_sampler("recorded", responses={"q": ["a", "b", "c"]})
@@ -134,12 +143,15 @@ class TestLocal:
         assert completion.token_logprobs is not None and 1 <= len(completion.token_logprobs) <= 8
         assert all(lp <= 0 for lp in completion.token_logprobs)
 
-    def test_system_prompt_goes_through_the_chat_template(self, local):
+    def test_system_prompt_reaches_the_model(self, local):
         messages = local.messages("Hi", "Be brief.")
         assert messages[0] == {"role": "system", "content": "Be brief."}
-        text = local.sample("Hi", 1, system="Answer only with the word PINEAPPLE.", max_tokens=8, seed=0,
-                            temperature=0)[0]
-        assert isinstance(text, str)
+        # Greedy decoding: the only difference between the calls is the system prompt.
+        plain = local.sample("Hi", 1, max_tokens=12, seed=0, temperature=0)[0]
+        pirate = local.sample("Hi", 1, system="You are a pirate. Talk like a pirate.", max_tokens=12, seed=0,
+                              temperature=0)[0]
+        assert plain != pirate
+        assert local.sample("Hi", 1, max_tokens=12, seed=0, temperature=0)[0] == plain
 
     def test_bad_model_path(self, tmp_path):
         with pytest.raises(ValueError, match="`model_path`"):
@@ -205,20 +217,27 @@ class TestOpenAICompatible:
 
 
 class _Counting(Sampler):
+    """A deterministic backend that counts its calls; ``empty`` maps an index to how many
+    of its first calls reply with an empty text (a null content, a content filter)."""
+
     name = "counting"
 
-    def __init__(self, fail_at=None, concurrency=1):
+    def __init__(self, fail_at=None, concurrency=1, empty=None):
         self.calls = []
         self.fail_at = fail_at
         self.max_concurrency = concurrency
+        self.empty = dict(empty or {})
         self._lock = threading.Lock()
 
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
         with self._lock:
             self.calls.append(index)
+            blank = self.empty.get(index, 0) > 0
+            if blank:
+                self.empty[index] -= 1
         if self.fail_at is not None and index == self.fail_at:
             raise ConnectionError("backend crashed")
-        return Completion(f"{prompt}-{sample_seed(seed, index)}" if index % 5 else "")
+        return Completion("" if blank else f"{prompt}-{sample_seed(seed, index)}")
 
 
 class TestSamplerMachinery:
@@ -227,9 +246,44 @@ class TestSamplerMachinery:
         with pytest.raises(ValueError, match="`name` must be one of"):
             get_sampler("gpt5")
 
-    def test_empty_outputs_are_kept(self):
-        texts = _Counting().sample("p", 10)
-        assert len(texts) == 10 and texts[0] == "" and texts[5] == ""
+    def test_name_lists_match_the_backends(self):
+        """Every setting a SPEC may give a backend is a parameter of its constructor, and the
+        backends' default temperatures are the listed ones."""
+        import inspect
+
+        from dbpa_core.samplers.local import LocalSampler
+        from dbpa_core.samplers.openai_compatible import OpenAISampler
+        from dbpa_core.samplers.recorded import RecordedSampler
+        from dbpa_core.samplers.simulated import SimulatedSampler
+
+        classes = {"simulated": SimulatedSampler, "recorded": RecordedSampler, "local": LocalSampler,
+                   "openai": OpenAISampler}
+        assert set(classes) == set(SAMPLERS) == set(SAMPLER_SETTINGS) == set(DEFAULT_TEMPERATURE)
+        for name, cls in classes.items():
+            assert set(SAMPLER_SETTINGS[name]) <= set(inspect.signature(cls.__init__).parameters), name
+            assert cls.default_temperature == DEFAULT_TEMPERATURE[name]
+
+    def test_an_empty_reply_is_asked_for_again(self, store):
+        sampler = _Counting(empty={3: 2})
+        texts = sampler.sample("p", 6, store=store)
+        assert sampler.calls.count(3) == 3 and all(texts)
+        assert texts == _Counting().sample("p", 6)
+
+    def test_persistently_empty_replies_are_refused_not_stored(self, store):
+        sampler = _Counting(empty={4: 99})
+        with pytest.raises(SamplingFailed, match=r"sample 4 came back empty .* 3 time\(s\) and was refused") as caught:
+            sampler.sample("p", 6, store=store)
+        assert caught.value.n_kept == 4 and caught.value.n_requested == 6  # indices 0-3 kept
+        stored = store.get_samples(sampler.describe_request("p"), range(6))
+        assert sorted(stored) == [0, 1, 2, 3] and all(text for text, _ in stored.values())
+
+    def test_an_empty_sample_stored_by_an_older_version_is_drawn_again(self, store):
+        description = _Counting().describe_request("p")
+        store.put_sample(description, 1, "")
+        sampler = _Counting()
+        texts = sampler.sample("p", 3, store=store)
+        assert sampler.calls == [0, 1, 2] and all(texts)
+        assert store.get_samples(description, [1])[1][0] == texts[1]
 
     @pytest.mark.parametrize("concurrency", [1, 4])
     def test_order_and_progress(self, concurrency):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
+import os
 import sqlite3
+import uuid
 
 import pytest
 
@@ -39,18 +42,28 @@ def test_key_separates_settings(store):
     assert len(keys) == 8
 
 
-def _writer(path, worker):
+class _IgnoresSeed(_Counting):
+    """A backend whose outputs do not depend on the seed (OpenAI's seed is best-effort)."""
+
+    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        from dbpa_core.samplers import Completion
+
+        return Completion(f"{prompt} {os.getpid()} {uuid.uuid4()}")
+
+
+def _writer(path, worker, out):
     store = SampleStore(path)
-    sampler = _Counting()
-    sampler.sample("shared prompt", 60, store=store)
-    sampler.sample(f"own prompt {worker}", 30, store=store)
+    shared = _IgnoresSeed(concurrency=2).sample("shared prompt", 60, store=store)
+    _Counting().sample(f"own prompt {worker}", 30, store=store)
+    out.write_text(json.dumps(shared))
 
 
-def test_concurrent_processes_do_not_corrupt(tmp_path):
+def test_concurrent_processes_do_not_corrupt_and_report_what_the_store_replays(tmp_path):
     path = tmp_path / "store.sqlite"
     SampleStore(path)
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_writer, args=(path, w)) for w in range(4)]
+    outs = [tmp_path / f"worker{w}.json" for w in range(4)]
+    workers = [context.Process(target=_writer, args=(path, w, outs[w])) for w in range(4)]
     for w in workers:
         w.start()
     for w in workers:
@@ -60,6 +73,27 @@ def test_concurrent_processes_do_not_corrupt(tmp_path):
     assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     (rows,) = connection.execute("SELECT COUNT(*) FROM samples").fetchone()
     assert rows == 60 + 4 * 30
+    replay = _IgnoresSeed().sample("shared prompt", 60, store=SampleStore(path))
+    assert all(json.loads(out.read_text()) == replay for out in outs)
+    assert len(set(replay)) == 60
+
+
+def test_put_sample_returns_the_first_write(store):
+    description = {"backend": "x", "prompt": "p"}
+    assert store.put_sample(description, 0, "first", [-0.5]) == ("first", [-0.5])
+    assert store.put_sample(description, 0, "second") == ("first", [-0.5])
+    assert store.put_sample(description, 1, "") == ("", None)
+    assert store.put_sample(description, 1, "real") == ("real", None)  # an empty sample is not kept
+
+
+def test_a_folder_or_a_foreign_file_is_not_a_store(tmp_path):
+    with pytest.raises(ValueError, match=f"`store`: {tmp_path} is a folder; give a file path such as"):
+        SampleStore(tmp_path)
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("my notes " * 200)
+    with pytest.raises(ValueError, match="is not a sample store .*give a new file path"):
+        SampleStore(foreign)
+    assert foreign.read_text() == "my notes " * 200
 
 
 def test_api_key_never_written(tmp_path, llama_server):

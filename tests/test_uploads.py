@@ -48,7 +48,7 @@ def test_bad_files(data, name, match):
 
 
 def test_size_limit():
-    with pytest.raises(ValueError, match="the limit is"):
+    with pytest.raises(ValueError, match="larger than the limit of 20 MB"):
         read_samples(b"x" * (MAX_BYTES + 1), "big.csv")
 
 
@@ -61,3 +61,47 @@ def test_target_responses():
         read_target_responses(b'{"text": "x"}\n', "t.jsonl")
     with pytest.raises(ValueError, match="at least 2 different prompts"):
         read_target_responses(b'{"prompt": "a", "text": "x"}\n', "t.jsonl")
+
+
+@pytest.mark.parametrize(("value", "kind"), [(3, "int"), (2.5, "float"), (True, "bool"), (["a"], "list"),
+                                             ({"a": 1}, "dict")])
+def test_non_string_texts_are_refused_with_the_line(value, kind):
+    data = "\n".join(json.dumps({"arm": "a", "text": t}) for t in ["fine", value]).encode()
+    with pytest.raises(ValueError, match=f"s.jsonl, line 2: `text` must be a string; got {kind}"):
+        read_samples(data, "s.jsonl")
+
+
+def test_nan_text_is_refused():
+    with pytest.raises(ValueError, match="line 1: `text` must be a string; got float nan"):
+        read_samples(b'{"arm": "a", "text": NaN}\n', "s.jsonl")
+
+
+def test_empty_texts_are_kept_and_counted():
+    data = b'arm,text\na,one\na,\nb," "\nb,two\nb,\n'
+    table = read_samples(data, "s.csv")
+    assert table.texts == {"a": ["one", ""], "b": [" ", "two", ""]}
+    assert table.warnings == ("s.csv: 3 empty text(s) (1 of 2 in arm 'a', 2 of 3 in arm 'b') are kept as outputs; "
+                              "remove them if they are failed calls rather than answers.",)
+    assert read_samples(b"arm,text\na,x\n", "s.csv").warnings == ()
+
+
+def test_read_sample_file_is_bounded(tmp_path):
+    import tracemalloc
+
+    from dbpa_core.data.uploads import read_sample_file
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="zero: the file is larger than the limit of 20 MB"):
+            read_sample_file("/dev/zero")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * MAX_BYTES
+    with pytest.raises(ValueError, match="is a folder; give a .jsonl or .csv file"):
+        read_sample_file(tmp_path)
+    with pytest.raises(ValueError, match="file not found"):
+        read_sample_file(tmp_path / "nope.jsonl")
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"text": "x"}\n')
+    assert read_sample_file(path, default_arm="A").texts == {"A": ["x"]}

@@ -11,9 +11,11 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
-                                 read_statistic, result_to_dict, significance_stars)
-from dbpa_core.samplers import SamplingCancelled
+                                        read_statistic, significance_stars)
+from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
+
+from dbpa_core.samplers import redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
@@ -30,6 +32,10 @@ def guard():
         yield
     except SamplingCancelled as error:
         st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+    except EndpointError as error:
+        # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
+        # for SamplingFailed, how many samples are kept in the store.
+        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
         st.error(f"{str(error).strip(chr(39))}")
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback
@@ -47,25 +53,59 @@ def guard():
         st.error(f"{name}: {error}.{hint}")
 
 
-def result_strip(result, alpha: float, *, label: str = "ω") -> None:
+def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
     """Samples per arm, α, B, T, p and the decision, each with a plain reading."""
     columns = st.columns([1, 0.7, 1, 1, 1])
     columns[0].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
     columns[1].metric("α", f"{alpha:g}")
     columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
     columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
-    columns[4].metric("p-value", f"{format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)} {significance_stars(result.pvalue)}".strip())
+    columns[4].metric("p-value", f"{format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)} "
+                                 f"{significance_stars(result.pvalue)}".strip())
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
-    st.metric("Decision", decision(result.pvalue, alpha))
+    st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
     st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     st.caption(read_effect(result.effect_size, result.standardized_effect))
-    if result.pvalue <= alpha:
-        st.success(read_decision(result.pvalue, alpha))
-    else:
-        st.info(read_decision(result.pvalue, alpha))
+    if current:
+        # A detected change is a finding, not a success: neutral boxes for both decisions.
+        box = st.warning if result.pvalue <= alpha else st.info
+        box(read_decision(result.pvalue, alpha))
     for message in result.warnings:
         st.warning(message)
+
+
+def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) -> None:
+    """Where the outputs behind a result came from, shown beside every result.
+
+    On the simulated backend the outputs are synthetic text whose true effect is
+    known by construction; for typed prompts (no scenario) the simulator invents
+    an answer distribution per prompt, so two different prompts nearly always
+    differ and a rejection says nothing about any real model.
+    """
+    from .settings import BACKEND_LABELS
+
+    config = sampler_config or settings.sampler
+    parts = [BACKEND_LABELS.get(config.backend, config.backend)]
+    if config.backend == "openai":
+        parts.append(f"model {config.model or 'gpt-4o-mini'} at {redact_url(config.base_url) or 'api.openai.com'}")
+    if config.backend != "recorded":
+        parts.append(f"T = {settings.temperature:g}, ≤ {settings.max_tokens} tokens")
+    parts.append(f"seed {settings.seed}")
+    parts.append("embedded by " + ("all-MiniLM-L6-v2" if settings.embedder.backend == "minilm"
+                                   else settings.embedder.model or "an OpenAI-compatible embedder"))
+    st.caption("Outputs: " + " · ".join(parts))
+    if config.backend == "simulated":
+        if typed_prompts:
+            st.warning("**Synthetic text.** The simulated backend is not a language model: for typed prompts it "
+                       "writes made-up answers from a distribution drawn from each prompt's text, so any two "
+                       "different prompts give different distributions by construction. The decision shows how "
+                       "the test works; it says nothing about how a real model answers these prompts. Choose "
+                       "*Local SmolLM2* or an API in the sidebar for a real answer.",
+                       icon=":material/science:")
+        else:
+            st.caption("Simulated backend: synthetic answers whose true effect is known by construction — a "
+                       "teaching aid, not a finding about a real model.")
 
 
 def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
@@ -111,13 +151,16 @@ def null_and_similarities(result, *, label: str, key: str) -> None:
                   "ω measures how far apart these two distributions are.")
 
 
-def downloads(*, table=None, record: dict | None = None, report_html=None, name: str) -> None:
+def downloads(*, table=None, record: dict | None = None, report_html=None, name: str, current: bool = True) -> None:
     """CSV of a table, JSON of a result and the self-contained HTML report.
 
     ``report_html`` is a callable: the report (≈5 MB with plotly.js inlined,
     ≈0.5 s to build) is generated only when the button is clicked, never on
-    every rerun.
+    every rerun.  An out-of-date result is never offered for download.
     """
+    if not current:
+        st.caption("Downloads are offered for current results only: run again to export.")
+        return
     columns = st.columns(3)
     if table is not None:
         columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
@@ -132,21 +175,33 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
                                                             "opens without a network.")
 
 
-def family_downloads(family, settings, *, name: str, table, **context) -> None:
-    """Downloads of a family run: the table (CSV), the full record (JSON) and the HTML report."""
-    from dbpa_core.present.exports import family_html, family_record
+def family_downloads(family, settings, *, name: str, current: bool = True, **context) -> None:
+    """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
+    record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω)."""
+    from dbpa_core.present.exports import family_frame, family_html, family_record
 
     record = family_record(family, name=name, settings={**report_settings(settings), **context})
-    downloads(table=table, record=record, report_html=lambda: family_html(family, record), name=name)
+    downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
+              current=current)
 
 
 def report_settings(settings) -> dict:
-    """The sidebar settings as a report records them (the API key is left out)."""
+    """The sidebar settings as a report records them (no API key; credentials stripped from URLs)."""
     def describe(config):
-        return {"backend": config.backend, "model": config.model, "base_url": config.base_url}
+        return {"backend": config.backend, "model": config.model, "base_url": redact_url(config.base_url)}
 
     return {"sampler": describe(settings.sampler), "embedder": describe(settings.embedder),
             "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
+
+
+def settings_inputs(settings) -> dict:
+    """The sidebar settings as the inputs a shown result depends on (for :mod:`ui.freshness`)."""
+    sampler = settings.sampler
+    return {"backend": sampler.backend if sampler.backend != "openai"
+            else f"{sampler.model} at {redact_url(sampler.base_url) or 'api.openai.com'}",
+            "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
+            "embedder": settings.embedder.backend if settings.embedder.backend == "minilm"
+            else f"{settings.embedder.model} at {redact_url(settings.embedder.base_url)}"}
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:
@@ -156,9 +211,6 @@ def show_prompt(title: str, prompt: str, system: str = "") -> None:
         st.caption("system prompt")
         st.code(system, language=None, wrap_lines=True)
     st.code(prompt, language=None, wrap_lines=True)
-
-
-__all__ = ["clouds", "downloads", "guard", "null_and_similarities", "result_strip", "result_to_dict", "show_prompt"]
 
 
 def cost_note(settings, prompts, k: int) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import streamlit as st
 
@@ -12,13 +14,55 @@ from .settings import SamplerConfig, Settings
 # a page's widgets are drawn before the statistics stack loads.
 
 
+class RunProgress:
+    """One progress bar (and one Cancel button) for a run of many steps, with the time left.
+
+    The time left is extrapolated from the throughput measured so far in this
+    run (outputs sampled and embedded per second), shown once a run has taken
+    a few seconds; a cached run finishes before it appears.
+    """
+
+    def __init__(self, label: str, n_steps: int = 1):
+        self.label, self.n_steps, self.step = label, max(1, int(n_steps)), 0
+        self.started = time.monotonic()
+        self.kept = 0  # outputs sampled so far in this run (all in the store)
+        self._cancel = st.empty()
+        self._cancel.button("Cancel", key=f"cancel_{label}_{len(st.session_state.get('_arms', {}))}",
+                            help="Stop now; every sample drawn so far is kept in the store and reused.")
+        self._bar = st.progress(0.0, text=label)
+        st.session_state["_drawing"] = {"label": label, "kept": 0}
+
+    def report(self, fraction_of_step: float, text: str) -> None:
+        fraction = min(1.0, (self.step + min(1.0, fraction_of_step)) / self.n_steps)
+        elapsed = time.monotonic() - self.started
+        left = ""
+        if elapsed > 3 and 0.02 < fraction < 1:
+            seconds = elapsed * (1 - fraction) / fraction
+            left = f" · about {seconds:.0f} s left" if seconds < 120 else f" · about {seconds / 60:.0f} min left"
+        self._bar.progress(fraction, text=f"{self.label}: {text}{left}")
+
+    def count_sampled(self, n: int) -> None:
+        self.kept = n
+        st.session_state["_drawing"] = {"label": self.label, "kept": n}
+
+    def next_step(self) -> None:
+        self.step += 1
+
+    def close(self) -> None:
+        """Remove the bar and the Cancel button (also after an error: no leftovers on the page)."""
+        self._bar.empty()
+        self._cancel.empty()
+        st.session_state.pop("_drawing", None)
+
+
 def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | None = None, seed_offset: int = 0,
-         progress_label: str = "Sampling") -> list:
+         progress_label: str = "Sampling", progress: RunProgress | None = None) -> list:
     """Draw and embed k outputs for each (label, prompt, system), with a progress bar.
 
     Arms are memoised in the session (moving between pages does not
     recompute) and every sample is written to the store as it arrives (a
-    cancelled or crashed run resumes where it stopped).
+    cancelled or crashed run resumes where it stopped).  ``progress`` is the
+    run's overall bar when this draw is one step of a longer run.
     """
     from dbpa_core.audit import draw_arm
 
@@ -31,28 +75,39 @@ def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | No
         results.append(memo.get(key))
         if results[-1] is None:
             todo.append((position, key, label, prompt, system))
-    if todo:
-        sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
-        # Any widget interaction (this button included) stops the running
-        # script; the samples drawn so far are already in the store.
-        cancel = st.empty()
-        cancel.button("Cancel", key=f"cancel_sampling_{len(memo)}", help="Stop now; drawn samples are kept and reused.")
-        st.session_state["_drawing"] = progress_label
-        bar = st.progress(0.0, text=progress_label)
+    if not todo:
+        return results
+    sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
+    own = progress is None
+    # Any widget interaction (Cancel included) stops the running script; the
+    # samples drawn so far are already in the store.
+    progress = progress or RunProgress(progress_label)
+    try:
         for step, (position, key, label, prompt, system) in enumerate(todo):
-            def report(stage, done, total, step=step):
-                bar.progress(min(1.0, (step + done / max(total, 1)) / len(todo)),
-                             text=f"{progress_label}: {stage} ({done}/{total})")
+            sampled_before = progress.kept
+
+            def report(stage, done, total, step=step, sampled_before=sampled_before):
+                if stage.startswith("sampling"):
+                    progress.count_sampled(sampled_before + done)
+                # sampling is the first half of an arm's work, embedding the second
+                half = 0.5 if stage.startswith("embedding") else 0.0
+                progress.report((step + half + 0.5 * done / max(total, 1)) / len(todo), f"{stage} ({done}/{total})")
 
             temperature = None if config.backend == "recorded" else settings.temperature
             max_tokens = None if config.backend == "recorded" else settings.max_tokens
             arm = draw_arm(sampler, prompt, k, label=label, system=system, temperature=temperature,
                            max_tokens=max_tokens, seed=key[-1], embedder=embedder,
                            store=store(), progress=report)
+            progress.count_sampled(sampled_before + k)
             memo[key] = results[position] = arm
-        bar.empty()
-        cancel.empty()
-        st.session_state.pop("_drawing", None)
+    except Exception:
+        # An error: no leftover bar or Cancel button (guard() shows the message).  A Cancel click is
+        # not an Exception (Streamlit stops the script with a BaseException): the page is redrawn
+        # and the sidebar says how many samples were kept.
+        progress.close()
+        raise
+    if own:
+        progress.close()
     return results
 
 
@@ -91,7 +146,7 @@ def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_r
 
 def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n_resamples: int,
                     similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
-                    alpha: float = 0.05, seed_offset: int = 1):
+                    alpha: float = 0.05, seed_offset: int = 1, progress: RunProgress | None = None):
     """Every chosen perturbation of a scenario against one shared original arm."""
     from dbpa_core.audit import compare_family
 
@@ -99,7 +154,8 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
     if not chosen:
         raise ValueError("Choose at least one perturbation for the family.")
     arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
-    drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms")
+    drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms",
+                 progress=progress)
 
     simulated = settings.sampler.backend == "simulated"
     return compare_family(drawn[0], drawn[1:], chosen, similarity=similarity, discrepancy=discrepancy,

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+EMBEDDER_LABELS = {
+    "minilm": "all-MiniLM-L6-v2 (offline)",
+    "openai": "OpenAI-compatible embeddings",
+}
+
 BACKEND_LABELS = {
     "simulated": "Simulated (instant, known truth)",
     "recorded": "Recorded SmolLM2 samples (replay)",

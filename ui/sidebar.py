@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .settings import BACKEND_LABELS, SamplerConfig, Settings
+from dbpa_core.embedders import EMBEDDERS
+from dbpa_core.samplers import DEFAULT_TEMPERATURE
+
+from .settings import BACKEND_LABELS, EMBEDDER_LABELS, SamplerConfig, Settings
 
 
 def sidebar() -> Settings:
@@ -25,15 +28,18 @@ def sidebar() -> Settings:
                                         "Empty: OPENAI_API_KEY from the environment."),
             max_concurrency=int(bar.number_input("Parallel calls", 1, 32, 4, key="openai_concurrency")),
         )
-    defaults = {"simulated": 1.0, "recorded": 0.7, "local": 0.7, "openai": 0.7}
-    temperature = bar.slider("Temperature", 0.0, 2.0, defaults[backend], 0.1, key=f"temperature_{backend}",
-                             disabled=backend == "recorded")
-    max_tokens = int(bar.number_input("Max tokens per output", 8, 2048, 80 if backend == "local" else 128,
-                                      key=f"max_tokens_{backend}", disabled=backend == "recorded"))
+    if backend == "recorded":
+        # Replay: the answers were generated once, with the settings stored beside each of them.
+        bar.caption("Recorded answers replay as they were generated: SmolLM2-135M at T = 0.7, ≤ 80 tokens "
+                    "(scripts/record_samples.py); temperature and length cannot change them.")
+        temperature, max_tokens = 0.7, 80
+    else:
+        temperature = bar.slider("Temperature", 0.0, 2.0, DEFAULT_TEMPERATURE[backend], 0.1,
+                                 key=f"temperature_{backend}")
+        max_tokens = int(bar.number_input("Max tokens per output", 8, 2048, 80 if backend == "local" else 128,
+                                          key=f"max_tokens_{backend}"))
     bar.header("Embedder")
-    embedder_name = bar.selectbox("Embedding model", ["minilm", "openai"], key="embedder",
-                                  format_func={"minilm": "all-MiniLM-L6-v2 (packaged, offline)",
-                                               "openai": "OpenAI-compatible embeddings"}.get)
+    embedder_name = bar.selectbox("Embedding model", EMBEDDERS, key="embedder", format_func=EMBEDDER_LABELS.get)
     embedder = SamplerConfig("minilm")
     if embedder_name == "openai":
         embedder = SamplerConfig(
@@ -46,8 +52,9 @@ def sidebar() -> Settings:
 
 
 def interrupted_notice() -> None:
-    """Say so when the previous run stopped part-way (cancelled or crashed)."""
-    label = st.session_state.pop("_drawing", None)
-    if label:
-        st.warning(f"The previous run ({label}) stopped before it finished. Every sample drawn so far is in "
-                   "the store and is reused when you run again.")
+    """Say so when the previous run stopped part-way (cancelled or crashed), with what was kept."""
+    drawing = st.session_state.pop("_drawing", None)
+    if drawing:
+        st.warning(f"The previous run ({drawing['label']}) stopped before it finished. {drawing['kept']} outputs "
+                   "sampled in it are in the store, with every sample of earlier runs, and are reused when you "
+                   "run again.")

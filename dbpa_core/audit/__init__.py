@@ -14,7 +14,7 @@ price does not import the compiled statistics.
 from importlib import import_module
 
 _RUNNER = ("Arm", "FamilyResult", "PerturbationResult", "StageProgress", "build_embedder", "build_sampler",
-           "compare_arms", "compare_family", "draw_arm", "run_audit", "run_scenario_family", "spec_settings")
+           "compare_arms", "compare_family", "draw_arm", "run_audit", "run_scenario_family", "spec_settings", "uploaded_arms")
 
 __all__ = list(_RUNNER)
 

@@ -1,4 +1,4 @@
-"""Cost and call estimate shown before a run (paper appendix C.3).
+"""Cost and call estimate shown before a run (Rauba, Wei & van der Schaar, ICML 2025, appendix C.3).
 
 calls = k × arms generation calls; tokens from the prompt length (≈ 4
 characters per token, the usual rule for English with BPE tokenizers) and

@@ -7,13 +7,16 @@ its frozen results so that pages can show them without recomputing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from ..stats.corrections import AdjustedPValues, adjust_pvalues
 from ..stats.permutation import DBPAResult, dbpa_test
+from ..stats.similarity import TEXT_SIMILARITIES
 from ..data.store import request_key
 
 #: progress(stage, done, total) -> None or False (False cancels sampling).
@@ -48,10 +51,29 @@ class PerturbationResult:
 
 @dataclass(frozen=True, eq=False)
 class FamilyResult:
-    """Many perturbations of one original arm, with family-wise correction."""
+    """Many perturbations of one original arm, with family-wise correction (paper §3.3).
+
+    Attributes
+    ----------
+    results : tuple of PerturbationResult
+    adjusted : AdjustedPValues
+        The family's correction; its ``method`` and ``alpha`` are the ones every
+        view of this family (screen, JSON, CSV, HTML) reports.
+    settings : mapping
+        The test settings the family was run with (k, n_resamples, similarity,
+        discrepancy, correction, alpha, seed), so an export never has to be told
+        them again by the caller.
+    """
 
     results: tuple[PerturbationResult, ...]
     adjusted: AdjustedPValues
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def recorrected(self, correction: str, alpha: float) -> FamilyResult:
+        """The same tests under another correction or α (a new object; p-values are not recomputed)."""
+        adjusted = adjust_pvalues([r.test.pvalue for r in self.results], method=correction, alpha=alpha)
+        return FamilyResult(self.results, adjusted,
+                            MappingProxyType({**self.settings, "correction": correction, "alpha": alpha}))
 
 
 def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temperature=None, max_tokens=None,
@@ -74,11 +96,32 @@ def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temp
                tuple(f"{key}:{i}" for i in range(len(texts))))
 
 
+def uploaded_arms(table, original: str, perturbed: str, *, embedder=None, store=None) -> tuple[Arm, Arm]:
+    """The two arms of a user's samples file (:func:`dbpa_core.data.uploads.read_samples`).
+
+    Embeddings from the file are used as given (both arms must have the same
+    dimension); otherwise the texts are embedded with ``embedder``.
+    """
+    for name, arm in (("original", original), ("perturbed", perturbed)):
+        if arm not in table.texts:
+            raise ValueError(f"`{name}` must be one of the file's arms ({', '.join(table.texts)}); got {arm!r}.")
+    if table.embeddings is not None:
+        vectors = {arm: np.asarray(table.embeddings[arm]) for arm in (original, perturbed)}
+        if vectors[original].shape[1] != vectors[perturbed].shape[1]:
+            raise ValueError(f"The two arms' embeddings have different lengths ({vectors[original].shape[1]} and "
+                             f"{vectors[perturbed].shape[1]}); embed both with the same model.")
+    else:
+        if embedder is None:
+            raise ValueError("The file has no `embedding` column: an `embedder` is needed to embed its texts.")
+        vectors = {arm: embedder.embed(table.texts[arm], store=store) for arm in (original, perturbed)}
+    return tuple(Arm(arm, "", "", tuple(table.texts[arm]), vectors[arm], "uploaded") for arm in (original, perturbed))
+
+
 def compare_arms(original: Arm, perturbed: Arm, *, label: str, kind: str = "", similarity: str = "cosine",
               discrepancy="jsd", n_resamples: int = 1000, rng=None, true_effect: float | None = None,
               perturbation_id: str = "") -> PerturbationResult:
     """Run :func:`dbpa_test` on two drawn arms."""
-    if similarity in ("bleu", "rouge_l"):
+    if similarity in TEXT_SIMILARITIES:
         result = dbpa_test(list(original.texts), list(perturbed.texts), similarity=similarity,
                            discrepancy=discrepancy, n_resamples=n_resamples, rng=rng)
     else:
@@ -130,7 +173,10 @@ def compare_family(original: Arm, perturbed_arms: Sequence[Arm], perturbations, 
                 true_effect=effect, perturbation_id=perturbation.id)
         for perturbation, perturbed, effect in zip(perturbations, perturbed_arms, true_effects)
     )
-    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha))
+    settings = MappingProxyType({"k": len(original.texts), "n_resamples": n_resamples, "similarity": similarity,
+                                 "discrepancy": discrepancy, "correction": correction, "alpha": alpha, "seed": seed})
+    return FamilyResult(results, adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha),
+                        settings)
 
 
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,

@@ -23,30 +23,38 @@ Example::
 
 ``perturbed_sampler`` (same keys as ``sampler``) expresses a system
 perturbation: the perturbed arms come from another model or setting.
-Unknown keys are rejected; every error names the key and what is allowed.
+Unknown keys, and settings the chosen backend does not take, are rejected;
+``name`` is a file name (it names the output folder), never a path; a
+``base_url`` must not hold credentials.  Every value goes through the shared
+validators of :mod:`dbpa_core._validation`, and every error names the dotted
+key (``sampler.temperature``) and what is allowed.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..stats.corrections import METHODS
-from ..stats.discrepancy import DISCREPANCY_NAMES
-from ..samplers import SAMPLERS
+from .._validation import (check_base_url, check_choice, check_positive_float, check_positive_int, check_probability,
+                           check_temperature, has_credentials)
 from ..data.assets import read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
+from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
+from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS, SAMPLERS
+from ..stats.corrections import METHODS
+from ..stats.discrepancy import DISCREPANCY_NAMES
+from ..stats.permutation import MAX_RESAMPLES
 from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
         "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed"}
-_SAMPLER = {"backend", "model", "base_url", "model_path", "temperature", "max_tokens", "max_concurrency", "timeout",
-            "max_retries", "path"}
-_EMBEDDER = {"name", "model", "base_url", "batch_size"}
 _PROMPT = {"prompt", "system"}
 _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
+# A name becomes part of a folder name (audit-<name>): a file name, never a path.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class SpecError(ValueError):
@@ -77,7 +85,15 @@ def _fail(key: str, message: str):
     raise SpecError(f"`{key}` {message}")
 
 
-def _mapping(value, key: str, allowed: set[str]) -> dict:
+def _checked(check, value, key: str, *args, **kwargs):
+    """A shared validator from :mod:`dbpa_core._validation`, its error re-raised as a SpecError naming ``key``."""
+    try:
+        return check(value, key, *args, **kwargs)
+    except ValueError as error:
+        raise SpecError(str(error)) from None
+
+
+def _mapping(value, key: str, allowed) -> dict:
     if not isinstance(value, dict):
         _fail(key, "must be a mapping.")
     for name in value:
@@ -86,32 +102,65 @@ def _mapping(value, key: str, allowed: set[str]) -> dict:
     return dict(value)
 
 
-def _choice(value, key: str, allowed) -> str:
-    if value not in allowed:
-        _fail(key, f"must be one of {', '.join(map(str, allowed))}; got {value!r}.")
-    return value
-
-
-def _integer(value, key: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        _fail(key, f"must be an integer >= {minimum}; got {value!r}.")
-    return value
+def _url(value, key: str) -> str | None:
+    url = _checked(check_base_url, value, key)
+    if has_credentials(url):
+        # A SPEC is a file that gets shared and committed: keys stay in the environment.
+        _fail(key, "holds a credential (user:password@ or a key parameter); remove it and set "
+                   "OPENAI_API_KEY in the environment instead.")
+    return url
 
 
 def _sampler(value, key: str) -> dict:
     if isinstance(value, dict) and "api_key" in value:
-        # A SPEC is a file that gets shared and committed: keys stay in the environment.
         _fail(f"{key}.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
-    sampler = _mapping(value, key, _SAMPLER)
-    _choice(sampler.get("backend"), f"{key}.backend", SAMPLERS)
-    if sampler["backend"] == "openai" and not sampler.get("model"):
+    if not isinstance(value, dict):
+        _fail(key, "must be a mapping with a `backend`.")
+    backend = _checked(check_choice, value.get("backend"), f"{key}.backend", SAMPLERS)
+    # Each backend takes its own settings: a key another backend would use is an error here,
+    # not a TypeError from the constructor later.
+    sampler = _mapping(value, key, {"backend", *GENERATION_SETTINGS, *SAMPLER_SETTINGS[backend]})
+    sampler["backend"] = backend
+    if backend == "openai" and not sampler.get("model"):
         _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
-    temperature = sampler.get("temperature")
-    if temperature is not None and (not isinstance(temperature, int | float) or not 0 <= temperature <= 5):
-        _fail(f"{key}.temperature", f"must be a number in [0, 5]; got {temperature!r}.")
+    if sampler.get("temperature") is not None:
+        sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
     if "max_tokens" in sampler:
-        _integer(sampler["max_tokens"], f"{key}.max_tokens", 1)
+        sampler["max_tokens"] = _checked(check_positive_int, sampler["max_tokens"], f"{key}.max_tokens")
+    for name in ("max_concurrency", "n_ctx"):
+        if name in sampler:
+            sampler[name] = _checked(check_positive_int, sampler[name], f"{key}.{name}")
+    if "max_retries" in sampler:
+        sampler["max_retries"] = _checked(check_positive_int, sampler["max_retries"], f"{key}.max_retries",
+                                          minimum=0)
+    if "timeout" in sampler:
+        sampler["timeout"] = _checked(check_positive_float, sampler["timeout"], f"{key}.timeout")
+    if "base_url" in sampler:
+        sampler["base_url"] = _url(sampler["base_url"], f"{key}.base_url")
     return sampler
+
+
+def _embedder(value) -> dict:
+    if isinstance(value, dict) and "api_key" in value:
+        _fail("embedder.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
+    if not isinstance(value, dict):
+        _fail("embedder", "must be a mapping with a `name`.")
+    name = _checked(check_choice, value.get("name", "minilm"), "embedder.name", EMBEDDERS)
+    embedder = _mapping(value, "embedder", {"name", *EMBEDDER_SETTINGS[name]})
+    embedder["name"] = name
+    if "batch_size" in embedder:
+        embedder["batch_size"] = _checked(check_positive_int, embedder["batch_size"], "embedder.batch_size")
+    if "base_url" in embedder:
+        embedder["base_url"] = _url(embedder["base_url"], "embedder.base_url")
+    return embedder
+
+
+def _name(value, default: str) -> str:
+    if value is None:
+        return default
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        _fail("name", f"must be a file name (letters, digits, '.', '_', '-'; at most 100, no path); got {value!r}.")
+    return value
 
 
 def _prompts_scenario(value) -> Scenario:
@@ -133,9 +182,7 @@ def _prompts_scenario(value) -> Scenario:
         seen.add(pid)
         if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
             _fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
-        kind = item.get("kind", "")
-        if kind not in (*KINDS, ""):
-            _fail(f"{key}.kind", f"must be one of control, target (or omitted); got {kind!r}.")
+        kind = _checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
         transform = {"type": "literal", "prompt": item["prompt"]}
         if item.get("system") is not None:
             transform["system"] = str(item["system"])
@@ -157,13 +204,12 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
             _fail(name, f"is not a SPEC key; allowed: {', '.join(sorted(_TOP))}.")
     sampler = _sampler(spec.get("sampler", {"backend": "simulated"}), "sampler")
     perturbed = _sampler(spec["perturbed_sampler"], "perturbed_sampler") if spec.get("perturbed_sampler") else None
-    embedder = _mapping(spec.get("embedder", {"name": "minilm"}), "embedder", _EMBEDDER)
-    _choice(embedder.get("name", "minilm"), "embedder.name", ("minilm", "openai"))
+    embedder = _embedder(spec.get("embedder", {"name": "minilm"}))
     if ("scenario" in spec) == ("prompts" in spec):
         _fail("scenario", "or `prompts` is required, not both: name a packaged scenario or give the prompts.")
     if "scenario" in spec:
         known = scenarios if scenarios is not None else load_scenarios()
-        scenario = known.get(_choice(spec["scenario"], "scenario", tuple(known)))
+        scenario = known[_checked(check_choice, spec["scenario"], "scenario", tuple(known))]
     else:
         scenario = _prompts_scenario(spec["prompts"])
     ids = spec.get("perturbations")
@@ -171,22 +217,20 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         ids = [p.id for p in scenario.perturbations]
     if not isinstance(ids, list) or not ids:
         _fail("perturbations", "must be a non-empty list of perturbation ids.")
-    for pid in ids:
-        _choice(pid, "perturbations", tuple(p.id for p in scenario.perturbations))
-    alpha = spec.get("alpha", 0.05)
-    if not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        _fail("alpha", f"must be a number in (0, 1); got {alpha!r}.")
+    known_ids = tuple(p.id for p in scenario.perturbations)
+    ids = [_checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
     return AuditSpec(
-        name=str(spec.get("name") or scenario.id),
+        name=_name(spec.get("name"), scenario.id),
         sampler=sampler, perturbed_sampler=perturbed, embedder=embedder, scenario=scenario,
         perturbation_ids=tuple(ids),
-        k=_integer(spec.get("k", 20), "k", 2),
-        n_resamples=_integer(spec.get("n_resamples", 1000), "n_resamples", 1),
-        similarity=_choice(spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
-        discrepancy=_choice(spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
-        correction=_choice(spec.get("correction", "bonferroni"), "correction", tuple(METHODS)),
-        alpha=float(alpha),
-        seed=_integer(spec.get("seed", 0), "seed", 0),
+        k=_checked(check_positive_int, spec.get("k", 20), "k", minimum=2),
+        n_resamples=_checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples",
+                             maximum=MAX_RESAMPLES),
+        similarity=_checked(check_choice, spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
+        discrepancy=_checked(check_choice, spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
+        correction=_checked(check_choice, spec.get("correction", "bonferroni"), "correction", tuple(METHODS)),
+        alpha=_checked(check_probability, spec.get("alpha", 0.05), "alpha"),
+        seed=_checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
         source=dict(spec),
     )
 

@@ -9,9 +9,12 @@ or a row: :meth:`dbpa_core.samplers.Sampler.identity` leaves them out and
 :func:`request_key` refuses settings whose names look like secrets.
 
 Concurrency: WAL journal, a busy timeout, one short-lived connection per
-operation, and ``INSERT OR IGNORE`` so that two app sessions drawing the same
-sample cannot corrupt the file or duplicate a row (the first write wins; with
-a fixed per-index seed both writers hold the same text anyway).
+operation, and ``INSERT OR IGNORE`` so that two processes drawing the same
+sample cannot corrupt the file or duplicate a row.  The first write wins and
+:meth:`SampleStore.put_sample` hands the winner back to the loser, which
+uses it instead of its own draw: a server that ignores ``seed`` (OpenAI's is
+best-effort) gives two writers different texts for one slot, and both must
+report exactly what the store will replay.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -28,9 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-# Setting names that hold credentials (matched as whole words of a snake_case
-# name, so `max_tokens` is fine and `api_key` is refused).
-SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer)($|_)")
+from .._validation import is_secret_name
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -64,7 +65,7 @@ def default_store_path() -> Path:
 
 def _canonical(description: dict) -> str:
     for name in description:
-        if SECRET_NAME.search(name.lower()):
+        if is_secret_name(name):
             raise ValueError(f"refusing to store the setting {name!r}: it looks like a secret.")
     return json.dumps(description, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -90,10 +91,22 @@ class SampleStore:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as connection, connection:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(_SCHEMA)
+        if self.path.is_dir():
+            raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
+                             f"{self.path / 'store.sqlite'}.")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ValueError(f"`store`: cannot create the folder {self.path.parent} ({error.strerror}); "
+                             "give a writable path.") from None
+        try:
+            with closing(self._connect()) as connection, connection:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as error:
+            # Opening a text file or another program's database must not overwrite it.
+            raise ValueError(f"`store`: {self.path} is not a sample store ({error}); give a new file path, "
+                             "or delete the file if it is a broken store.") from None
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=60)
@@ -125,19 +138,38 @@ class SampleStore:
                 rows += connection.execute(sql.format(",".join("?" * len(chunk))), [key, *chunk]).fetchall()
         return rows
 
-    def put_sample(self, description: dict, index: int, text: str, token_logprobs=None) -> None:
-        """Write one sample at once (so an interrupted run loses nothing drawn)."""
+    def put_sample(self, description: dict, index: int, text: str, token_logprobs=None
+                   ) -> tuple[str, list | None]:
+        """Write one sample at once (so an interrupted run loses nothing drawn).
+
+        Returns
+        -------
+        (text, token_logprobs)
+            What the store holds for this slot afterwards: ``text`` unless
+            another writer stored the slot first, in which case its sample,
+            which the caller must use instead of its own.
+        """
         key = request_key(description)
         with closing(self._connect()) as connection, connection:
+            # BEGIN IMMEDIATE: the insert and the read-back see one state of the file.
+            connection.execute("BEGIN IMMEDIATE")
             connection.execute(
                 "INSERT OR IGNORE INTO requests (request_key, description) VALUES (?, ?)",
                 (key, _canonical(description)),
             )
+            # The first write wins, except over an empty sample (stored by an older
+            # version): an empty reply is never a sample.
             connection.execute(
-                "INSERT OR IGNORE INTO samples VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO samples VALUES (?, ?, ?, ?, ?) ON CONFLICT (request_key, sample_index) DO UPDATE "
+                "SET text = excluded.text, token_logprobs = excluded.token_logprobs, created = excluded.created "
+                "WHERE trim(samples.text, ' ' || char(9) || char(10) || char(13)) = ''",
                 (key, int(index), text, json.dumps(token_logprobs) if token_logprobs is not None else None,
                  time.time()),
             )
+            stored, logprobs = connection.execute(
+                "SELECT text, token_logprobs FROM samples WHERE request_key = ? AND sample_index = ?",
+                (key, int(index))).fetchone()
+        return stored, json.loads(logprobs) if logprobs is not None else None
 
     def count_samples(self, description: dict) -> int:
         with closing(self._connect()) as connection:

@@ -1,7 +1,8 @@
 """Reading samples that users bring: CSV or JSONL with an arm and a text (or an embedding).
 
 Every problem is reported with the row and the column to fix; nothing is
-dropped silently (an empty text is kept as an output).
+dropped or converted silently.  An empty text is the user's data and is kept
+as an output, with a warning that counts them (a sampler never stores one).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -25,10 +27,13 @@ class SampleTable:
     ----------
     texts : dict of arm -> list of str
     embeddings : dict of arm -> (k, dim) array, or None when the file has none
+    warnings : tuple of str
+        Things kept as they are but worth knowing (e.g. how many texts are empty).
     """
 
     texts: dict
     embeddings: dict | None = field(default=None, repr=False)
+    warnings: tuple[str, ...] = ()
 
     @property
     def arms(self) -> list[str]:
@@ -91,7 +96,11 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
         text = row.get("text")
         if text is None and not has_embeddings:
             raise ValueError(f"{where}: column `text` is missing; each row needs the output text.")
-        texts.setdefault(arm, []).append("" if text is None else str(text))
+        if text is not None and not isinstance(text, str):
+            # A number, boolean or list is not an output text; str() would test "nan" or "True".
+            raise ValueError(f"{where}: `text` must be a string; got {type(text).__name__} {text!r:.40}. "
+                             "Quote the output text.")
+        texts.setdefault(arm, []).append("" if text is None else text)
         if has_embeddings:
             if "embedding" not in row or row["embedding"] in ("", None):
                 raise ValueError(f"{where}: column `embedding` is empty; give every row an embedding or none.")
@@ -102,13 +111,35 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
                 raise ValueError(f"{where}: `embedding` has {len(vector)} numbers but earlier rows have {dimension}.")
             vectors.setdefault(arm, []).append(vector)
     embeddings = {arm: np.asarray(v, dtype=np.float64) for arm, v in vectors.items()} if has_embeddings else None
-    return SampleTable(texts, embeddings)
+    notes = []
+    empty = {arm: sum(1 for t in arm_texts if not t.strip()) for arm, arm_texts in texts.items()}
+    if not has_embeddings and any(empty.values()):
+        counts = ", ".join(f"{n} of {len(texts[arm])} in arm {arm!r}" for arm, n in empty.items() if n)
+        notes.append(f"{filename}: {sum(empty.values())} empty text(s) ({counts}) are kept as outputs; remove "
+                     "them if they are failed calls rather than answers.")
+    return SampleTable(texts, embeddings, tuple(notes))
+
+
+def read_sample_file(path: str | Path, *, default_arm: str | None = None) -> SampleTable:
+    """:func:`read_samples` on a file, read at most :data:`MAX_BYTES` + 1 bytes so that an endless
+    or huge file (``/dev/zero``) is refused without filling memory."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: file not found.")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give a .jsonl or .csv file.")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise ValueError(f"{path}: cannot be read ({error.strerror}).") from None
+    return read_samples(data, path.name, default_arm=default_arm)
 
 
 def _decode(data: bytes, filename: str) -> str:
     """The file's text, after the size limit and the UTF-8 check."""
     if len(data) > MAX_BYTES:
-        raise ValueError(f"{filename}: the file is {len(data) / 2**20:.1f} MB; the limit is {MAX_BYTES // 2**20} MB. "
+        raise ValueError(f"{filename}: the file is larger than the limit of {MAX_BYTES // 2**20} MB. "
                          "Split it or keep only the columns that are needed.")
     try:
         return data.decode("utf-8-sig")

@@ -1,4 +1,4 @@
-"""Embedders: step 2 of DBPA, one unit-norm vector per output.
+"""Embedders: step 2 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3), one unit-norm vector per output.
 
 ``get_embedder(name, **settings)`` with name one of :data:`EMBEDDERS`.  The
 backends are peers behind one interface (:class:`~.base.Embedder`, one
@@ -8,9 +8,17 @@ OpenAI-compatible embedder never imports torch.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from .base import Embedder
 
 EMBEDDERS = ("minilm", "openai")
+
+#: Constructor settings of each embedder that a SPEC may set (keys come from the environment).
+EMBEDDER_SETTINGS = MappingProxyType({
+    "minilm": ("model_path", "batch_size"),
+    "openai": ("model", "base_url", "timeout", "max_retries", "batch_size"),
+})
 
 
 def get_embedder(name: str = "minilm", **settings) -> Embedder:
@@ -39,4 +47,4 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["EMBEDDERS", "Embedder", "MiniLMEmbedder", "OpenAIEmbedder", "get_embedder", "minilm_path"]
+__all__ = ["EMBEDDERS", "EMBEDDER_SETTINGS", "Embedder", "MiniLMEmbedder", "OpenAIEmbedder", "get_embedder", "minilm_path"]

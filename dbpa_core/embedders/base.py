@@ -1,4 +1,4 @@
-"""The embedder interface: one abstract method, everything else shared (paper §3, step 2).
+"""The embedder interface: one abstract method, everything else shared (Rauba, Wei & van der Schaar, ICML 2025, §3, step 2).
 
 An embedder implements :meth:`Embedder.embed_batch`; the base class adds
 batching, unit normalisation, the store cache and progress.  Empty outputs are

@@ -1,10 +1,17 @@
-"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+
+Calls go through :func:`dbpa_core.samplers.openai_compatible.call_endpoint`,
+so a dead, stalled or rate-limiting endpoint fails the way a sampler's does:
+an :class:`~dbpa_core.samplers.EndpointError` naming the URL (no credentials).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_base_url, check_positive_float, check_positive_int, redact_url
+from ..samplers.base import EndpointError
+from ..samplers.openai_compatible import OPENAI_URL, call_endpoint, make_client, not_json_reason
 from .base import Embedder
 
 
@@ -15,22 +22,34 @@ class OpenAIEmbedder(Embedder):
 
     def __init__(self, model: str = "text-embedding-3-small", *, base_url: str | None = None,
                  api_key: str | None = None, timeout: float = 60.0, max_retries: int = 5, batch_size: int = 64):
-        from ..samplers.openai_compatible import make_client
-
         if not isinstance(model, str) or not model.strip():
             raise ValueError("`model` must name the embedding model served at `base_url`.")
         self._model = model
-        self.base_url = base_url or None
+        base_url = check_base_url(base_url)
+        self.base_url = redact_url(base_url)  # part of the store key: never a credential
         self.batch_size = check_positive_int(batch_size, "batch_size")
-        self._client = make_client(self.base_url, api_key, timeout, max_retries)
+        self.timeout = check_positive_float(timeout, "timeout")
+        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
+        self._client = make_client(base_url, api_key, self.timeout)
 
     @property
     def key(self) -> str:
         return f"openai:{self.base_url or 'api.openai.com'}:{self._model}"
 
     def embed_batch(self, texts):
-        response = self._client.embeddings.create(model=self._model, input=texts)
-        ordered = sorted(response.data, key=lambda item: item.index)
+        url = f"{self.base_url or OPENAI_URL}/embeddings"
+        # encoding_format given: the client then hands back the reply as it came, so that a reply
+        # that is not JSON reaches the check below instead of failing inside the client.
+        response = call_endpoint(lambda: self._client.embeddings.create(model=self._model, input=texts,
+                                                                        encoding_format="float"),
+                                 url=url, timeout=self.timeout, max_retries=self.max_retries)
+        data = getattr(response, "data", None)
+        if isinstance(response, str | bytes):
+            raise EndpointError(url, not_json_reason(response))
+        if not data or len(data) != len(texts):
+            raise EndpointError(url, f"the reply holds {len(data or ())} embeddings for {len(texts)} texts; check "
+                                "that `model` is an embedding model.")
+        ordered = sorted(data, key=lambda item: item.index)
         return np.array([_pooled(item.embedding) for item in ordered], dtype=np.float32)
 
 

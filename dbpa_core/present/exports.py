@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .readings import decision, family_table, read_decision, read_pvalue, significance_stars
+from .readings import (decision, family_table, read_adjusted_decision, read_family, read_pvalue,
+                       significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -35,7 +36,12 @@ def versions() -> dict:
 
 
 def family_record(family, *, name: str, settings: dict) -> dict:
-    """The JSON report of a :class:`dbpa_core.audit.FamilyResult`."""
+    """The JSON report of a :class:`dbpa_core.audit.FamilyResult`.
+
+    The test settings (k, B, seed, similarity, ω, correction, α) come from the
+    family itself, so the record cannot disagree with the results it carries;
+    ``settings`` adds where the outputs came from (sampler, embedder, …).
+    """
     adjusted = family.adjusted
     original = family.results[0].original
     perturbations = []
@@ -55,7 +61,7 @@ def family_record(family, *, name: str, settings: dict) -> dict:
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "settings": settings,
+        "settings": {**settings, **family.settings, "correction": adjusted.method, "alpha": adjusted.alpha},
         "versions": versions(),
         "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
                      "sample_ids": list(original.sample_ids)},
@@ -66,12 +72,20 @@ def family_record(family, *, name: str, settings: dict) -> dict:
     }
 
 
+def family_frame(family):
+    """The family's table (a DataFrame): the one the app shows and the CSV holds.
+
+    The simulated model's true effects are a column only when every perturbation has one.
+    """
+    results = family.results
+    known = all(r.true_effect is not None for r in results)
+    return family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
+                        [r.test.pvalue for r in results], family.adjusted,
+                        true_effects=[r.true_effect for r in results] if known else None)
+
+
 def family_csv(family) -> str:
-    table = family_table([r.label for r in family.results], [r.kind for r in family.results],
-                         [r.test.statistic for r in family.results], [r.test.pvalue for r in family.results],
-                         family.adjusted, true_effects=[r.true_effect for r in family.results]
-                         if all(r.true_effect is not None for r in family.results) else None)
-    return table.to_csv(index=False)
+    return family_frame(family).to_csv(index=False)
 
 
 def _figure_html(figure) -> str:
@@ -90,8 +104,7 @@ def family_html(family, record: dict) -> str:
                                 alpha=adjusted.alpha, title="ω per perturbation (blue: significant after correction)")]
     figures += [null_histogram(r.test, label=f"ω · {r.label}") for r in family.results[:12]]
     summary = record["summary"]
-    verdict = (f"{summary['n_rejected']} of {summary['n_perturbations']} perturbations changed the output "
-               f"distribution at family-wise α = {summary['alpha']:g} ({summary['correction']}).")
+    verdict = read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"])
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
             p["label"], p["kind"], f"{p['statistic']:.4g}", f"{p['pvalue']:.4g}", f"{p['pvalue_adjusted']:.4g}",
@@ -99,7 +112,7 @@ def family_html(family, record: dict) -> str:
         for p in record["perturbations"])
     readings = "".join(
         f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact))} "
-        f"{html.escape(read_decision(float(p), adjusted.alpha))}</li>"
+        f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, len(family.results)))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)

@@ -84,6 +84,24 @@ def read_decision(pvalue: float, alpha: float) -> str:
             "no change is declared (which is not proof of no change).")
 
 
+def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int) -> str:
+    """One sentence that reads a family member's decision from its *adjusted* p-value."""
+    if pvalue_adjusted <= alpha:
+        return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} ≤ "
+                f"α = {alpha:g}: declared to change the output distribution.")
+    return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} > "
+            f"α = {alpha:g}: no change declared (which is not proof of no change).")
+
+
+def read_family(n_rejected: int, m: int, alpha: float, method: str, *,
+                claim: str = "perturbations are declared to change the output distribution") -> str:
+    """One sentence that reads a family's outcome ("2 of 8 <claim> (holm correction; …)")."""
+    controls = ("the chance of any false alarm among them is kept at or below"
+                if not method.startswith("fdr") else "the expected share of false alarms among detections is kept "
+                                                        "at or below")
+    return f"{n_rejected} of {m} {claim} ({method} correction; {controls} α = {alpha:g})."
+
+
 def read_statistic(statistic: float, null_mean: float, label: str) -> str:
     """One sentence that reads the observed discrepancy against chance."""
     ratio = statistic / null_mean if null_mean > 0 else float("inf")

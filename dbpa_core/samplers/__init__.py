@@ -1,13 +1,34 @@
-"""Samplers: step 1 of DBPA, drawing k outputs per arm.
+"""Samplers: step 1 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3), drawing k outputs per arm.
 
-``get_sampler(name, **settings)`` with name one of :data:`SAMPLERS`.
+``get_sampler(name, **settings)`` with name one of :data:`SAMPLERS`.  The
+names, each backend's settings and its default temperature are listed here
+once; the SPEC, the command line and the app import them.
 """
 
 from __future__ import annotations
 
-from .base import Completion, Sampler, SamplingCancelled, sample_seed
+from types import MappingProxyType
+
+from .._validation import redact_url
+from .base import Completion, EndpointError, Sampler, SamplingCancelled, SamplingFailed, sample_seed
 
 SAMPLERS = ("simulated", "recorded", "local", "openai")
+
+#: Temperature used when none is given.  The simulated model's facet weights
+#: are calibrated at T = 1; replaying ignores it (0 marks "not applicable").
+DEFAULT_TEMPERATURE = MappingProxyType({"simulated": 1.0, "recorded": 0.0, "local": 0.7, "openai": 0.7})
+
+#: Generation settings every backend takes per request.
+GENERATION_SETTINGS = ("temperature", "max_tokens")
+
+#: Constructor settings of each backend that a SPEC may set (never a key:
+#: those come from the environment).
+SAMPLER_SETTINGS = MappingProxyType({
+    "simulated": ("model",),
+    "recorded": ("path", "model"),
+    "local": ("model_path", "n_ctx", "logprobs"),
+    "openai": ("model", "base_url", "max_concurrency", "timeout", "max_retries", "logprobs"),
+})
 
 
 def get_sampler(name: str, **settings) -> Sampler:
@@ -39,4 +60,6 @@ def get_sampler(name: str, **settings) -> Sampler:
     raise ValueError(f"`name` must be one of {', '.join(map(repr, SAMPLERS))}; got {name!r}.")
 
 
-__all__ = ["SAMPLERS", "Completion", "Sampler", "SamplingCancelled", "get_sampler", "sample_seed"]
+__all__ = ["DEFAULT_TEMPERATURE", "GENERATION_SETTINGS", "SAMPLERS", "SAMPLER_SETTINGS", "Completion",
+           "EndpointError", "Sampler", "SamplingCancelled", "SamplingFailed", "get_sampler", "redact_url",
+           "sample_seed"]

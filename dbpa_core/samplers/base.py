@@ -2,8 +2,15 @@
 
 A backend implements :meth:`Sampler.complete` (one output for one derived
 seed); :meth:`Sampler.sample` adds what every backend needs: per-index seeds,
-the sample store (reuse and resume), bounded concurrency, progress and
-cancellation.  Backends are peers: the simulated one is not a special case.
+the sample store (reuse and resume), bounded concurrency, progress,
+cancellation, and the refusal of empty replies.  Backends are peers: the
+simulated one is not a special case.
+
+An empty or null reply (a content filter, a tool call) is not an output of
+the model under test: stored as a sample it would be reused on every later
+run, and a run of them makes both arms identical, which reads as "no change"
+(p = 1).  Such replies are asked for again and, if they persist, the run
+stops with :class:`SamplingFailed`.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_positive_int
+from .._validation import check_positive_int, check_temperature
 
 #: progress(done, total) -> None or bool; returning False cancels the run.
 Progress = Callable[[int, int], "bool | None"]
@@ -42,6 +49,38 @@ class SamplingCancelled(RuntimeError):
     """Raised when a progress callback asks to stop; drawn samples stay in the store."""
 
 
+class EndpointError(RuntimeError):
+    """A model or embedding endpoint could not give an answer (network, HTTP error, bad reply).
+
+    Attributes
+    ----------
+    url : str
+        Where the call went (credentials removed), or the backend's name.
+    reason : str
+        What went wrong and what to do about it, in one or two sentences.
+    """
+
+    def __init__(self, url: str, reason: str):
+        self.url, self.reason = url, reason
+        super().__init__(f"{url}: {reason}")
+
+
+class SamplingFailed(EndpointError):
+    """Sampling stopped before ``n_requested`` samples: :attr:`n_kept` of them are in the store.
+
+    The one exception a caller (the app, the command line) needs to catch
+    for every backend failure; running the same request again resumes.
+    """
+
+    def __init__(self, url: str, reason: str, n_kept: int | None = 0, n_requested: int = 0):
+        self.n_kept, self.n_requested = n_kept, n_requested
+        super().__init__(url, reason)
+        kept = ("No sample store was used, so nothing was kept." if n_kept is None else
+                f"{n_kept} of {n_requested} samples of this arm are kept in the store; run again to resume "
+                "from there.")
+        self.args = (f"{url}: {reason} {kept}",)
+
+
 def sample_seed(seed: int, index: int) -> int:
     """The seed of sample ``index``: independent streams from one user seed.
 
@@ -63,6 +102,9 @@ class Sampler(ABC):
     name: ClassVar[str]
     default_temperature: ClassVar[float] = 0.7
     default_max_tokens: ClassVar[int] = 128
+    #: Extra calls for an index whose reply was empty; 0 for backends that are
+    #: deterministic per seed (asking again would return the same reply).
+    empty_retries: ClassVar[int] = 2
     max_concurrency: int = 1
 
     @abstractmethod
@@ -76,6 +118,11 @@ class Sampler(ABC):
 
     @property
     def model(self) -> str:
+        return self.name
+
+    @property
+    def endpoint(self) -> str:
+        """Where outputs come from, for messages (a URL without credentials, a file, or the backend)."""
         return self.name
 
     def identity(self) -> dict:
@@ -117,7 +164,15 @@ class Sampler(ABC):
         Returns
         -------
         list of str
-            Exactly ``n`` texts, in index order; empty outputs are kept.
+            Exactly ``n`` non-empty texts, in index order.
+
+        Raises
+        ------
+        SamplingFailed
+            The backend failed (network, HTTP error, malformed or persistently
+            empty replies); says how many samples are kept in the store.
+        SamplingCancelled
+            ``progress`` returned False.
         """
         return [c.text for c in self.sample_completions(prompt, n, system=system, temperature=temperature,
                                                         max_tokens=max_tokens, seed=seed, store=store,
@@ -139,20 +194,32 @@ class Sampler(ABC):
         results: dict[int, Completion] = {}
         if store is not None:
             for index, (text, logprobs) in store.get_samples(description, range(n)).items():
-                results[index] = Completion(text, tuple(logprobs) if logprobs is not None else None)
+                if text.strip():  # an empty sample stored by an older version is drawn again
+                    results[index] = Completion(text, tuple(logprobs) if logprobs is not None else None)
         missing = [i for i in range(n) if i not in results]
         done = len(results)
         if progress is not None and done and progress(done, n) is False:
             raise SamplingCancelled(f"cancelled after {done} of {n} samples (all stored).")
 
         def draw(index: int) -> Completion:
-            completion = self.complete(prompt, system=system, temperature=temperature, max_tokens=max_tokens,
-                                       seed=seed, index=index)
-            if not isinstance(completion.text, str):
-                raise TypeError(f"{type(self).__name__}.complete must return text; got {type(completion.text)}")
+            for _ in range(1 + self.empty_retries):
+                completion = self.complete(prompt, system=system, temperature=temperature, max_tokens=max_tokens,
+                                           seed=seed, index=index)
+                if not isinstance(completion.text, str):
+                    raise TypeError(f"{type(self).__name__}.complete must return text; got {type(completion.text)}")
+                if completion.text.strip():
+                    break
+            else:
+                raise EndpointError(self.endpoint, f"sample {index} came back empty (or null) "
+                                    f"{1 + self.empty_retries} time(s) and was refused: a content filter, a tool "
+                                    "call or too small `max_tokens`? Change the prompt or the settings.")
             if store is not None:
-                store.put_sample(description, index, completion.text,
-                                 list(completion.token_logprobs) if completion.token_logprobs else None)
+                # Another writer may have stored this slot first: use its sample, so that what is
+                # reported is exactly what the store replays.
+                text, logprobs = store.put_sample(description, index, completion.text,
+                                                  list(completion.token_logprobs) if completion.token_logprobs
+                                                  else None)
+                completion = Completion(text, tuple(logprobs) if logprobs is not None else None)
             return completion
 
         def record(index: int, completion: Completion) -> None:
@@ -162,11 +229,18 @@ class Sampler(ABC):
             if progress is not None and progress(done, n) is False:
                 raise SamplingCancelled(f"cancelled after {done} of {n} samples (all stored).")
 
-        if self.max_concurrency <= 1 or len(missing) <= 1:
-            for index in missing:
-                record(index, draw(index))
-        else:
-            self._draw_concurrently(missing, draw, record)
+        try:
+            if self.max_concurrency <= 1 or len(missing) <= 1:
+                for index in missing:
+                    record(index, draw(index))
+            else:
+                self._draw_concurrently(missing, draw, record)
+        except EndpointError as error:
+            # Counted after the pool has closed: calls still in flight when the
+            # failure came have stored their samples by now.
+            kept = (sum(1 for text, _ in store.get_samples(description, range(n)).values() if text.strip())
+                    if store is not None else None)
+            raise SamplingFailed(error.url, error.reason, kept, n) from error
         return [results[i] for i in range(n)]
 
     def _draw_concurrently(self, missing, draw, record) -> None:
@@ -194,12 +268,6 @@ class Sampler(ABC):
                 raise
 
     def _settings(self, temperature, max_tokens) -> tuple[float, int]:
-        temperature = self.default_temperature if temperature is None else temperature
-        try:
-            temperature = float(temperature)
-        except (TypeError, ValueError):
-            raise ValueError(f"`temperature` must be a number >= 0; got {temperature!r}.") from None
-        if not (np.isfinite(temperature) and 0 <= temperature <= 5):
-            raise ValueError(f"`temperature` must lie in [0, 5]; got {temperature}.")
+        temperature = check_temperature(self.default_temperature if temperature is None else temperature)
         max_tokens = check_positive_int(self.default_max_tokens if max_tokens is None else max_tokens, "max_tokens")
         return temperature, max_tokens

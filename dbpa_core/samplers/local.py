@@ -16,6 +16,7 @@ import os
 import threading
 from pathlib import Path
 
+from . import DEFAULT_TEMPERATURE
 from .base import Completion, Sampler, sample_seed
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -83,7 +84,8 @@ class LocalSampler(Sampler):
     """
 
     name = "local"
-    default_temperature = 0.7
+    default_temperature = DEFAULT_TEMPERATURE["local"]
+    empty_retries = 0  # deterministic per seed: asking again returns the same reply
     default_max_tokens = 128
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, logprobs: bool = False):

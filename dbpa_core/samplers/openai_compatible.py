@@ -3,23 +3,40 @@
 One class serves every endpoint through ``base_url``; extra endpoints are
 configuration, not subclasses.  Each sample is one call with its own seed
 (servers that ignore ``n`` or ``seed`` are handled the same way); calls run
-``max_concurrency`` at a time; the ``openai`` client retries 408/409/429/5xx
-and connection errors with exponential backoff (``max_retries``) and stops a
-call after ``timeout`` seconds.
+``max_concurrency`` at a time.
+
+Failures are ours to handle, not the client's (:func:`call_endpoint`):
+``timeout`` bounds each attempt as a whole (the HTTP client's own timeout
+bounds only the gap between two bytes, so a server trickling one byte a
+second would hold a call indefinitely); 408/409/429/5xx and timeouts are
+retried ``max_retries`` times with exponential backoff or the server's
+``Retry-After``; a refused connection fails at once (nothing listens there,
+waiting will not help); a reply that is not a chat completion (an HTML page,
+no ``choices``) is an error, never an empty sample.  Every failure is an
+:class:`~.base.EndpointError` naming the URL, without credentials.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
+import time
 
-from .._validation import check_positive_float, check_positive_int
-from .base import Completion, Sampler, sample_seed
+from .._validation import check_base_url, check_positive_float, check_positive_int, redact_url
+from . import DEFAULT_TEMPERATURE
+from .base import Completion, EndpointError, Sampler, sample_seed
 
 NO_KEY = "sk-no-key-required"  # local servers accept any key
+OPENAI_URL = "https://api.openai.com/v1"
+#: Statuses worth another attempt besides every 5xx (timeout, conflict, rate limit).
+RETRY_STATUSES = frozenset({408, 409, 429})
+#: Longest Retry-After honoured; a server asking for more is reported instead.
+MAX_RETRY_AFTER = 60.0
 
 
-def make_client(base_url: str | None, api_key: str | None, timeout: float, max_retries: int):
-    """An ``openai.OpenAI`` client; the key comes from the argument or ``OPENAI_API_KEY``."""
+def make_client(base_url: str | None, api_key: str | None, timeout: float):
+    """An ``openai.OpenAI`` client without its own retries; the key comes from the argument or ``OPENAI_API_KEY``."""
     from openai import OpenAI  # lazy: only the HTTP backends need it
 
     key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -28,7 +45,146 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float, max_r
             raise ValueError("`api_key`: the OpenAI API needs a key; set OPENAI_API_KEY or enter it in the sidebar "
                              "(or give a `base_url` for a local server).")
         key = NO_KEY
-    return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+    return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+
+
+class _Deadline(Exception):
+    """An attempt took longer than ``timeout`` in total."""
+
+
+def _before_deadline(request, timeout: float):
+    # The call runs in a daemon thread so that the caller can give up on it at
+    # the deadline; the HTTP client's own timeout ends the thread later, and
+    # a daemon thread never holds up the exit of the process.
+    outcome: dict = {}
+    finished = threading.Event()
+
+    def run():
+        try:
+            outcome["value"] = request()
+        except BaseException as error:  # handed to the caller's thread
+            outcome["error"] = error
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, daemon=True, name="endpoint-call").start()
+    if not finished.wait(timeout):
+        raise _Deadline
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _retry_after(headers) -> float | None:
+    """Seconds the server asks to wait (``retry-after-ms`` or ``Retry-After`` in seconds or as a date)."""
+    import email.utils
+
+    for header, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(header) if headers is not None else None
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            try:
+                return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _unreachable(error: BaseException) -> str | None:
+    """Why no connection can be made ('connection refused', an unknown host), or None if it may be transient."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ConnectionRefusedError) or "connection refused" in str(error).lower():
+            return "connection refused: nothing is listening there. Start the server, or correct the host and port"
+        if isinstance(error, socket.gaierror) or "name or service not known" in str(error).lower():
+            return "unknown host name. Correct the host in `base_url`"
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _status_reason(error, attempts: int) -> str:
+    status = error.status_code
+    detail = str(getattr(error, "message", "") or "").strip().replace("\n", " ")[:200]
+    detail = f" ({detail})" if detail else ""
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    if status in (401, 403):
+        return f"HTTP {status}: the key was refused{detail}. Set OPENAI_API_KEY (or the key field) to a valid key."
+    if status == 404:
+        return (f"HTTP 404: not found{detail}. Check that `base_url` is the API root (usually ending in /v1) and "
+                "that the server serves `model`.")
+    if status == 429:
+        return (f"HTTP 429: rate limited{tries}{detail}. Lower `max_concurrency`, raise `max_retries`, or try "
+                "again later.")
+    if status >= 500:
+        return f"HTTP {status}: server error{tries}{detail}. Check the server's log, or try again later."
+    return f"HTTP {status}{detail}. Check the request settings (model, max_tokens, temperature)."
+
+
+def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
+    """Run ``request()`` (one client call) with a deadline per attempt and retries.
+
+    Parameters
+    ----------
+    request : callable
+        Makes one HTTP call with an ``openai`` client and returns its reply.
+    url : str
+        For messages (credentials already removed).
+    timeout : float
+        Seconds each attempt may take, from the request to the last byte.
+    max_retries : int
+        Extra attempts after a timeout, a dropped connection, 408/409/429
+        or 5xx; waits ``Retry-After`` if the server sends it, else
+        0.5 s, 1 s, 2 s, … (at most 8 s).
+
+    Raises
+    ------
+    EndpointError
+        Naming ``url``, what went wrong and the fix.
+    """
+    import openai
+
+    for attempt in range(max_retries + 1):
+        wait = min(8.0, 0.5 * 2**attempt)
+        try:
+            return _before_deadline(request, timeout)
+        except openai.APIStatusError as error:
+            if not (error.status_code in RETRY_STATUSES or error.status_code >= 500) or attempt == max_retries:
+                raise EndpointError(url, _status_reason(error, attempt + 1)) from None
+            asked = _retry_after(error.response.headers)
+            if asked is not None and asked > MAX_RETRY_AFTER:
+                raise EndpointError(url, f"HTTP {error.status_code}: the server asks to wait {asked:.0f} s "
+                                    "before trying again; try again later.") from None
+            wait = asked if asked is not None else wait
+        except (_Deadline, openai.APITimeoutError):
+            if attempt == max_retries:
+                raise EndpointError(url, f"no complete reply within `timeout` = {timeout:g} s, {attempt + 1} "
+                                    "attempt(s): the server is stalled or too slow. Raise `timeout` or "
+                                    "check the server.") from None
+        except openai.APIResponseValidationError as error:
+            raise EndpointError(url, f"the reply does not have the expected form ({error}).") from None
+        except openai.APIConnectionError as error:
+            unreachable = _unreachable(error)
+            if unreachable:
+                raise EndpointError(url, f"{unreachable} in `base_url`.") from None
+            if attempt == max_retries:
+                raise EndpointError(url, f"the connection failed {attempt + 1} times ({error}); check `base_url` "
+                                    "and the network.") from None
+        time.sleep(wait)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def not_json_reason(reply) -> str:
+    """Why a reply that is not the expected JSON object cannot be used."""
+    if isinstance(reply, str | bytes):
+        text = reply.decode("utf-8", "replace") if isinstance(reply, bytes) else reply
+        snippet = " ".join(text.split())[:60]
+        return (f"the reply is not JSON but text starting {snippet!r}: `base_url` should be the API root of an "
+                "OpenAI-compatible server, usually ending in /v1.")
+    return f"the reply has an unexpected form ({type(reply).__name__})."
 
 
 class OpenAISampler(Sampler):
@@ -40,20 +196,22 @@ class OpenAISampler(Sampler):
         Model name as the server knows it.
     base_url : str, optional
         e.g. ``http://127.0.0.1:8000/v1``; None for api.openai.com.
+        Credentials written into it are used for the calls but never stored,
+        logged or shown (:func:`dbpa_core.samplers.redact_url`).
     api_key : str, optional
         Never stored; default ``OPENAI_API_KEY``.
     max_concurrency : int
         Calls in flight at once.
     timeout : float
-        Seconds per call.
+        Seconds each attempt of a call may take in total.
     max_retries : int
-        Retries with exponential backoff on 408/409/429/5xx and connection errors.
+        Extra attempts on 408/409/429/5xx, timeouts and dropped connections.
     logprobs : bool
         Ask for per-token log-probabilities (not every server supports it).
     """
 
     name = "openai"
-    default_temperature = 0.7
+    default_temperature = DEFAULT_TEMPERATURE["openai"]
     default_max_tokens = 256
 
     def __init__(self, model: str = "gpt-4o-mini", *, base_url: str | None = None, api_key: str | None = None,
@@ -61,15 +219,21 @@ class OpenAISampler(Sampler):
         if not isinstance(model, str) or not model.strip():
             raise ValueError("`model` must name the model served at `base_url`.")
         self._model = model
-        self.base_url = base_url or None
+        base_url = check_base_url(base_url)
+        self.base_url = redact_url(base_url)  # what may be shown and stored
         self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
         self.logprobs = bool(logprobs)
-        self._client = make_client(self.base_url, api_key, check_positive_float(timeout, "timeout"),
-                                   check_positive_int(max_retries, "max_retries", minimum=0))
+        self.timeout = check_positive_float(timeout, "timeout")
+        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
+        self._client = make_client(base_url, api_key, self.timeout)
 
     @property
     def model(self) -> str:
         return self._model
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url or OPENAI_URL
 
     def identity(self) -> dict:
         # The key is deliberately absent: it does not change outputs and must never be stored.
@@ -78,12 +242,22 @@ class OpenAISampler(Sampler):
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         extra = {"logprobs": True} if self.logprobs else {}
-        response = self._client.chat.completions.create(
-            model=self._model, messages=messages, temperature=temperature, max_tokens=max_tokens,
-            seed=sample_seed(seed, index), n=1, **extra,
-        )
-        choice = response.choices[0]
+        response = call_endpoint(
+            lambda: self._client.chat.completions.create(
+                model=self._model, messages=messages, temperature=temperature, max_tokens=max_tokens,
+                seed=sample_seed(seed, index), n=1, **extra),
+            url=f"{self.endpoint}/chat/completions", timeout=self.timeout, max_retries=self.max_retries)
+        choices = getattr(response, "choices", None)
+        if not isinstance(response, str | bytes) and not choices:
+            raise EndpointError(f"{self.endpoint}/chat/completions", "the reply has no `choices`: the server "
+                                "did not return a chat completion. Check `base_url` and `model`.")
+        if not choices:
+            raise EndpointError(f"{self.endpoint}/chat/completions", not_json_reason(response))
+        choice = choices[0]
+        message = getattr(choice, "message", None)
         logprobs = None
         if self.logprobs and choice.logprobs is not None and choice.logprobs.content:
             logprobs = tuple(float(t.logprob) for t in choice.logprobs.content)
-        return Completion(choice.message.content or "", logprobs)
+        # A null content (content filter, tool call) comes back as "" and is refused by Sampler.sample.
+        content = getattr(message, "content", None)
+        return Completion(content if isinstance(content, str) else "", logprobs)

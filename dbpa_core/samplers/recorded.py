@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import check_texts
 from ..data.assets import RECORDED_DIR
+from . import DEFAULT_TEMPERATURE
 from .base import Completion, Sampler
-
 
 
 class RecordedSampler(Sampler):
@@ -34,7 +35,8 @@ class RecordedSampler(Sampler):
     """
 
     name = "recorded"
-    default_temperature = 0.0  # replaying: generation settings do not apply
+    default_temperature = DEFAULT_TEMPERATURE["recorded"]
+    empty_retries = 0  # deterministic per seed: asking again returns the same reply
 
     def __init__(self, path: str | Path | None = None, *, responses: Mapping | None = None, model: str | None = None):
         self._arms: dict[tuple[str, str], list[str]] = {}
@@ -42,7 +44,7 @@ class RecordedSampler(Sampler):
         if responses is not None:
             for key, texts in responses.items():
                 prompt, system = key if isinstance(key, tuple) else (key, "")
-                self._arms[(prompt, system or "")] = [str(t) for t in texts]
+                self._arms[(prompt, system or "")] = check_texts(texts, f"responses[{key!r}]", min_rows=1)
         else:
             self._load(Path(path) if path is not None else RECORDED_DIR)
         self._model = model or (sorted(self._models)[0] if len(self._models) == 1 else "recorded")
@@ -78,9 +80,6 @@ class RecordedSampler(Sampler):
     def available(self, prompt: str, system: str | None = None) -> int:
         """How many responses were recorded for this prompt (0 if none)."""
         return len(self._arms.get((prompt, system or ""), ()))
-
-    def prompts(self) -> list[tuple[str, str]]:
-        return list(self._arms)
 
     def sample_completions(self, prompt, n, *, system=None, temperature=None, max_tokens=None, seed=0,
                            store=None, progress=None):

@@ -17,6 +17,7 @@ import hashlib
 import numpy as np
 
 from ..data.scenarios import Facet, Scenario, load_scenarios
+from . import DEFAULT_TEMPERATURE
 from .base import Completion, Sampler, sample_seed
 
 _OPENERS = ("", "Here is my answer. ", "Sure. ", "Good question. ", "Thanks for asking. ")
@@ -75,7 +76,8 @@ class SimulatedSampler(Sampler):
     """
 
     name = "simulated"
-    default_temperature = 1.0
+    default_temperature = DEFAULT_TEMPERATURE["simulated"]
+    empty_retries = 0  # deterministic per seed: asking again returns the same reply
 
     def __init__(self, scenarios=None, model: str = "simulated-v1"):
         if scenarios is None:

@@ -1,4 +1,4 @@
-"""Compiled inner loops of the permutation engine.
+"""Compiled inner loops of the permutation engine (Algorithm 1 of Rauba, Wei & van der Schaar, ICML 2025).
 
 Each resample is one row of ``perms`` (unsigned integers): the first ``k0``
 entries index the pseudo-original arm, the rest the pseudo-perturbed arm.  The kernels only

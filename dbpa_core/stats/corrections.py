@@ -1,4 +1,4 @@
-"""Step 5 of DBPA: many perturbations, one family-wise decision.
+"""Step 5 of DBPA: many perturbations, one family-wise decision (Rauba, Wei & van der Schaar, ICML 2025, §3.3).
 
 One p-value per perturbation; the family is controlled with Bonferroni (the
 paper's default, §4), Holm, Benjamini–Hochberg or any other method of

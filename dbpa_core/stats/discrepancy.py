@@ -1,4 +1,4 @@
-r"""Step 3 of DBPA: the discrepancy ω between the two arms.
+r"""Step 3 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3): the discrepancy ω between the two arms.
 
 Two families share one permutation engine (:mod:`dbpa_core.stats.permutation`):
 

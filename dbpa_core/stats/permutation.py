@@ -1,4 +1,4 @@
-"""Step 4 of DBPA: permutation inference (paper, Algorithm 1).
+"""Step 4 of DBPA: permutation inference (Rauba, Wei & van der Schaar, ICML 2025, Algorithm 1).
 
 The pooled outputs are embedded and compared once; each resample re-splits
 the pooled indices and re-indexes the fixed matrices of
@@ -21,6 +21,10 @@ from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES,
 from .similarity import _text_similarity_matrix
 
 ALTERNATIVES = ("greater", "less", "two-sided")
+#: Largest B accepted: the null distribution alone takes 8·B bytes, and
+#: 10⁶ resamples already resolve p-values down to 10⁻⁶ (Bonferroni over a
+#: thousand perturbations at α = 0.05 needs 5·10⁻⁵).
+MAX_RESAMPLES = 1_000_000
 
 # Resamples handled per kernel call.  Results never depend on it (each row is
 # reduced on its own), it only bounds the memory of the histogram batches.
@@ -118,7 +122,7 @@ def dbpa_test(
         ``"energy"``, ``"mmd"``, ``"centroid"``, or an instance from
         :mod:`dbpa_core.stats.discrepancy` with its own settings.
     n_resamples : int
-        Number of random splits B.  When the number of distinct splits
+        Number of random splits B, at most :data:`MAX_RESAMPLES`.  When the number of distinct splits
         C(k0 + k1, k0) is at most B, all of them are enumerated instead and
         the p-value is exact.
     alternative : {"greater", "less", "two-sided"}
@@ -204,6 +208,13 @@ def dbpa_test_precomputed(
     -------
     DBPAResult
     """
+    matrix, k0, omega, n_resamples, alternative, batch, rng = _dbpa_test_precomputed_iv(
+        similarity_matrix, n_original, discrepancy, n_resamples, alternative, batch, rng
+    )
+    return _test_on_matrix(matrix, None, k0, "precomputed", omega, n_resamples, alternative, batch, rng)
+
+
+def _dbpa_test_precomputed_iv(similarity_matrix, n_original, discrepancy, n_resamples, alternative, batch, rng):
     matrix = check_embeddings(similarity_matrix, "similarity_matrix", min_rows=4)
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"`similarity_matrix` must be square (n, n); got shape {matrix.shape}.")
@@ -219,11 +230,15 @@ def dbpa_test_precomputed(
             f"`discrepancy={omega.name!r}` needs embeddings; with a precomputed similarity "
             "matrix use 'jsd', 'js_distance', 'wasserstein', 'ks' or 'energy'."
         )
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    return (matrix, k0, omega, *_resampling_iv(n_resamples, alternative, batch, rng))
+
+
+def _resampling_iv(n_resamples, alternative, batch, rng):
+    """The checks :func:`dbpa_test` and :func:`dbpa_test_precomputed` share."""
+    n_resamples = check_positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     batch = None if batch is None else check_positive_int(batch, "batch")
-    rng = check_rng(rng)
-    return _test_on_matrix(matrix, None, k0, "precomputed", omega, n_resamples, alternative, batch, rng)
+    return n_resamples, alternative, batch, check_rng(rng)
 
 
 def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch, rng):
@@ -243,10 +258,7 @@ def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch
             f"`discrepancy={omega.name!r}` needs embeddings, but `similarity={similarity!r}` works on texts; "
             f"use one of {EMBEDDING_SIMILARITIES} or a pair discrepancy such as 'jsd'."
         )
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    batch = None if batch is None else check_positive_int(batch, "batch")
-    return x, y, similarity, omega, n_resamples, alternative, batch, check_rng(rng)
+    return (x, y, similarity, omega, *_resampling_iv(n_resamples, alternative, batch, rng))
 
 
 def _test_on_matrix(similarity_matrix, embeddings, k0, similarity, omega, n_resamples, alternative, batch, rng):

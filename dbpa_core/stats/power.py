@@ -1,4 +1,4 @@
-"""Sample-size planning for a family of perturbations (paper §3.3, eq. for k_adj).
+"""Sample-size planning for a family of perturbations (Rauba, Wei & van der Schaar, ICML 2025, §3.3, eq. for k_adj).
 
 Testing m perturbations at family-wise level α with Bonferroni means testing
 each at α/m; the number of samples per arm grows as

@@ -1,4 +1,4 @@
-"""TPR/FPR analysis of a test over the significance level α (paper §4.2, Figs 1–2).
+"""TPR/FPR analysis of a test over the significance level α (Rauba, Wei & van der Schaar, ICML 2025, §4.2, Figs 1–2).
 
 Control perturbations should not change the output distribution, target
 perturbations should.  Rejecting at level α, the false-positive rate is the

@@ -1,4 +1,4 @@
-"""Step 2 of DBPA: the pooled similarity matrix s(y_i, y_j).
+"""Step 2 of DBPA (Rauba, Wei & van der Schaar, ICML 2025, §3): the pooled similarity matrix s(y_i, y_j).
 
 Every discrepancy of :mod:`dbpa_core.stats.discrepancy` reads one ``(n, n)`` matrix
 computed once on the pooled ``n = k0 + k1`` outputs (original arm first); the

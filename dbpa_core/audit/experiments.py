@@ -1,0 +1,156 @@
+"""The case studies' experiments: many families of tests, run and summarised for a page or a report.
+
+A page supplies *how* one family is run (its sampler settings, memo and
+progress bar) as a callable; this module owns *what* is run and how the
+results are summarised, so the loops and the summaries are written once and
+tested without Streamlit.
+
+* :func:`rates_experiment` — controls vs targets for several models, TPR/FPR
+  over α and the best model at an allowed FPR (paper §4.2, Figs 1–2).
+* :func:`persona_grid` — personas × models, ω with significance stars
+  (paper §4.1, Table 2).
+* :func:`alignment_family` — several models against one reference model on
+  one prompt, family-wise corrected (paper §4.3, Fig. 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..stats.corrections import adjust_pvalues
+from ..stats.roc import ROCResult, roc_analysis
+from .runner import FamilyResult, PerturbationResult
+
+
+@dataclass(frozen=True, eq=False)
+class RatesComparison:
+    """TPR/FPR of several models on the same controls and targets (Figs 1–2).
+
+    Attributes
+    ----------
+    models : tuple of str
+        In the order they were run (the order of every table and colour).
+    rocs : mapping str → ROCResult
+        Each model's ROC over α, its p-values pooled over replicates and scenarios.
+    """
+
+    models: tuple[str, ...]
+    rocs: Mapping[str, ROCResult] = field(repr=False)
+
+    def best_model_at(self, max_fpr: float) -> str:
+        """The model with the highest TPR among α whose FPR ≤ ``max_fpr``; ties go to the larger AUC,
+        then to the earlier model."""
+        def merit(position_name):
+            position, name = position_name
+            return (self.rocs[name].tpr_at_fpr(max_fpr)[0], self.rocs[name].auc, -position)
+
+        return max(enumerate(self.models), key=merit)[1]
+
+    def summary(self, max_fpr: float):
+        """One row per model: AUC, best TPR at FPR ≤ ``max_fpr``, the α achieving it, counts (a DataFrame)."""
+        import pandas as pd
+
+        rows = []
+        for name in self.models:
+            roc = self.rocs[name]
+            tpr, alpha = roc.tpr_at_fpr(max_fpr)
+            rows.append({"model": name, "AUC": roc.auc, f"TPR at FPR ≤ {max_fpr:g}": tpr, "α achieving it": alpha,
+                         "targets": roc.n_targets, "controls": roc.n_controls})
+        return pd.DataFrame(rows)
+
+
+def rates_experiment(run_family: Callable[[str, int, str], FamilyResult], models: Sequence[str],
+                     scenarios: Sequence[str], *, replicates: int = 1) -> RatesComparison:
+    """Run every model × replicate × scenario family and pool each model's p-values into one ROC.
+
+    Parameters
+    ----------
+    run_family : callable (model, replicate, scenario) → FamilyResult
+        Runs all perturbations of one scenario for one model; replicate r must
+        use its own seed, so replicates are independent draws.
+    models, scenarios : sequence of str
+    replicates : int
+
+    Returns
+    -------
+    RatesComparison
+    """
+    if not models:
+        raise ValueError("`models` must name at least one model.")
+    if not scenarios:
+        raise ValueError("`scenarios` must name at least one scenario.")
+    rocs = {}
+    for name in models:
+        pvalues, is_target = [], []
+        for replicate in range(int(replicates)):
+            for scenario in scenarios:
+                family = run_family(name, replicate, scenario)
+                pvalues += [r.test.pvalue for r in family.results]
+                is_target += [r.kind == "target" for r in family.results]
+        rocs[name] = roc_analysis(pvalues, np.array(is_target, dtype=bool))
+    return RatesComparison(tuple(models), rocs)
+
+
+@dataclass(frozen=True, eq=False)
+class PersonaGrid:
+    """ω and p of each persona (rows) for each model (columns), Table 2's layout.
+
+    Stars are unadjusted significance (* p < 0.05, ** < 0.01, *** < 0.001), as in the paper.
+    """
+
+    personas: tuple[str, ...]
+    kinds: tuple[str, ...]
+    models: tuple[str, ...]
+    statistics: np.ndarray = field(repr=False)
+    pvalues: np.ndarray = field(repr=False)
+    discrepancy: str = "jsd"
+
+    def table(self):
+        """The grid as a DataFrame: persona, kind, then ω and p per model."""
+        import pandas as pd
+
+        table = pd.DataFrame({"persona": list(self.personas), "kind": list(self.kinds)})
+        for column, name in enumerate(self.models):
+            table[f"ω {name}"] = self.statistics[:, column]
+            table[f"p {name}"] = self.pvalues[:, column]
+        return table
+
+
+def persona_grid(run_family: Callable[[str], FamilyResult], models: Sequence[str], *,
+                 discrepancy: str = "jsd") -> PersonaGrid:
+    """Run the persona family once per model and lay the results out as Table 2.
+
+    ``run_family(model)`` returns the family of persona perturbations for that
+    model; every model's family must hold the same perturbations in the same order.
+    """
+    if not models:
+        raise ValueError("`models` must name at least one model.")
+    families = [run_family(name) for name in models]
+    labels = [r.label for r in families[0].results]
+    for name, family in zip(models, families):
+        if [r.label for r in family.results] != labels:
+            raise ValueError(f"model {name!r} was run on other perturbations than {models[0]!r}.")
+    statistics = np.array([[r.test.statistic for r in f.results] for f in families]).T
+    pvalues = np.array([[r.test.pvalue for r in f.results] for f in families]).T
+    personas = tuple(label.removeprefix("Act as ").rstrip(". ") for label in labels)
+    return PersonaGrid(personas, tuple(r.kind for r in families[0].results), tuple(models), statistics, pvalues,
+                       discrepancy)
+
+
+def alignment_family(results: Sequence[PerturbationResult], *, correction: str = "bonferroni",
+                     alpha: float = 0.05, settings: Mapping | None = None) -> FamilyResult:
+    """Several models' tests against one reference, corrected as one family (Fig. 3).
+
+    Each result compares the reference model's outputs (its ``original`` arm)
+    with another model's outputs on the same prompt (its ``perturbed`` arm).
+    """
+    if not results:
+        raise ValueError("`results` must hold at least one model's test against the reference.")
+    adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
+    first = results[0].test
+    return FamilyResult(tuple(results), adjusted, {
+        "k": first.n_original, "n_resamples": first.n_resamples, "similarity": first.similarity,
+        "discrepancy": first.discrepancy, "correction": correction, "alpha": alpha, **(settings or {})})

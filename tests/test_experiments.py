@@ -1,0 +1,92 @@
+"""dbpa_core.audit.experiments: the case studies' loops and summaries, on real tests of synthetic arms."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from dbpa_core import adjust_pvalues
+from dbpa_core.audit import Arm, compare_arms, compare_family
+from dbpa_core.audit.experiments import alignment_family, persona_grid, rates_experiment
+
+
+def arm(label: str, shift: float, seed: int, k: int = 15) -> Arm:
+    vectors = np.random.default_rng(seed).normal(size=(k, 6)) + shift
+    return Arm(label, label, "", tuple(f"{label} {i}" for i in range(k)), vectors)
+
+
+def family(shifts: dict[str, float], seed: int):
+    """A family with one perturbation per entry; 'target' perturbations move the arm by their shift."""
+    perturbations = [SimpleNamespace(id=name, label=name, kind="target" if shift else "control")
+                     for name, shift in shifts.items()]
+    arms = [arm(name, shift, seed + 1 + i) for i, (name, shift) in enumerate(shifts.items())]
+    return compare_family(arm("original", 0.0, seed), arms, perturbations, discrepancy="energy", n_resamples=199,
+                          seed=seed)
+
+
+def test_rates_experiment_pools_replicates_and_scenarios():
+    calls = []
+
+    def run_family(model, replicate, scenario):
+        calls.append((model, replicate, scenario))
+        strength = {"weak": 0.3, "strong": 3.0}[model]
+        return family({"c1": 0.0, "c2": 0.0, "t1": strength, "t2": strength}, seed=100 * replicate + len(scenario))
+
+    comparison = rates_experiment(run_family, ["weak", "strong"], ["s1", "s22"], replicates=2)
+    assert calls == [(m, r, s) for m in ("weak", "strong") for r in range(2) for s in ("s1", "s22")]
+    strong, weak = comparison.rocs["strong"], comparison.rocs["weak"]
+    assert (strong.n_targets, strong.n_controls) == (8, 8)
+    assert strong.auc > weak.auc and strong.tpr_at_fpr(0.0)[0] == 1.0
+
+
+def test_best_model_is_picked_by_its_rates_not_by_its_position():
+    def run_family(model, replicate, scenario):
+        return family({"c": 0.0, "t1": {"first": 0.0, "second": 4.0}[model],
+                       "t2": {"first": 0.0, "second": 4.0}[model]}, seed=7)
+
+    # "first" has no real targets (its "targets" are unshifted), so "second" must win at any allowed FPR
+    comparison = rates_experiment(lambda m, r, s: _relabel(run_family(m, r, s)), ["first", "second"], ["s"])
+    assert comparison.best_model_at(0.0) == "second"
+    assert comparison.best_model_at(0.5) == "second"
+    table = comparison.summary(0.05)
+    assert list(table["model"]) == ["first", "second"] and "TPR at FPR ≤ 0.05" in table.columns
+
+
+def _relabel(result):
+    """Mark t1/t2 as targets even where they are unshifted (the 'first' model misses them)."""
+    from dataclasses import replace
+
+    results = tuple(replace(r, kind="target" if r.label.startswith("t") else "control") for r in result.results)
+    return replace(result, results=results)
+
+
+def test_rates_experiment_needs_models_and_scenarios():
+    with pytest.raises(ValueError, match="`models`"):
+        rates_experiment(lambda *a: None, [], ["s"])
+    with pytest.raises(ValueError, match="`scenarios`"):
+        rates_experiment(lambda *a: None, ["m"], [])
+
+
+def test_persona_grid_lays_out_table_2():
+    grid = persona_grid(lambda model: family({"Act as a doctor. ": 0.0, "Act as a child. ": 3.0},
+                                             seed={"a": 1, "b": 2}[model]), ["a", "b"], discrepancy="energy")
+    assert grid.personas == ("a doctor", "a child") and grid.models == ("a", "b")
+    assert grid.statistics.shape == grid.pvalues.shape == (2, 2)
+    assert (grid.pvalues[1] < 0.05).all()  # the shifted persona is detected for both models
+    table = grid.table()
+    assert list(table.columns) == ["persona", "kind", "ω a", "p a", "ω b", "p b"]
+    with pytest.raises(ValueError, match="other perturbations"):
+        persona_grid(lambda model: family({model: 0.0}, seed=1), ["a", "b"])
+
+
+def test_alignment_family_is_one_corrected_family():
+    reference = arm("reference", 0.0, 1)
+    results = [compare_arms(reference, arm(name, shift, seed), label=name, discrepancy="energy", n_resamples=199,
+                            rng=0) for name, shift, seed in (("same", 0.0, 2), ("other", 3.0, 3))]
+    aligned = alignment_family(results, correction="holm", alpha=0.1, settings={"reference": "reference"})
+    expected = adjust_pvalues([r.test.pvalue for r in results], method="holm", alpha=0.1)
+    np.testing.assert_array_equal(aligned.adjusted.pvalues_adjusted, expected.pvalues_adjusted)
+    assert aligned.settings["correction"] == "holm" and aligned.settings["reference"] == "reference"
+    assert list(aligned.adjusted.reject) == [False, True]

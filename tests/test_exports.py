@@ -1,0 +1,62 @@
+"""dbpa_core.present.exports: every export of a family says what the screen says."""
+
+from __future__ import annotations
+
+import json
+import re
+from types import SimpleNamespace
+
+import numpy as np
+
+from dbpa_core.audit import Arm, compare_family
+from dbpa_core.present.exports import family_csv, family_frame, family_html, family_record
+
+
+def make_family():
+    rng = np.random.default_rng(5)
+    original = Arm("original", "x", "", tuple(f"o{i}" for i in range(12)), rng.normal(size=(12, 5)))
+    shifts = [0.0, 0.0, 0.9, 1.1, 3.0, 0.0]
+    arms = [Arm(f"p{i}", f"x{i}", "", tuple(f"p{i}-{j}" for j in range(12)), rng.normal(size=(12, 5)) + s)
+            for i, s in enumerate(shifts)]
+    perturbations = [SimpleNamespace(id=f"p{i}", label=f"p{i}", kind="target" if s else "control")
+                     for i, s in enumerate(shifts)]
+    return compare_family(original, arms, perturbations, discrepancy="energy", n_resamples=499, seed=3)
+
+
+def test_a_recorrected_family_exports_its_own_correction_everywhere():
+    family = make_family().recorrected("holm", 0.1)
+    table = family_frame(family)
+    record = family_record(family, name="t", settings={"sampler": {"backend": "simulated"}})
+    n_declared = int((table["decision"] == "REJECT H₀").sum())
+    assert "p adjusted (holm)" in table.columns
+    assert record["summary"] == {"n_perturbations": 6, "n_rejected": n_declared, "change_detected": n_declared > 0,
+                                 "correction": "holm", "alpha": 0.1}
+    settings = record["settings"]
+    assert (settings["correction"], settings["alpha"], settings["k"], settings["n_resamples"], settings["seed"],
+            settings["similarity"], settings["discrepancy"]) == ("holm", 0.1, 12, 499, 3, "cosine", "energy")
+    assert [p["decision"] for p in record["perturbations"]] == list(table["decision"])
+    assert family_csv(family) == table.to_csv(index=False)
+    page = family_html(family, record)
+    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (holm correction" in page
+    assert "bonferroni" not in page
+
+
+def test_html_readings_never_contradict_their_numbers():
+    """Each perturbation's sentence reads the raw p, then decides on the *adjusted* p it names."""
+    family = make_family()
+    page = family_html(family, family_record(family, name="t", settings={}))
+    items = re.findall(r"<li><b>(p\d)</b>: (.*?)</li>", page)
+    assert len(items) == 6
+    for (label, sentence), p_adjusted, reject in zip(items, family.adjusted.pvalues_adjusted, family.adjusted.reject):
+        assert "adjusted p is" in sentence
+        if reject:
+            assert "≤ α = 0.05: declared to change" in sentence, sentence
+        else:
+            assert "&gt; α = 0.05: no change declared" in sentence, sentence
+    assert any(family.results[i].test.pvalue <= 0.05 < family.adjusted.pvalues_adjusted[i] for i in range(6)), \
+        "the fixture should hold a raw-significant, adjusted-not-significant case"
+
+
+def test_record_is_json():
+    family = make_family()
+    json.dumps(family_record(family, name="t", settings={}), default=float)

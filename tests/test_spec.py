@@ -1,0 +1,109 @@
+"""Tests of dbpa_core.audit.spec: every bad SPEC is refused with the dotted key and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dbpa_core.__main__ import main
+from dbpa_core.audit.spec import SpecError, load_spec, parse_spec
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = {"name": "t", "sampler": {"backend": "simulated"}, "scenario": "seasons_question",
+        "perturbations": ["paraphrase_1", "mars"], "k": 12, "n_resamples": 200, "seed": 0}
+
+
+def write_spec(tmp_path, **overrides):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump({**BASE, **overrides}, allow_unicode=True))
+    return path
+
+
+@pytest.mark.parametrize(("overrides", "match"), [
+    ({"colour": "red"}, "`colour` is not a SPEC key; allowed:"),
+    ({"k": 1}, "`k` must be an integer >= 2; got 1"),
+    ({"k": 2.5}, "`k` must be an integer >= 2; got 2.5"),
+    ({"n_resamples": 10**11}, "`n_resamples` must be an integer >= 1 and <= 1,000,000"),
+    ({"seed": -1}, "`seed` must be an integer >= 0"),
+    ({"discrepancy": "cosine"}, "`discrepancy` must be one of 'jsd'"),
+    ({"correction": "bonf"}, "`correction` must be one of 'bonferroni'"),
+    ({"similarity": "dot"}, "`similarity` must be one of 'cosine'"),
+    ({"alpha": 2}, r"`alpha` must lie in \(0, 1\); got 2.0"),
+    ({"alpha": "often"}, "`alpha` must be a number between 0 and 1"),
+    ({"sampler": {"backend": "gpt"}}, "`sampler.backend` must be one of 'simulated', 'recorded', 'local', 'openai'"),
+    ({"sampler": {"backend": "openai", "model": "m", "api_key": "sk"}},
+     "`sampler.api_key` must not be in a SPEC; set OPENAI_API_KEY"),
+    ({"sampler": {"backend": "openai"}}, "`sampler.model` is required"),
+    ({"sampler": {"backend": "simulated", "temperature": 9}}, r"`sampler.temperature` must be a number in \[0, 5\]"),
+    ({"sampler": {"backend": "simulated", "max_tokens": 0}}, "`sampler.max_tokens` must be an integer >= 1"),
+    ({"sampler": {"backend": "simulated", "base_url": "http://127.0.0.1:1/v1"}},
+     "`sampler.base_url` is not a known key; allowed: backend, max_tokens, model, temperature"),
+    ({"sampler": {"backend": "openai", "model": "m", "base_url": "localhost:8000/v1"}},
+     "`sampler.base_url` must start with http:// or https://"),
+    ({"sampler": {"backend": "openai", "model": "m", "base_url": "http://u:KEY@host/v1"}},
+     "`sampler.base_url` holds a credential"),
+    ({"sampler": {"backend": "openai", "model": "m", "base_url": "http://host/v1?api_key=KEY"}},
+     "`sampler.base_url` holds a credential"),
+    ({"sampler": {"backend": "openai", "model": "m", "timeout": 0}}, "`sampler.timeout` must be a positive"),
+    ({"perturbed_sampler": {"backend": "local", "model": "x"}}, "`perturbed_sampler.model` is not a known key"),
+    ({"scenario": "mars_mission"}, "`scenario` must be one of"),
+    ({"perturbations": ["mars", "nope"]}, r"`perturbations\[1\]` must be one of"),
+    ({"embedder": {"name": "bert"}}, "`embedder.name` must be one of 'minilm', 'openai'"),
+    ({"embedder": {"name": "minilm", "model": "bert"}}, "`embedder.model` is not a known key; allowed: batch_size"),
+    ({"embedder": {"name": "openai", "base_url": "http://u:p@h/v1"}}, "`embedder.base_url` holds a credential"),
+    ({"name": "/../../tmp/x"}, "`name` must be a file name"),
+    ({"name": ".."}, "`name` must be a file name"),
+    ({"prompts": {"original": {"prompt": "x"}, "perturbations": [{"prompt": "y"}]}},
+     "or `prompts` is required, not both"),
+])
+def test_bad_specs_name_the_key(tmp_path, overrides, match, capsys):
+    with pytest.raises(SpecError, match=match):
+        parse_spec(yaml.safe_load(write_spec(tmp_path, **overrides).read_text()))
+    assert main(["audit", str(write_spec(tmp_path, **overrides))]) == 2
+    assert "error: spec.yaml: `" in capsys.readouterr().err
+
+
+def test_literal_prompt_kinds_are_checked():
+    spec = {"prompts": {"original": {"prompt": "x"}, "perturbations": [{"prompt": "y", "kind": "ctrl"}]}}
+    with pytest.raises(SpecError, match=r"`prompts.perturbations\[0\].kind` must be one of 'control', 'target'"):
+        parse_spec(spec)
+
+
+def test_choices_ignore_case_and_come_back_as_listed():
+    spec = parse_spec({**BASE, "correction": "Holm", "similarity": "COSINE",
+                       "sampler": {"backend": "Simulated", "temperature": 1}})
+    assert (spec.correction, spec.similarity, spec.sampler["backend"]) == ("holm", "cosine", "simulated")
+    assert spec.sampler["temperature"] == 1.0
+
+
+def test_good_settings_reach_the_backends():
+    from dbpa_core.audit.runner import build_embedder, build_sampler
+
+    spec = parse_spec({**BASE, "sampler": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                           "timeout": 2, "max_retries": 0, "max_concurrency": 3},
+                       "embedder": {"name": "minilm", "batch_size": 8}})
+    sampler, embedder = build_sampler(spec.sampler), build_embedder(spec.embedder)
+    assert (sampler.timeout, sampler.max_retries, sampler.max_concurrency) == (2.0, 0, 3)
+    assert embedder.batch_size == 8
+
+
+def test_shipped_specs_are_valid():
+    specs = list((REPO / "assets" / "specs").glob("*.yaml"))
+    assert specs
+    for path in specs:
+        assert load_spec(path).k >= 2
+
+
+def test_embedder_settings_are_constructor_parameters():
+    import inspect
+
+    from dbpa_core.embedders import EMBEDDER_SETTINGS, EMBEDDERS
+    from dbpa_core.embedders.minilm import MiniLMEmbedder
+    from dbpa_core.embedders.openai_compatible import OpenAIEmbedder
+
+    classes = {"minilm": MiniLMEmbedder, "openai": OpenAIEmbedder}
+    assert set(classes) == set(EMBEDDERS) == set(EMBEDDER_SETTINGS)
+    for name, cls in classes.items():
+        assert set(EMBEDDER_SETTINGS[name]) <= set(inspect.signature(cls.__init__).parameters), name
