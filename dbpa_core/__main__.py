@@ -171,16 +171,17 @@ def _failure(error: BaseException) -> str:
 
 def _reproduce(args) -> int:
     """The paper's experiments on its shipped responses, the reported values beside ours."""
-    from .audit.reproduce import REPRODUCERS, summary_lines
+    from .audit.reproduce import REPRODUCERS
     from .data.store import SampleStore
     from .present.exports import _json_default
+    from .present.reproduction import reproduction_record, summary_lines
 
     store = SampleStore(args.store) if args.store else SampleStore()
     result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
                                           progress=ProgressBar())
     print("\n".join(summary_lines(result)))
     if args.json:
-        Path(args.json).write_text(json.dumps(result.record(), indent=2, default=_json_default), encoding="utf-8")
+        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=_json_default), encoding="utf-8")
     return EXIT_OK
 
 

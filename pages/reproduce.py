@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dbpa_core.present.readings import format_pvalue, read_decision, read_pvalue, read_statistic
+from dbpa_core.present import reproduction as rp
+from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 from ui.components import downloads, guard
 from ui.resources import store
 
@@ -61,14 +62,13 @@ with guard():
     if experiment == "table2":
         from dbpa_core.present.figures import discrepancy_bars
 
-        table = result.table()
-        st.info(result.agreement())
+        table = rp.persona_frame(result)
+        st.info(rp.persona_agreement(result))
         st.plotly_chart(discrepancy_bars([r.persona for r in result.rows], [r.statistic for r in result.rows],
                                          [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)",
                                          title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                         width="stretch", key="reproduce_table2_bars")
-        shown = table.assign(**{"p (ours)": [format_pvalue(r.pvalue, r.test.n_resamples, exact=r.test.exact) for r in result.rows]})
-        st.dataframe(shown, hide_index=True, width="stretch")
+        st.dataframe(rp.persona_frame(result, formatted=True), hide_index=True, width="stretch")
         st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
                    "similarities (0 = the same spread; at most 0.83); JSD bits is the same comparison on the app's "
                    "default scale (0 to 1). Stars: * p < 0.05, ** p < 0.01, *** p < 0.001, unadjusted as in the "
@@ -84,7 +84,7 @@ with guard():
         st.caption(read_decision(row.pvalue, ALPHA))
         if row.note:
             st.caption(f"This row compares {row.note}.")
-        sections = [("Table 2: personas against the doctor baseline", [result.agreement()], [table], [])]
+        sections = [("Table 2: personas against the doctor baseline", [rp.persona_agreement(result)], [table], [])]
 
     elif experiment == "fig1":
         from dbpa_core.present.figures import rates_over_alpha, roc_curves
@@ -92,7 +92,7 @@ with guard():
         max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key="reproduce_fpr",
                                    format_func=lambda f: f"{f:.0%}")
         best, best_tpr = result.best_model_at(max_fpr)
-        st.info(result.finding())
+        st.info(rp.roc_finding(result))
         st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
                    "content changes while flagging at most that share of mere paraphrases.")
         curves = {m.label: m.pooled for m in result.models}
@@ -104,18 +104,18 @@ with guard():
         st.plotly_chart(rates_over_alpha(curves), width="stretch", key="reproduce_alpha")
         st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
                    "test keeps the dashed lines near α.")
-        table = result.table()
+        table = rp.roc_frame(result)
         st.dataframe(table, hide_index=True, width="stretch")
         st.caption("AUC mean ± sd over the 5 seeds; TPR at FPR ≤ 1 % / 5 % read off the pooled curve. The paper "
                    "run tested only targets: its column is the share of its target p-values below 0.05; it gives "
                    "no AUC.")
-        sections = [("Figs 1–2: TPR and FPR over α", [result.finding()], [table], [figure])]
+        sections = [("Figs 1–2: TPR and FPR over α", [rp.roc_finding(result)], [table], [figure])]
 
     elif experiment == "fig3":
         from dbpa_core.present.figures import mean_sd_bars
 
-        table = result.table()
-        st.info(result.reading())
+        table = rp.alignment_frame(result)
+        st.info(rp.alignment_reading(result))
         figure = mean_sd_bars([r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
                               [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
                               title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
@@ -127,17 +127,17 @@ with guard():
         st.caption("'seeds p ≤ .05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
                    "chance explains; a model is said to differ when that holds in most seeds. The paper-run columns "
                    "are the reference code's per-seed result files.")
-        sections = [("Fig 3: alignment with GPT-3.5", [result.reading()], [table], [figure])]
+        sections = [("Fig 3: alignment with GPT-3.5", [rp.alignment_reading(result)], [table], [figure])]
 
     else:
-        omega, similarity, costs = result.omega.table(), result.similarity.table(), result.cost_table()
+        omega, similarity, costs = rp.grid_frame(result.omega), rp.grid_frame(result.similarity), rp.cost_frame(result)
         st.subheader("C.2 · choices of ω (persona vs doctor)")
-        st.info(result.omega.agreement())
+        st.info(rp.grid_agreement(result.omega))
         st.dataframe(omega, hide_index=True, width="stretch")
         st.caption("Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
                    "re-splits of the same answers, so only the choice of ω differs.")
         st.subheader("C.4 · similarities (ω = JSD in bits)")
-        st.info(result.similarity.agreement())
+        st.info(rp.grid_agreement(result.similarity))
         st.dataframe(similarity, hide_index=True, width="stretch")
         st.caption("Cosine of MiniLM embeddings compares meaning; BLEU and ROUGE-L compare shared words, so they "
                    "can flag a change of wording that leaves the meaning intact.")
@@ -148,8 +148,8 @@ with guard():
                    f"personas ({priciest['tokens']:,} tokens) costs ${priciest['US$']:.3f} with "
                    f"{priciest['embedder']}; the packaged MiniLM is free.")
         table = omega
-        sections = [("C.2: choices of ω", [result.omega.agreement()], [omega], []),
-                    ("C.4: similarities", [result.similarity.agreement()], [similarity], []),
+        sections = [("C.2: choices of ω", [rp.grid_agreement(result.omega)], [omega], []),
+                    ("C.4: similarities", [rp.grid_agreement(result.similarity)], [similarity], []),
                     ("C.3: embedding cost", [], [costs], [])]
 
     def report():
@@ -157,6 +157,6 @@ with guard():
 
         return sections_html("DBPA: reproducing the paper", "Rauba, Wei & van der Schaar (ICML 2025), re-tested on "
                              "the paper's own responses (Hypo-Test c586dfe) with DBPA Explorer.", sections,
-                             result.record()["settings"])
+                             rp.reproduction_record(result)["settings"])
 
-    downloads(table=table, record=result.record(), report_html=report, name=f"reproduce_{experiment}")
+    downloads(table=table, record=rp.reproduction_record(result), report_html=report, name=f"reproduce_{experiment}")

@@ -21,6 +21,7 @@ import dbpa_core as d
 from conftest import REPO
 from dbpa_core.audit import reproduce as r
 from dbpa_core.data import paper
+from dbpa_core.present import reproduction as rp
 from dbpa_core.stats.similarity import embedding_similarity_matrix
 
 B = 1000
@@ -51,9 +52,9 @@ def test_table2_agrees_with_the_paper_where_the_paper_found_an_effect(table2):
     assert doctor.persona == "doctor" and doctor.test.n_original == doctor.test.n_perturbed == 10
     assert doctor.pvalue > 0.2
     # the largest effect is the comedian (well above the child, the paper's largest): the order is ours
-    assert "significant in both: comedian, robot from the future, child" in table2.agreement()
+    assert "significant in both: comedian, robot from the future, child" in rp.persona_agreement(table2)
     # where the verdicts differ is written down, persona by persona
-    assert "only here:" in table2.agreement()
+    assert "only here:" in rp.persona_agreement(table2)
 
 
 def test_table2_statistic_is_the_papers_js_distance_on_a_shared_range(table2, minilm, shared_store):
@@ -77,11 +78,11 @@ def test_table2_statistic_is_the_papers_js_distance_on_a_shared_range(table2, mi
 
 
 def test_table2_record_and_table(table2):
-    record = table2.record()
+    record = rp.reproduction_record(table2)
     assert record["experiment"] == "table2" and len(record["rows"]) == 8
     assert {"label", "statistic", "pvalue", "reported_statistic", "reported_pvalue"} <= set(record["rows"][0])
     assert record["settings"]["n_resamples"] == B and record["settings"]["baseline"] == "Act as a doctor. "
-    table = table2.table()
+    table = rp.persona_frame(table2)
     assert list(table["persona"]) == list(paper.PERSONAS)
     assert table.loc[table.persona == "child", "stars (paper)"].item() == "***"
 
@@ -109,7 +110,7 @@ def test_fig1_controls_targets_and_best_model(minilm, shared_store):
         name, tpr = study.best_model_at(fpr)
         assert tpr == max(m.tpr_at_fpr(fpr) for m in study.models)
         assert name in ("GPT-4", "GPT-2")
-    record = study.record()
+    record = rp.reproduction_record(study)
     assert record["experiment"] == "fig1"
     assert {"label", "auc_mean", "auc_sd", "tpr_at_fpr_0.01", "tpr_at_fpr_0.05"} <= set(record["rows"][0])
     assert record["rows"][0]["reported_auc"] == r.NOT_GIVEN
@@ -123,10 +124,10 @@ def test_fig3_models_the_reference_run_found_different_are_different_here(minilm
     reported_zero = {row.label for row in study.rows if row.reported_pvalues[0] == 0.0}
     assert reported_zero == {"SmolLM-135M", "GPT-2"}
     assert reported_zero <= set(study.differing(0.05))
-    record = study.record()
+    record = rp.reproduction_record(study)
     assert record["experiment"] == "fig3"
     assert {"label", "statistic_mean", "statistic_sd", "pvalue_mean"} <= set(record["rows"][0])
-    assert "GPT-2" in study.reading()
+    assert "GPT-2" in rp.alignment_reading(study)
 
 
 def test_appendix_tables(minilm, shared_store):
@@ -143,7 +144,7 @@ def test_appendix_tables(minilm, shared_store):
     small, large = costs["text-embedding-3-small", 20], costs["text-embedding-3-small", 100]
     assert large.tokens == pytest.approx(5 * small.tokens, rel=1e-3)
     assert large.dollars == pytest.approx(large.tokens * 0.02 / 1e6)
-    record = result.record()
+    record = rp.reproduction_record(result)
     assert {row["table"] for row in record["rows"]} == {"C.2", "C.3", "C.4"}
     assert all(row["reported"] == r.NOT_GIVEN for row in record["rows"])
 

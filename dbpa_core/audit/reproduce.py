@@ -37,7 +37,6 @@ import numpy as np
 
 from .._validation import check_positive_int, check_probability
 from ..data import paper
-from ..present.readings import format_pvalue, significance_stars
 from ..stats.permutation import DBPAResult, dbpa_test, dbpa_test_precomputed
 from ..stats.roc import ROCResult, roc_analysis
 from ..stats.similarity import embedding_similarity_matrix
@@ -111,14 +110,6 @@ class PersonaRow:
     test: DBPAResult = field(repr=False)
     note: str = ""
 
-    @property
-    def stars(self) -> str:
-        return significance_stars(self.pvalue)
-
-    @property
-    def reported_stars(self) -> str:
-        return significance_stars(self.reported_pvalue)
-
 
 @dataclass(frozen=True, eq=False)
 class PersonaTable:
@@ -131,43 +122,6 @@ class PersonaTable:
         """Personas with p < ``alpha`` (the paper's stars are strict), ours or the reported ones."""
         alpha = check_probability(alpha, "alpha")
         return tuple(r.persona for r in self.rows if (r.reported_pvalue if reported else r.pvalue) < alpha)
-
-    def agreement(self, alpha: float = 0.05) -> str:
-        """One sentence: which personas are significant in both, only ours, only the paper's."""
-        ours, theirs = set(self.significant(alpha)), set(self.significant(alpha, reported=True))
-        both = [p for p in paper.PERSONAS if p in ours & theirs]
-        only_ours = [p for p in paper.PERSONAS if p in ours - theirs]
-        only_theirs = [p for p in paper.PERSONAS if p in theirs - ours]
-        same = sum((r.persona in ours) == (r.persona in theirs) for r in self.rows)
-        parts = [f"At p < {alpha:g}, {same} of {len(self.rows)} personas get the same verdict as in the paper; "
-                 f"significant in both: {', '.join(both) or 'none'}"]
-        if only_ours:
-            parts.append(f"only here: {', '.join(only_ours)}")
-        if only_theirs:
-            parts.append(f"only in the paper: {', '.join(only_theirs)}")
-        return "; ".join(parts) + "."
-
-    def table(self):
-        """pandas DataFrame: persona, kind, ours (ω, JSD bits, p, stars) and the paper's (ω, p, stars)."""
-        import pandas as pd
-
-        return pd.DataFrame({
-            "persona": [r.persona for r in self.rows], "kind": [r.kind for r in self.rows],
-            "ω JS distance (ours)": [r.statistic for r in self.rows],
-            "JSD bits (ours)": [r.jsd_bits for r in self.rows],
-            "p (ours)": [r.pvalue for r in self.rows], "stars (ours)": [r.stars for r in self.rows],
-            "ω JS distance (paper)": [r.reported_statistic for r in self.rows],
-            "p (paper)": [r.reported_pvalue for r in self.rows],
-            "stars (paper)": [r.reported_stars for r in self.rows],
-        })
-
-    def record(self) -> dict:
-        rows = [{"label": r.persona, "kind": r.kind, "statistic": r.statistic, "jsd_bits": r.jsd_bits,
-                 "pvalue": r.pvalue, "stars": r.stars, "n_original": r.test.n_original,
-                 "n_perturbed": r.test.n_perturbed, "reported_statistic": r.reported_statistic,
-                 "reported_pvalue": r.reported_pvalue, "reported_stars": r.reported_stars, "note": r.note}
-                for r in self.rows]
-        return {"experiment": "table2", "rows": rows, "settings": self.settings, "agreement": self.agreement()}
 
 
 def persona_table(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 0,
@@ -293,39 +247,6 @@ class ROCStudy:
         """Whether the best model changes between the allowed FPRs (the paper's finding)."""
         return len({self.best_model_at(f)[0] for f in fprs}) > 1
 
-    def finding(self, fprs: Sequence[float] = (0.01, 0.05)) -> str:
-        """One sentence on the paper's claim that the best model depends on the allowed FPR."""
-        bests = [(f, *self.best_model_at(f)) for f in fprs]
-        listing = "; ".join(f"at FPR ≤ {f:.0%} the best is {name} (TPR {tpr:.0%})" for f, name, tpr in bests)
-        verdict = ("so the best model depends on the allowed FPR, as the paper found"
-                   if self.best_depends_on_fpr(fprs) else
-                   "so here the same model is best at every allowed FPR: the paper's finding does not hold "
-                   "on these responses with this embedder")
-        return f"{listing}: {verdict}."
-
-    def table(self):
-        import pandas as pd
-
-        return pd.DataFrame({
-            "model": [m.label for m in self.models],
-            "AUC mean": [m.auc_mean for m in self.models], "AUC sd": [m.auc_sd for m in self.models],
-            "TPR at FPR ≤ 1%": [m.tpr_at_fpr(0.01) for m in self.models],
-            "TPR at FPR ≤ 5%": [m.tpr_at_fpr(0.05) for m in self.models],
-            "targets p < .05 (ours)": [m.target_rejection_rate(0.05) for m in self.models],
-            "targets p < .05 (paper run)": [m.target_rejection_rate(0.05, reported=True) for m in self.models],
-            "AUC (paper)": [NOT_GIVEN] * len(self.models),
-        })
-
-    def record(self) -> dict:
-        rows = [{"label": m.label, "model": m.model.key, "auc_mean": m.auc_mean, "auc_sd": m.auc_sd,
-                 "aucs": m.aucs.tolist(), "tpr_at_fpr_0.01": m.tpr_at_fpr(0.01),
-                 "tpr_at_fpr_0.05": m.tpr_at_fpr(0.05), "target_rejection_rate_0.05": m.target_rejection_rate(0.05),
-                 "reported_target_rejection_rate_0.05": m.target_rejection_rate(0.05, reported=True),
-                 "reported_auc": NOT_GIVEN} for m in self.models]
-        best = {f"best_at_fpr_{f}": self.best_model_at(f)[0] for f in (0.01, 0.05)}
-        return {"experiment": "fig1", "rows": rows, "settings": self.settings, **best,
-                "best_depends_on_fpr": self.best_depends_on_fpr(), "finding": self.finding()}
-
 
 CONTROL_PAIRS = tuple(combinations(range(len(paper.PARAPHRASE_PROMPTS)), 2))
 
@@ -437,38 +358,6 @@ class AlignmentStudy:
     def differing(self, alpha: float = 0.05, *, reported: bool = False) -> tuple[str, ...]:
         return tuple(r.label for r in self.rows if r.differs(alpha, reported=reported))
 
-    def reading(self, alpha: float = 0.05) -> str:
-        ours, theirs = self.differing(alpha), self.differing(alpha, reported=True)
-        n = len(self.rows[0].pvalues) if self.rows else 0
-        return (f"Differ from GPT-3.5 (p ≤ {alpha:g} in most of the {n} seeds): {', '.join(ours) or 'none'}; "
-                f"in the reference run: {', '.join(theirs) or 'none'}.")
-
-    def table(self):
-        import pandas as pd
-
-        return pd.DataFrame({
-            "model": [r.label for r in self.rows],
-            "ω mean (ours)": [float(r.statistics.mean()) for r in self.rows],
-            "ω sd (ours)": [float(r.statistics.std()) for r in self.rows],
-            "p mean (ours)": [float(r.pvalues.mean()) for r in self.rows],
-            "seeds p ≤ .05 (ours)": [r.n_significant() for r in self.rows],
-            "ω mean (paper run)": [float(r.reported_statistics.mean()) for r in self.rows],
-            "ω sd (paper run)": [float(r.reported_statistics.std()) for r in self.rows],
-            "p mean (paper run)": [float(r.reported_pvalues.mean()) for r in self.rows],
-            "seeds p ≤ .05 (paper run)": [r.n_significant(reported=True) for r in self.rows],
-        })
-
-    def record(self) -> dict:
-        rows = [{"label": r.label, "model": r.model.key, "statistic_mean": float(r.statistics.mean()),
-                 "statistic_sd": float(r.statistics.std()), "pvalue_mean": float(r.pvalues.mean()),
-                 "statistics": r.statistics.tolist(), "pvalues": r.pvalues.tolist(),
-                 "n_significant": r.n_significant(), "differs": r.differs(),
-                 "reported_statistic_mean": float(r.reported_statistics.mean()),
-                 "reported_statistic_sd": float(r.reported_statistics.std()),
-                 "reported_pvalue_mean": float(r.reported_pvalues.mean()),
-                 "reported_differs": r.differs(reported=True)} for r in self.rows]
-        return {"experiment": "fig3", "rows": rows, "settings": self.settings, "reading": self.reading()}
-
 
 def alignment_study(*, seeds: Sequence[int] = paper.SEEDS, embedder=None, store=None, n_resamples: int = 1000,
                     seed: int = 0, discrepancy: str = "js_distance",
@@ -525,30 +414,6 @@ class ChoiceGrid:
     statistics: np.ndarray
     pvalues: np.ndarray
     settings: dict
-
-    def table(self):
-        """One row per persona; each choice as "ω (p) stars"."""
-        import pandas as pd
-
-        table = pd.DataFrame({"persona": list(self.personas)})
-        for j, choice in enumerate(self.choices):
-            table[choice] = [f"{s:.4g} (p {format_pvalue(p, self.settings['n_resamples'])}){significance_stars(p)}"
-                             for s, p in zip(self.statistics[:, j], self.pvalues[:, j])]
-        table["paper"] = NOT_GIVEN
-        return table
-
-    def agreement(self, alpha: float = 0.05) -> str:
-        """Which choices flag the same personas as the first one."""
-        flags = self.pvalues < alpha
-        same = [c for j, c in enumerate(self.choices) if np.array_equal(flags[:, j], flags[:, 0])]
-        return (f"At p < {alpha:g}, {len(same)} of {len(self.choices)} choices flag exactly the same personas as "
-                f"{self.choices[0]}: {', '.join(same)}.")
-
-    def rows(self) -> list[dict]:
-        return [{"label": f"{p} · {c}", "persona": p, "choice": c, "statistic": float(self.statistics[i, j]),
-                 "pvalue": float(self.pvalues[i, j]), "stars": significance_stars(float(self.pvalues[i, j])),
-                 "reported": NOT_GIVEN}
-                for i, p in enumerate(self.personas) for j, c in enumerate(self.choices)]
 
 
 def _choice_grid(experiment: str, choices, *, embedder, store, n_resamples, seed, progress, **settings) -> ChoiceGrid:
@@ -630,23 +495,6 @@ class AppendixResult:
     similarity: ChoiceGrid
     costs: tuple[CostRow, ...]
 
-    def cost_table(self):
-        import pandas as pd
-
-        return pd.DataFrame({"embedder": [c.embedder for c in self.costs], "k": [c.k for c in self.costs],
-                             "arms": [c.arms for c in self.costs], "tokens": [c.tokens for c in self.costs],
-                             "US$": [c.dollars for c in self.costs], "paper": NOT_GIVEN})
-
-    def record(self) -> dict:
-        rows = [{"table": "C.2", **r} for r in self.omega.rows()] + [{"table": "C.4", **r} for r in
-                                                                      self.similarity.rows()]
-        rows += [{"table": "C.3", "label": f"{c.embedder} · k={c.k}", "embedder": c.embedder, "k": c.k,
-                  "arms": c.arms, "tokens": c.tokens, "statistic": c.dollars, "pvalue": None,
-                  "reported": NOT_GIVEN} for c in self.costs]
-        return {"experiment": "appendix", "rows": rows,
-                "settings": {"C.2": self.omega.settings, "C.4": self.similarity.settings,
-                             "C.3": "mean tokens of the shipped persona responses × k × arms, assets/pricing.yaml"}}
-
 
 def appendix(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 0,
              progress: Progress | None = None) -> AppendixResult:
@@ -677,21 +525,3 @@ def missing_embeddings(experiment: str, *, embedder_key: str, store) -> int:
     """How many distinct responses of ``experiment`` the store has no vector for (0 = a warm run)."""
     texts = list(dict.fromkeys(experiment_texts(experiment)))
     return len(texts) - len(store.get_embeddings(embedder_key, texts))
-
-
-def summary_lines(result) -> list[str]:
-    """The plain-text tables and readings of a reproduced experiment (for the command line)."""
-    def render(table):
-        return table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
-
-    if isinstance(result, PersonaTable):
-        return [render(result.table()), result.agreement()]
-    if isinstance(result, ROCStudy):
-        return [render(result.table()), result.finding()]
-    if isinstance(result, AlignmentStudy):
-        return [render(result.table()), result.reading()]
-    if isinstance(result, AppendixResult):
-        return ["C.2 ω choices (persona vs doctor):", render(result.omega.table()), result.omega.agreement(),
-                "C.4 similarities (ω = JSD):", render(result.similarity.table()), result.similarity.agreement(),
-                "C.3 embedding cost:", render(result.cost_table())]
-    raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")

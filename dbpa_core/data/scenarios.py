@@ -43,6 +43,9 @@ TRANSFORMS = {
     "literal": ("prompt",),
 }
 KINDS = ("control", "target")
+#: ≈ characters per token of English text under BPE tokenizers: the padding target here and the cost
+#: estimate (:mod:`dbpa_core.audit.costs`) use this one rule.
+CHARS_PER_TOKEN = 4.0
 _SCENARIO_KEYS = {"id", "title", "description", "template", "fields", "system", "facets", "perturbations"}
 _PERTURBATION_KEYS = {"id", "label", "group", "kind", "transform", "simulated_effect", "note"}
 
@@ -150,9 +153,6 @@ class Scenario:
 
 def _sentences_to_reach(prompt: str, transform) -> int:
     """Copies of the padding sentence that bring ``prompt`` to about ``transform["tokens"]`` tokens."""
-    # The same 4-characters-per-token rule as the cost estimate (imported lazily: costs sits above data).
-    from ..audit.costs import CHARS_PER_TOKEN
-
     missing = int(transform["tokens"]) * CHARS_PER_TOKEN - len(prompt)
     return max(0, math.ceil(missing / (len(transform["text"].strip()) + 1)))
 
