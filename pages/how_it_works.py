@@ -1,6 +1,10 @@
-"""How it works: the interactive exposition of DBPA (home page)."""
+"""How it works: the interactive exposition of DBPA (home page), panel by panel.
 
-import dataclasses
+Header, 01 two prompts, 02 outputs and the permutation null (streamed or
+replayed in place), why one output is not enough (paper §2.2), 03 a family of
+perturbations with Bonferroni, 04 the method (paper §3, Algorithm 1).
+"""
+
 import time
 
 import streamlit as st
@@ -8,109 +12,233 @@ import streamlit as st
 settings = st.session_state["settings"]
 st.title("Did the intervention change what the model says?")
 st.write(
-    "**Distribution-based perturbation analysis** (DBPA) samples many outputs for an original prompt *x* and a "
-    "perturbed prompt *x′*, embeds them, compares the similarity distributions within and across the two arms, "
-    "and asks a permutation test how surprising that difference is if the intervention changed nothing."
+    "**Distribution-based perturbation analysis** (DBPA; Rauba, Wei & van der Schaar, ICML 2025) draws many "
+    "outputs for an original prompt *x₀* and a perturbed prompt *x₁*, embeds them, and asks a permutation test "
+    "how surprising the difference between the two clouds of outputs is if the intervention changed nothing."
 )
 
 # The statistics stack is imported after the title is drawn: on a cold start
-# its imports take seconds, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import family_table  # noqa: E402
-from ui.components import clouds, family_downloads, guard, result_strip, show_prompt  # noqa: E402
-from ui.runs import compare_pair, scenario_family  # noqa: E402
+# its imports take a second, and the page should not be blank meanwhile.
+from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
+from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
+from ui.exposition import (STATISTICS, arm_slice, draw_home, exposition_table,  # noqa: E402
+                           home_family, load_embedder_in_background, recorded_limit, show_result, stream_sizes,
+                           truth_note)
 from ui.resources import scenarios  # noqa: E402
 
+all_scenarios = scenarios()
+QUICK_PICKS = 5  # keys 1–5 pick the first five interventions
+
+
+def pick_first_intervention():
+    """A new scenario starts on its own first intervention (never the previous scenario's label)."""
+    st.session_state["home_perturbation"] = all_scenarios[st.session_state["home_scenario"]].perturbations[0].id
+
+
+def set_state(key, value):
+    st.session_state[key] = value
+
+
+@st.fragment
+def outputs_and_null(result, alpha, statistic, inputs, seed):
+    """Section 02 with the result strip; streaming reruns only this fragment, in place."""
+    with guard():
+        _outputs_and_null(result, alpha, statistic, inputs, seed)
+
+
+def _outputs_and_null(result, alpha, statistic, inputs, seed):
+    import numpy as np
+
+    from dbpa_core.audit import compare_arms
+    from dbpa_core.present.figures import null_histogram, output_clouds
+    from dbpa_core.present.projection import project
+    from ui.components import clouds
+
+    label = STATISTICS[statistic][0]
+    buttons = st.columns([1, 1, 1])
+    stream = buttons[0].button("Stream", icon=":material/play_arrow:", key="home_stream", shortcut="space",
+                               help="Replays the drawn outputs a few at a time: the clouds, the null and the "
+                                    "p-value grow as evidence accumulates.")
+    if buttons[1].button("Resample", icon=":material/casino:", key="home_resample_button", shortcut="D",
+                         help="Draw new outputs for every arm (a new seed)."):
+        st.session_state["home_resample"] += 1
+        st.rerun(scope="app")
+    strip = st.empty()
+    st.subheader("02 · Outputs and the permutation null")
+    left, right = st.columns(2)
+    cloud_slot, null_slot = left.empty(), right.empty()
+    left.caption("Blue: outputs for x₀; red: outputs for x₁; a cross marks each arm's centroid.")
+    right.caption(f"Grey bars: {label} on random re-splits of the pooled outputs (what chance gives); orange: "
+                  "re-splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
+                  "the observed statistic. Press ▶ on the chart to watch the null build up in place.")
+
+    if stream:
+        original, perturbed = result.original, result.perturbed
+        coordinates = project(np.vstack([original.embeddings, perturbed.embeddings]), "pca", rng=seed)
+        k = len(original.texts)
+        pad = (coordinates.max(axis=0) - coordinates.min(axis=0)) * 0.08
+        ranges = tuple(zip(coordinates.min(axis=0) - pad, coordinates.max(axis=0) + pad))
+        for n in stream_sizes(k):
+            partial = compare_arms(arm_slice(original, 0, n), arm_slice(perturbed, 0, n), label=result.label,
+                                   kind=result.kind, discrepancy=statistic, n_resamples=result.test.n_resamples,
+                                   rng=np.random.default_rng(seed), true_effect=result.true_effect)
+            with strip.container():
+                show_result(partial, alpha, statistic=statistic, inputs=inputs,
+                            note=f"Streaming: {n} of {k} outputs per arm so far, not the final result. ")
+            rows = list(range(n)) + list(range(k, k + n))
+            cloud_slot.plotly_chart(output_clouds(coordinates[rows], (n, n), list(original.texts[:n]) +
+                                                  list(perturbed.texts[:n]), axis_ranges=ranges),
+                                    width="stretch")
+            null_slot.plotly_chart(null_histogram(partial.test, label=label), width="stretch")
+            time.sleep(0.25)  # a class should see the evidence arrive, not a flicker
+    with strip.container():
+        show_result(result, alpha, statistic=statistic, inputs=inputs)
+    with cloud_slot.container():
+        clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
+    null_slot.plotly_chart(null_histogram(result.test, label=label, replay_frames=10), width="stretch",
+                           key="home_null")
+
+
 with guard():
-    controls = st.columns([2, 1, 1, 1])
-    all_scenarios = scenarios()
-    scenario_id = controls[0].selectbox("Scenario", list(all_scenarios), index=list(all_scenarios).index(
-        "seasons_question"), format_func=lambda s: all_scenarios[s].title, key="home_scenario")
-    k = controls[1].slider("Samples per arm N", 5, 100, 40, key="home_k")
-    alpha = controls[2].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
-    n_resamples = controls[3].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800, key="home_b")
-    scenario = all_scenarios[scenario_id]
+    st.session_state.setdefault("home_scenario", "seasons_question")
+    scenario = all_scenarios[st.session_state["home_scenario"]]
+    if st.session_state.get("home_perturbation") not in [p.id for p in scenario.perturbations]:
+        pick_first_intervention()
+    limit = recorded_limit(scenario) if settings.sampler.backend == "recorded" else 200
+    if limit < 5:
+        raise ValueError("`Backend`: fewer than 5 responses per arm were recorded for this scenario; pick another "
+                         "scenario or a live backend in the sidebar.")
+    st.session_state["home_k"] = min(st.session_state.get("home_k", 40), limit)
+
+    top = st.columns([1.3, 1])
+    top[0].selectbox("Scenario", list(all_scenarios), format_func=lambda s: all_scenarios[s].title,
+                     key="home_scenario", on_change=pick_first_intervention)
+    statistic = top[1].radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1],
+                             key="home_statistic")
+    st.caption("JSD compares the *distributions of pairwise similarities* (within x₀'s outputs against across the "
+               "arms), so it also sees a change in spread or in the mix of answers; the centroid distance compares "
+               "only the *average* output, simpler to picture but blind to changes that keep the average.")
+    controls = st.columns([1.6, 1, 1])
+    k = controls[0].slider("Samples per arm N", 5, limit, key="home_k")
+    presets = controls[0].columns(2)
+    for column, preset in zip(presets, (40, 200)):
+        column.button(f"N = {min(preset, limit)}", key=f"home_n_{preset}", on_click=set_state,
+                      args=("home_k", min(preset, limit)), width="stretch")
+    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
+    n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
+                                            key="home_b")
+    if settings.sampler.backend == "recorded":
+        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so N is at most {limit}.")
     resample = st.session_state.setdefault("home_resample", 0)
-    settings = dataclasses.replace(settings, seed=settings.seed + 1000 * resample)
 
     st.subheader("01 · Two prompts")
+    ids = [p.id for p in scenario.perturbations]
+    perturbation_id = st.selectbox(
+        "Intervention", ids, key="home_perturbation",
+        format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label} "
+                              f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
+    picks = st.columns([1.4] + [1] * min(QUICK_PICKS, len(ids)) + [3])
+    picks[0].caption("Keys 1–5 pick:")
+    for number, (column, pid) in enumerate(zip(picks[1:1 + QUICK_PICKS], ids), start=1):
+        column.button("", icon=f":material/counter_{number}:", key=f"home_pick_{number}", shortcut=str(number),
+                      type="tertiary", help=scenario.perturbation(pid).label, on_click=set_state,
+                      args=("home_perturbation", pid))
+    perturbation = scenario.perturbation(perturbation_id)
+    prompt, system = scenario.apply(perturbation)
     left, right = st.columns(2)
     with left:
         show_prompt("x₀ · original", scenario.prompt, scenario.system)
     with right:
-        perturbation_id = st.selectbox(
-            "Intervention", [p.id for p in scenario.perturbations], key="home_perturbation",
-            format_func=lambda p: f"{scenario.perturbation(p).label}  "
-                                  f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
-        perturbation = scenario.perturbation(perturbation_id)
-        prompt, system = scenario.apply(perturbation)
         show_prompt("x₁ · perturbed, exactly as sent", prompt, system if system != scenario.system else "")
 
-    result = compare_pair(settings, ("original", scenario.prompt, scenario.system), (perturbation.label, prompt, system),
-                          k=k, n_resamples=n_resamples, similarity="cosine", discrepancy="jsd",
-                          label=perturbation.label, kind=perturbation.kind,
-                          true_effect=scenario.true_effect(perturbation))
-    result_strip(result.test, alpha, label="JSD")
-    if settings.sampler.backend == "simulated":
-        st.caption(f"Ground truth of the simulated model: this intervention moves "
-                   f"{result.true_effect:.0%} of the answer-content distribution (total variation)."
-                   if result.true_effect else "Ground truth of the simulated model: this intervention changes "
-                                              "nothing, so any rejection is a false positive.")
-    if st.button("Resample outputs", help="Draw new outputs for both arms (a new seed)."):
-        st.session_state["home_resample"] += 1
-        st.rerun()
+    arms = draw_home(settings, scenario, k, resample)
+    family = home_family(settings, scenario, arms, discrepancy=statistic, n_resamples=n_resamples, alpha=alpha)
+    chosen = ids.index(perturbation_id)
+    result = family.results[chosen]
+    label = STATISTICS[statistic][0]
+    inputs = (f"{scenario.title} · {perturbation.label} · N = {k} per arm · B = {n_resamples:,} · {label} · "
+              f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
+    provenance(settings)
+    st.caption(truth_note(settings, result))
 
-    st.subheader("02 · Outputs and the permutation null")
-    left, right = st.columns(2)
-    with left:
-        clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=settings.seed)
-    with right:
-        from dbpa_core.present.figures import null_histogram
 
-        placeholder = st.empty()
-        placeholder.plotly_chart(null_histogram(result.test, label="JSD"), width="stretch", key="home_null")
-        if st.button("Watch the null build up", help="Replays the re-splits one batch at a time."):
-            steps = sorted({max(1, int(result.test.n_resamples * f)) for f in (0.01, 0.03, 0.06, 0.1, 0.2, 0.35, 0.5,
-                                                                                0.7, 0.85, 1.0)})
-            for shown in steps:
-                placeholder.plotly_chart(null_histogram(result.test, shown=shown, label="JSD"),
-                                         width="stretch", key=f"home_null_{shown}")
-                time.sleep(0.15)
-        st.caption("Each grey bar counts random re-splits of the pooled outputs; the dashed line is the observed "
-                   "split. Few re-splits beyond the line means a small p-value.")
+    outputs_and_null(result, alpha, statistic, inputs, settings.seed)
+
+    from dbpa_core.audit import compare_arms
+
+    original = arms[0]
+    half = len(original.texts) // 2
+    with st.container(border=True):
+        st.markdown("**Why one output is not enough** (paper §2.2)")
+        first, second = st.columns(2)
+        similarity = float(original.embeddings[0] @ original.embeddings[1])
+        first.caption("output 1 for x₀")
+        first.code(original.texts[0], language=None, wrap_lines=True)
+        second.caption("output 2 for the *same* prompt x₀")
+        second.code(original.texts[1], language=None, wrap_lines=True)
+        same = compare_arms(arm_slice(original, 0, half), arm_slice(original, half, 2 * half), label="x₀ vs x₀",
+                            discrepancy=statistic, n_resamples=n_resamples, rng=settings.seed)
+        shown_p = format_pvalue(same.test.pvalue, same.test.n_resamples, exact=same.test.exact)
+        st.write(f"Nothing changed between these two outputs, yet they differ (cosine similarity {similarity:.2f}, "
+                 f"where 1 means the same meaning). Comparing one output per prompt would mistake this "
+                 f"sampling noise for an effect. The test on two halves of x₀'s own outputs ({half} against "
+                 f"{half}) gives p {shown_p if shown_p.startswith('≤') else '= ' + shown_p}: "
+                 + ("no change declared, as it should be." if same.test.pvalue > alpha else
+                    "a false alarm, which happens with probability α when nothing changed."))
 
     st.subheader("03 · A family of perturbations")
-    family = scenario_family(settings, scenario, [p.id for p in scenario.perturbations], k=k,
-                             n_resamples=n_resamples, alpha=alpha)
-    table = family_table([r.label for r in family.results], [r.kind for r in family.results],
-                         [r.test.statistic for r in family.results], [r.test.pvalue for r in family.results],
-                         family.adjusted)
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"ω": st.column_config.NumberColumn(format="%.4f"),
-                                "p": st.column_config.NumberColumn(format="%.4f"),
-                                "p adjusted (bonferroni)": st.column_config.NumberColumn(format="%.4f")})
-    st.caption(f"Testing {len(table)} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni "
-               f"multiplies each p by {len(table)} so that the chance of *any* false alarm stays below α. "
-               f"{family.adjusted.n_rejected} of {len(table)} perturbations change the output distribution.")
-    family_downloads(family.recorrected("bonferroni", alpha), settings, name="family")
+    simulated = settings.sampler.backend == "simulated"
+    table = exposition_table(family, label=label, simulated=simulated)
+    # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
+    st.table(table, hide_index=True)
+    m = len(table)
+    st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
+               f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "
+               + read_family(family.adjusted.n_rejected, m, alpha) + " "
+               + ("True effect: the share of answer content the simulated model moves, known by construction."
+                  if simulated else "The true effects of a real model are unknown."))
+    family_downloads(family, settings, name="family")
 
     st.subheader("04 · The method")
-    st.markdown("**Sampling.** Draw $k$ outputs $y_i \\sim S(x)$ and $k$ outputs $y'_i \\sim S(x')$.")
-    st.markdown("**Distributions.** Embed every output once; with cosine similarity $s$:")
-    st.latex(r"P_0 = \{ s(y_i, y_j) : i < j \}, \qquad P_1 = \{ s(y_i, y'_j) : i, j = 1..k \}")
-    st.markdown("**Discrepancy.** The Jensen–Shannon divergence (bits) between the histograms of $P_0$ and $P_1$:")
-    st.latex(r"T_{\mathrm{obs}} = \omega(P_0, P_1) = \tfrac12 \mathrm{KL}(P_0 \| M) + \tfrac12 \mathrm{KL}(P_1 \| M),"
-             r"\quad M = \tfrac12 (P_0 + P_1)")
-    st.markdown("**Permutation test** (Algorithm 1): pool the $2k$ outputs, split them at random $B$ times, "
-                "recompute $\\omega$ on the same similarity matrix, and count:")
-    st.latex(r"p = \frac{1 + \#\{ b : T_b \ge T_{\mathrm{obs}} \}}{1 + B}")
-    st.markdown("**Many perturbations.** With $m$ perturbations, reject when $p \\le \\alpha / m$ (Bonferroni); "
-                "the samples needed grow as")
-    st.latex(r"k_{\mathrm{adj}} \propto \left( \frac{z_{1-\alpha/(2m)} + z_{1-\beta}}{\omega} \right)^2")
-    st.code("""for b in 1..B:
-    shuffle the pooled indices; first k -> arm A, rest -> arm B
-    T_b = omega(P0(A), P1(A, B))        # re-index the fixed similarity matrix
-p = (1 + #{T_b >= T_obs}) / (1 + B)""", language=None)
+    st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")
+    st.latex(r"H_0:\; S(x_0) \overset{d}{=} S(x_1), \qquad "
+             r"y_{0,i} \sim S(x_0),\; y_{1,j} \sim S(x_1),\; i, j = 1..N")
+    st.markdown("**Statistic.** Embed every output once, $e(y)$ of unit length. The paper's ω compares the "
+                "similarities within x₀'s outputs, $P_0$, with those across the arms, $P_1$, by the "
+                "Jensen–Shannon divergence (bits, 30 bins on the pooled range); the exposition's T is the squared "
+                "distance between the arms' centroids:")
+    st.latex(r"P_0 = \{ s(y_{0,i}, y_{0,j}) : i < j \},\quad P_1 = \{ s(y_{0,i}, y_{1,j}) \},\quad "
+             r"\omega = \mathrm{JSD}(P_0 \,\|\, P_1)")
+    st.latex(r"T = \lVert \hat\mu_0 - \hat\mu_1 \rVert^2,\quad \hat\mu_a = \tfrac1N \textstyle\sum_i e(y_{a,i}),"
+             r"\qquad \text{effect } \lVert \hat\mu_0 - \hat\mu_1 \rVert = \sqrt{T}")
+    st.markdown("**Monte-Carlo p-value** (Algorithm 1). Pool the 2N outputs, split them at random B times, "
+                "recompute the statistic on the same similarity matrix, and count (the +1 keeps p above 0, "
+                "Phipson & Smyth 2010):")
+    st.latex(r"p = \frac{1 + \#\{ b : T_b \ge T_{\mathrm{obs}} \}}{1 + B} \;\ge\; \frac{1}{B+1}")
+    st.markdown("**Family-wise error.** With m perturbations, each tested at α, the chance of at least one false "
+                "alarm grows towards 1 − (1 − α)^m; Bonferroni rejects only when m·p ≤ α, which keeps that chance "
+                "below α. The samples needed grow with m:")
+    st.latex(r"N_{\mathrm{adj}} \propto \left( \frac{z_{1-\alpha/(2m)} + z_{1-\beta}}{\omega} \right)^2")
+    st.markdown("**The method as this project runs it** (with the settings above):")
+    backend = settings.sampler.backend
+    st.code(f"""import dbpa_core as d
+from dbpa_core.samplers import get_sampler
+from dbpa_core.embedders import get_embedder
+
+sampler, embedder = get_sampler("{backend}"), get_embedder("minilm")
+e0 = embedder.embed(sampler.sample(x0, {k}, seed=0))   # outputs y_0,i of prompt x0, embedded: (N, 384)
+e1 = embedder.embed(sampler.sample(x1, {k}, seed=1))
+result = d.dbpa_test(e0, e1, discrepancy="{statistic}", n_resamples={n_resamples}, rng=0)
+result.statistic, result.pvalue, result.null_distribution
+family = d.adjust_pvalues(pvalues, method="bonferroni", alpha={alpha:g})""", language="python", wrap_lines=True)
 
     st.subheader("Cite")
-    st.code("Rauba, P., Wei, Q., & van der Schaar, M. (2025). Statistical Hypothesis Testing for Auditing "
-            "Robustness in Language Models. ICML 2025.", language=None, wrap_lines=True)
+    st.code("""@inproceedings{rauba2025statistical,
+  title     = {Statistical Hypothesis Testing for Auditing Robustness in Language Models},
+  author    = {Rauba, Paulius and Wei, Qiyao and van der Schaar, Mihaela},
+  booktitle = {Proceedings of the 42nd International Conference on Machine Learning (ICML)},
+  year      = {2025}
+}""", language="bibtex", wrap_lines=True)
+
+# After everything is on screen: load MiniLM for whatever the user asks next.
+load_embedder_in_background(settings)

@@ -41,37 +41,6 @@ def open_page(at, name):
     return at
 
 
-def test_home_exposition(app):
-    at = app
-    assert at.title[0].value.startswith("Did the intervention change")
-    assert metric(at, "Samples per arm") == "40 / 40"
-    assert metric(at, "Decision") in ("REJECT H₀", "FAIL TO REJECT H₀")
-    assert any("re-splits" in c.value for c in at.caption)  # every number has its reading
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 6  # the family of 6 perturbations
-    assert any("Bonferroni" in c.value for c in at.caption)
-    # an intervention that should change the answer is detected; N changes the strip
-    at.selectbox(key="home_perturbation").set_value("mars").run()
-    assert metric(at, "Decision") == "REJECT H₀"
-    at.slider(key="home_k").set_value(20).run()
-    assert metric(at, "Samples per arm") == "20 / 20"
-    before = metric(at, "Observed JSD")
-    next(b for b in at.button if b.label == "Resample outputs").click().run()
-    assert not at.exception
-    assert metric(at, "Observed JSD") != before  # new outputs, new statistic
-    assert at.latex, "the method section shows its formulas"
-
-
-def test_home_on_recorded_samples(tmp_path, monkeypatch):
-    at = start(tmp_path, monkeypatch, backend="recorded")
-    assert at.session_state["settings"].sampler.backend == "recorded"
-    at.slider(key="home_k").set_value(10).run()
-    assert not at.exception
-    assert metric(at, "Samples per arm") == "10 / 10"
-    at.slider(key="home_k").set_value(60).run()  # more than recorded: a clear error, no traceback
-    assert not at.exception
-    assert any("only 20 responses were recorded" in e.value for e in at.error)
-
-
 def test_audit_one(app):
     at = open_page(app, "audit_one")
     at.selectbox(key="one_scenario").set_value("customer_support").run()

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 EMBEDDER_LABELS = {
-    "minilm": "all-MiniLM-L6-v2 (offline)",
-    "openai": "OpenAI-compatible embeddings",
+    "minilm": "MiniLM-L6 (offline)",
+    "openai": "OpenAI-compatible",
 }
 
 BACKEND_LABELS = {

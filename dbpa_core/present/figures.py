@@ -16,6 +16,9 @@ ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"
 NULL_COLOUR = "#9aa5b1"
 TAIL_COLOUR = "#f28e2b"
+#: Models side by side: the i-th model of a page has the i-th colour in every chart (Plotly's D3 palette
+#: without blue and red, which mean "original" and "perturbed" here).
+MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f")
 LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
 
 
@@ -27,8 +30,8 @@ def hover_text(text: str, width: int = 70, max_lines: int = 8) -> str:
     return "<br>".join(html.escape(line) for line in lines)
 
 
-def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *, labels=("original x", "perturbed x′"),
-                  method: str = "PCA") -> go.Figure:
+def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *, labels=("original x₀", "perturbed x₁"),
+                  method: str = "PCA", axis_ranges=None) -> go.Figure:
     """2-D scatter of both arms' outputs with their centroids.
 
     Parameters
@@ -36,6 +39,8 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
     coordinates : (k0 + k1, 2) projection (original arm first)
     arm_sizes : (k0, k1)
     texts : the k0 + k1 output texts, for hover
+    axis_ranges : ((x_min, x_max), (y_min, y_max)), optional
+        Fixed axes, so that clouds growing sample by sample do not jump.
     """
     k0, _ = arm_sizes
     figure = go.Figure()
@@ -56,28 +61,118 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
                                     hoverinfo="name"))
     figure.update_layout(title=f"Outputs in 2-D ({method} projection)", xaxis_title=f"{method} 1",
                          yaxis_title=f"{method} 2", **LAYOUT)
+    if axis_ranges is not None:
+        figure.update_layout(xaxis_range=list(axis_ranges[0]), yaxis_range=list(axis_ranges[1]))
     return figure
 
 
-def null_histogram(result, *, shown: int | None = None, label: str = "ω") -> go.Figure:
-    """The permutation null distribution with T_obs marked and the tail ≥ T_obs shaded.
+def _null_layout(null: np.ndarray, observed: float, n_bins: int = 40) -> dict:
+    """Bins and x-range of a null histogram that stay readable when T_obs or a few re-splits are far out.
 
-    ``shown`` draws only the first resamples (to watch the null build up).
+    Two breaks of the axis, each marked on the figure: when the observed
+    statistic lies further beyond the null than the null's own width, the
+    axis shows the null alone and T_obs as a marker at its edge; when a
+    handful of re-splits (the top 0.5 %) reach far beyond the rest, they are
+    counted in the last bar ("overflow") instead of stretching the axis until
+    the null is one bar.
     """
-    null = np.asarray(result.null_distribution)
-    if shown is not None:
-        null = null[: max(1, int(shown))]
-    observed = result.statistic
-    tail = null >= observed if result.alternative != "less" else null <= observed
-    bins = dict(start=float(min(null.min(), observed)), end=float(max(null.max(), observed)) * 1.0001 + 1e-12,
-                size=(float(max(null.max(), observed) - min(null.min(), observed)) or 1.0) / 40)
-    figure = go.Figure()
-    figure.add_trace(go.Histogram(x=null[~tail], xbins=bins, name="null (re-split)", marker_color=NULL_COLOUR))
-    figure.add_trace(go.Histogram(x=null[tail], xbins=bins, name="as or more extreme", marker_color=TAIL_COLOUR))
-    figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                     annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
-    figure.update_layout(barmode="stack", title=f"Permutation null of {label} ({len(null)} re-splits)",
-                         xaxis_title=label, yaxis_title="count", **LAYOUT)
+    low, high = float(null.min()), float(null.max())
+    body = float(np.quantile(null, 0.995))
+    overflow = high - body > 2 * (body - low) > 0
+    if overflow:
+        high = body
+    span = high - low or abs(observed) * 0.1 or 1.0
+    far = observed > high + span or observed < low - span
+    if not far:
+        low, high = min(low, observed), max(high, observed)
+        span = high - low or span
+    edges = np.linspace(low, high + span * 1e-9, n_bins + 1)
+    return {"edges": edges, "far": far, "overflow": overflow,
+            "range": [low - 0.04 * span, high + (0.3 if far else 0.04) * span]}
+
+
+def _null_counts(null: np.ndarray, observed: float, alternative: str, edges: np.ndarray):
+    """Per-bin counts of re-splits less extreme than T_obs, and as or more extreme (the p-value's tail).
+
+    Re-splits beyond the last edge are counted in the last bin (the overflow bar).
+    """
+    tail = null >= observed if alternative != "less" else null <= observed
+    shown = np.clip(null, edges[0], edges[-1] - (edges[-1] - edges[-2]) * 1e-6)
+    return np.histogram(shown[~tail], edges)[0], np.histogram(shown[tail], edges)[0]
+
+
+def null_histogram(result, *, shown: int | None = None, label: str = "ω", replay_frames: int = 0) -> go.Figure:
+    """The permutation null distribution with T_obs marked and the tail ≥ T_obs in orange.
+
+    Parameters
+    ----------
+    result : DBPAResult
+    shown : int, optional
+        Draw only the first ``shown`` re-splits.
+    label : str
+        Name of the statistic on the axis.
+    replay_frames : int
+        With n > 0, the figure carries n animation frames that add the
+        re-splits in order (b = B/n, 2B/n, …, B), played in the browser with
+        fixed axes and a "b = … / B" counter: the null builds up in place.
+    """
+    null = np.asarray(result.null_distribution, dtype=float)
+    total = len(null) if shown is None else max(1, min(int(shown), len(null)))
+    observed, alternative = float(result.statistic), result.alternative
+    layout = _null_layout(null, observed)
+    edges = layout["edges"]
+    centres, width = (edges[:-1] + edges[1:]) / 2, float(edges[1] - edges[0])
+
+    def bars(b: int) -> list[go.Bar]:
+        rest, tail = _null_counts(null[:b], observed, alternative, edges)
+        return [go.Bar(x=centres, y=rest, width=width, name="re-splits less extreme than T_obs",
+                       marker_color=NULL_COLOUR),
+                go.Bar(x=centres, y=tail, width=width, name="as or more extreme (the p-value's share)",
+                       marker_color=TAIL_COLOUR)]
+
+    def title(b: int) -> str:
+        extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
+        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} T_obs"
+
+    figure = go.Figure(bars(total))
+    peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
+    if layout["far"]:
+        edge = layout["range"][1] if observed > edges[-1] else layout["range"][0]
+        figure.add_annotation(x=edge, y=peak * 0.55, ax=-70 if observed > edges[-1] else 70, ay=0,
+                              text=f"T_obs = {observed:.4g}<br>far beyond every re-split<br>(axis broken)",
+                              showarrow=True, arrowhead=2, arrowwidth=2, align="center",
+                              bgcolor="white", bordercolor="black")
+        figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
+    else:
+        figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
+                         annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
+    if layout["overflow"]:
+        beyond = int(np.sum(null > edges[-1]))
+        figure.add_annotation(x=centres[-1], y=peak * 0.3, text=f"last bar: + {beyond} re-splits<br>up to "
+                              f"{float(null.max()):.3g}", showarrow=True, ax=-40, ay=-30, font=dict(size=11))
+    figure.update_layout(barmode="stack", bargap=0, title=title(total), xaxis_title=label, title_font_size=14,
+                         yaxis_title="re-splits", xaxis_range=layout["range"], yaxis_range=[0, peak * 1.15],
+                         **LAYOUT)
+    if replay_frames > 0:
+        steps = sorted({max(1, round(len(null) * (i + 1) / replay_frames)) for i in range(replay_frames)})
+        # A frame carries only what changes (the two bars' heights and the title): building full
+        # traces for 20 frames costs most of a second of Plotly's validation on every rerun.
+        figure.frames = [go.Frame(data=[go.Bar(y=counts) for counts in _null_counts(null[:b], observed, alternative,
+                                                                                     edges)],
+                                  traces=[0, 1], name=str(b), layout=dict(title_text=title(b))) for b in steps]
+        play = dict(frame=dict(duration=250, redraw=True), transition=dict(duration=0), fromcurrent=False,
+                    mode="immediate")
+        figure.update_layout(
+            showlegend=False,  # the caption names the colours; the controls sit below the axis
+            updatemenus=[dict(type="buttons", showactive=False, x=0, y=-0.2, xanchor="left", yanchor="top",
+                              buttons=[dict(label="▶ Watch the null build up", method="animate",
+                                            args=[None, play])])],
+            sliders=[dict(active=len(steps) - 1, x=0, len=1, y=-0.35, yanchor="top", pad=dict(t=0, b=0),
+                          currentvalue=dict(prefix="b = ", suffix=f" / {len(null):,}", xanchor="right"),
+                          steps=[dict(label=f"{b:,}", method="animate",
+                                      args=[[str(b)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                                           transition=dict(duration=0))]) for b in steps])],
+            height=520, margin=dict(l=40, r=20, t=50, b=150))
     return figure
 
 
@@ -93,13 +188,18 @@ def similarity_histograms(result) -> go.Figure:
     return figure
 
 
+def model_colour(index: int) -> str:
+    """The colour of the index-th model of a page, the same in every chart that lists the models in one order."""
+    return MODEL_COLOURS[index % len(MODEL_COLOURS)]
+
+
 def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None) -> go.Figure:
-    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult."""
+    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model)."""
     figure = go.Figure()
-    for name, roc in curves.items():
+    for index, (name, roc) in enumerate(curves.items()):
         width = 5 if name == best else 2
         figure.add_trace(go.Scatter(x=np.concatenate([[0], roc.fpr]), y=np.concatenate([[0], roc.tpr]),
-                                    mode="lines+markers", line=dict(width=width, shape="hv"),
+                                    mode="lines+markers", line=dict(width=width, shape="hv", color=model_colour(index)),
                                     name=f"{name} (AUC {roc.auc:.2f})" + (" ★ best" if name == best else "")))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                                 name="chance"))
@@ -112,15 +212,24 @@ def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None =
 
 
 def rates_over_alpha(curves: dict) -> go.Figure:
-    """FPR(α) and TPR(α) per model (paper Fig. 1)."""
+    """FPR(α) and TPR(α) per model (paper Fig. 1): one colour per model, TPR solid, FPR dashed.
+
+    The dotted line y = α is what a calibrated test's FPR follows; log-scaled α
+    ticks are labelled with plain numbers.
+    """
     figure = go.Figure()
-    for name, roc in curves.items():
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.tpr, mode="lines", line=dict(shape="hv"),
-                                    name=f"TPR {name}"))
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.fpr, mode="lines", line=dict(shape="hv", dash="dash"),
-                                    name=f"FPR {name}"))
-    figure.update_layout(title="Detection rates over the significance level α", xaxis_title="α",
-                         yaxis_title="rate", xaxis_type="log", **LAYOUT)
+    for index, (name, roc) in enumerate(curves.items()):
+        colour = model_colour(index)
+        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.tpr, mode="lines", line=dict(shape="hv", color=colour),
+                                    name=f"TPR {name}", legendgroup=name))
+        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.fpr, mode="lines", legendgroup=name,
+                                    line=dict(shape="hv", dash="dash", color=colour), name=f"FPR {name}"))
+    ticks = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]
+    figure.add_trace(go.Scatter(x=ticks, y=ticks, mode="lines", line=dict(dash="dot", color="black"),
+                                name="y = α (a calibrated FPR)"))
+    figure.update_layout(title="Detection rates over the significance level α", xaxis_title="α (log scale)",
+                         yaxis_title="rate", yaxis_range=[-0.02, 1.02],
+                         xaxis=dict(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks]), **LAYOUT)
     return figure
 
 
@@ -174,9 +283,9 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
     figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
                                     marker_color=PERTURBED_COLOUR, opacity=0.8))
     figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
-                     annotation_text="expected if the API is the reference model")
-    figure.update_layout(title="Where the target's responses rank among the reference model's",
-                         xaxis_title="randomized rank r (0 = least typical score, 1 = most)",
+                     annotation_text="expected if it is the reference model", annotation_position="top left")
+    figure.update_layout(title="Ranks of the target's answers",
+                         xaxis_title="rank r (0 least, 1 most typical)",
                          yaxis_title="prompts", **LAYOUT)
     return figure
 
@@ -189,7 +298,7 @@ def rank_ecdf(result) -> go.Figure:
                                   mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="Uniform (H₀)"))
-    figure.update_layout(title="Empirical CDF of the ranks vs the uniform diagonal", xaxis_title="r",
+    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r",
                          yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
     return figure
 

@@ -157,3 +157,17 @@ def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=N
     if true_effects is not None:
         table.insert(2, "true effect (simulated)", list(true_effects))
     return table
+
+
+def read_centroid_distance(distance: float) -> str:
+    """One sentence that reads ‖μ̂₀ − μ̂₁‖, the distance between the arms' mean embeddings."""
+    return (f"The average outputs of the two arms are {distance:.3g} apart in embedding space (unit-length "
+            "embeddings: 0 means the same average output, 2 opposite ones); the test asks whether chance "
+            "alone moves the averages this far apart.")
+
+
+def read_family(n_rejected: int, m: int, alpha: float, method: str = "bonferroni") -> str:
+    """One sentence that reads a family's decisions after family-wise correction."""
+    name = {"bonferroni": "Bonferroni", "holm": "Holm", "fdr_bh": "Benjamini–Hochberg"}.get(method, method)
+    return (f"{n_rejected} of {m} perturbations are declared to change the output distribution at α = {alpha:g} "
+            f"after {name}'s correction for testing {m} at once.")

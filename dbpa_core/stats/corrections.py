@@ -81,6 +81,10 @@ def adjust_pvalues(pvalues, method: str = "bonferroni", *, alpha: float = 0.05) 
     pvalues = check_pvalues(pvalues)
     method = check_choice(method, "method", METHODS)
     alpha = check_probability(alpha, "alpha")
+    if method == "bonferroni":
+        # m·p needs no library, and the home page's first view must not wait ≈1.7 s for statsmodels.
+        return AdjustedPValues(pvalues, np.minimum(pvalues * len(pvalues), 1.0), pvalues <= alpha / len(pvalues),
+                               method, alpha)
     # Imported here: statsmodels takes ≈1.7 s to import, which would delay the app's first page.
     from statsmodels.stats.multitest import multipletests
 

@@ -30,7 +30,6 @@ import re
 from collections import Counter
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .._validation import check_choice, check_embeddings, check_texts
 
@@ -86,6 +85,9 @@ def embedding_similarity_matrix(embeddings: np.ndarray, similarity: str) -> np.n
         np.fill_diagonal(matrix, 1.0)
         return matrix
     metric = {"neg_l1": "cityblock", "neg_l2": "euclidean"}[similarity]
+    # Imported here: scipy.spatial takes ≈1 s to import, and cosine (the home page's first view) never needs it.
+    from scipy.spatial.distance import cdist
+
     return -cdist(embeddings, embeddings, metric=metric)
 
 

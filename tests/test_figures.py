@@ -1,0 +1,83 @@
+"""Figures: the permutation null stays readable, and its replay adds the re-splits in order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dbpa_core import dbpa_test
+from dbpa_core.present.figures import null_histogram
+
+
+@pytest.fixture(scope="module")
+def results():
+    rng = np.random.default_rng(0)
+    same = dbpa_test(rng.normal(size=(20, 16)), rng.normal(size=(20, 16)), discrepancy="centroid",
+                     n_resamples=800, rng=1)
+    shifted = dbpa_test(rng.normal(size=(20, 16)), rng.normal(size=(20, 16)) + 3.0, discrepancy="centroid",
+                        n_resamples=800, rng=1)
+    return same, shifted
+
+
+def bar_total(figure) -> int:
+    return int(sum(np.sum(trace.y) for trace in figure.data))
+
+
+def test_every_resplit_is_counted(results):
+    for result in results:
+        assert bar_total(null_histogram(result)) == 800
+        assert bar_total(null_histogram(result, shown=80)) == 80
+
+
+def test_far_observed_breaks_the_axis(results):
+    same, shifted = results
+    figure = null_histogram(shifted, label="T")
+    assert shifted.statistic > figure.layout.xaxis.range[1]  # the null keeps the axis, not T_obs
+    assert any("axis broken" in a.text for a in figure.layout.annotations)
+    # the null spreads over many bars instead of one
+    assert np.count_nonzero(sum(np.asarray(t.y) for t in figure.data)) >= 10
+    near = null_histogram(same, label="T")
+    assert near.layout.xaxis.range[0] <= same.statistic <= near.layout.xaxis.range[1]
+    assert not any("axis broken" in (a.text or "") for a in near.layout.annotations)
+
+
+def test_a_few_outlying_resplits_go_to_an_overflow_bar():
+    result = type("R", (), {})()
+    null = np.concatenate([np.random.default_rng(2).normal(1.0, 0.1, 796), [9.0, 9.5, 10.0, 12.0]])
+    result.null_distribution, result.statistic, result.alternative = null, 1.05, "greater"
+    figure = null_histogram(result)
+    assert figure.layout.xaxis.range[1] < 3  # not stretched to 12
+    assert bar_total(figure) == 800
+    assert any("+ 4 re-splits" in a.text for a in figure.layout.annotations)
+
+
+def test_replay_frames_build_the_null_in_order(results):
+    _, shifted = results
+    figure = null_histogram(shifted, label="T", replay_frames=10)
+    sizes = [int(frame.name) for frame in figure.frames]
+    assert sizes == list(range(80, 801, 80))
+    for frame, b in zip(figure.frames, sizes):
+        assert int(sum(np.sum(t.y) for t in frame.data)) == b
+    np.testing.assert_array_equal(figure.frames[-1].data[0].y, figure.data[0].y)
+    slider = figure.layout.sliders[0]
+    assert slider.currentvalue.prefix == "b = " and slider.currentvalue.suffix == " / 800"
+    assert figure.layout.xaxis.range == null_histogram(shifted, label="T").layout.xaxis.range  # fixed axes
+
+
+def test_one_colour_per_model_and_an_alpha_line():
+    from dbpa_core import roc_analysis
+    from dbpa_core.present.figures import rates_over_alpha, roc_curves
+
+    rng = np.random.default_rng(3)
+    target = np.r_[np.zeros(20, bool), np.ones(20, bool)]
+    curves = {name: roc_analysis(np.r_[rng.uniform(size=20), rng.uniform(0, scale, size=20)], target)
+              for name, scale in (("model A", 0.1), ("model B", 0.6))}
+    rates, roc = rates_over_alpha(curves), roc_curves(curves)
+    for name in curves:
+        colours = {t.line.color for t in rates.data if t.name.endswith(name)}
+        colours |= {t.line.color for t in roc.data if t.name.startswith(name)}
+        assert len(colours) == 1, f"{name} is drawn in {colours}"
+    assert len({t.line.color for t in roc.data if t.name != "chance"}) == 2
+    alpha_line = next(t for t in rates.data if t.name.startswith("y = α"))
+    np.testing.assert_array_equal(alpha_line.x, alpha_line.y)
+    assert rates.layout.xaxis.type == "log" and "0.05" in rates.layout.xaxis.ticktext
