@@ -93,7 +93,8 @@ with guard():
 
         max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key="reproduce_fpr",
                                    format_func=lambda f: f"{f:.0%}")
-        best, best_tpr = result.best_model_at(max_fpr)
+        best = result.best_model_at(max_fpr)
+        best_tpr = result.model(best).tpr_at_fpr(max_fpr)
         st.info(rp.roc_finding(result))
         st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
                    "content changes while flagging at most that share of mere paraphrases.")

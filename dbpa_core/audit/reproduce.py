@@ -40,6 +40,7 @@ from ..data import paper
 from ..stats.permutation import DBPAResult, dbpa_test, dbpa_test_precomputed
 from ..stats.roc import ROCResult, roc_analysis
 from ..stats.similarity import embedding_similarity_matrix
+from .experiments import RatesComparison
 
 #: progress(stage, done, total), as :data:`dbpa_core.audit.runner.StageProgress`.
 Progress = Callable[[str, int, int], object]
@@ -238,14 +239,32 @@ class ROCStudy:
     models: tuple[ModelROC, ...]
     settings: dict
 
-    def best_model_at(self, max_fpr: float) -> tuple[str, float]:
-        """The model with the highest pooled TPR at FPR ≤ ``max_fpr`` (ties: the higher mean AUC)."""
-        best = max(self.models, key=lambda m: (m.tpr_at_fpr(max_fpr), m.auc_mean))
-        return best.label, best.tpr_at_fpr(max_fpr)
+    @property
+    def comparison(self) -> RatesComparison:
+        """The pooled ROCs as a :class:`~dbpa_core.audit.experiments.RatesComparison`, what the TPR/FPR
+        page shows (``summary(max_fpr)``, ``best_model_at(max_fpr)``)."""
+        return RatesComparison(tuple(m.label for m in self.models), {m.label: m.pooled for m in self.models})
 
-    def best_depends_on_fpr(self, fprs: Sequence[float] = (0.01, 0.05)) -> bool:
-        """Whether the best model changes between the allowed FPRs (the paper's finding)."""
-        return len({self.best_model_at(f)[0] for f in fprs}) > 1
+    def best_model_at(self, max_fpr: float) -> str:
+        """The model with the highest pooled TPR at FPR ≤ ``max_fpr`` (ties: larger AUC, then earlier)."""
+        return self.comparison.best_model_at(max_fpr)
+
+    def model(self, label: str) -> ModelROC:
+        """The :class:`ModelROC` of a model by its label."""
+        for model in self.models:
+            if model.label == label:
+                return model
+        raise KeyError(f"no model {label!r}; known: {', '.join(m.label for m in self.models)}.")
+
+    def best_depends_on_fpr(self, fprs: Sequence[float] = (0.01, 0.05)) -> bool | None:
+        """Whether the best model changes between the allowed FPRs (the paper's finding).
+
+        Only allowed FPRs at which some model flags a target count (a "best" with TPR 0 is a tie
+        broken by AUC, not a finding); None when fewer than two such FPRs remain.
+        """
+        decided = {self.best_model_at(f) for f in fprs if self.model(self.best_model_at(f)).tpr_at_fpr(f) > 0}
+        counted = sum(self.model(self.best_model_at(f)).tpr_at_fpr(f) > 0 for f in fprs)
+        return None if counted < 2 else len(decided) > 1
 
 
 CONTROL_PAIRS = tuple(combinations(range(len(paper.PARAPHRASE_PROMPTS)), 2))

@@ -57,13 +57,22 @@ def persona_frame(result: PersonaTable, *, formatted: bool = False):
 # -------------------------------------------------------------- Figs 1–2
 def roc_finding(result: ROCStudy, fprs: Sequence[float] = (0.01, 0.05)) -> str:
     """One sentence on the paper's claim that the best model depends on the allowed FPR."""
-    bests = [(f, *result.best_model_at(f)) for f in fprs]
-    listing = "; ".join(f"at FPR ≤ {f:.0%} the best is {name} (TPR {tpr:.0%})" for f, name, tpr in bests)
-    verdict = ("so the best model depends on the allowed FPR, as the paper found"
-               if result.best_depends_on_fpr(fprs) else
-               "so here the same model is best at every allowed FPR: the paper's finding does not hold "
-               "on these responses with this embedder")
-    return f"{listing}: {verdict}."
+    parts = []
+    for f in fprs:
+        name = result.best_model_at(f)
+        tpr = result.model(name).tpr_at_fpr(f)
+        parts.append(f"at FPR ≤ {f:.0%} the best is {name} (TPR {tpr:.0%})" if tpr > 0 else
+                     f"at FPR ≤ {f:.0%} no model flags any target")
+    depends = result.best_depends_on_fpr(fprs)
+    if depends is None:
+        verdict = ("too few of these FPRs let any model flag a target to tell whether the best model depends on "
+                   "the allowed FPR")
+    elif depends:
+        verdict = "so the best model depends on the allowed FPR, as the paper found"
+    else:
+        verdict = ("so here the same model is best at every allowed FPR: the paper's finding does not hold on "
+                   "these responses with this embedder")
+    return f"{'; '.join(parts)}: {verdict}."
 
 
 def roc_frame(result: ROCStudy):
@@ -160,7 +169,7 @@ def reproduction_record(result) -> dict:
                  "tpr_at_fpr_0.05": m.tpr_at_fpr(0.05), "target_rejection_rate_0.05": m.target_rejection_rate(0.05),
                  "reported_target_rejection_rate_0.05": m.target_rejection_rate(0.05, reported=True),
                  "reported_auc": NOT_GIVEN} for m in result.models]
-        best = {f"best_at_fpr_{f}": result.best_model_at(f)[0] for f in (0.01, 0.05)}
+        best = {f"best_at_fpr_{f}": result.best_model_at(f) for f in (0.01, 0.05)}
         return {"experiment": "fig1", "rows": rows, "settings": result.settings, **best,
                 "best_depends_on_fpr": result.best_depends_on_fpr(), "finding": roc_finding(result)}
     if isinstance(result, AlignmentStudy):
