@@ -29,20 +29,21 @@ with guard():
         kind, true_effect = perturbation.kind, scenario.true_effect(perturbation)
     else:
         system = st.text_input("System prompt (both arms; optional)", "", key="one_system")
-        original = ("original", st.text_area("Original prompt x", "What causes the seasons on Earth?",
+        original = ("original", st.text_area("Original prompt x₀", "What causes the seasons on Earth?",
                                              key="one_x0"), system)
-        perturbed = ("perturbed", st.text_area("Perturbed prompt x′", "Explain like I'm five: what causes the "
+        perturbed = ("perturbed", st.text_area("Perturbed prompt x₁", "Explain like I'm five: what causes the "
                                                "seasons on Earth?", key="one_x1"), system)
         kind, true_effect = "", None
         if not original[1].strip() or not perturbed[1].strip():
-            raise ValueError("Both prompts are needed: type the original prompt x and the perturbed prompt x′.")
+            raise ValueError("Both prompts are needed: type the original prompt x₀ and the perturbed prompt x₁.")
     left, right = st.columns(2)
     with left:
-        show_prompt("x · original, as sent", original[1], original[2])
+        show_prompt("x₀ · original, as sent", original[1], original[2])
     with right:
-        show_prompt("x′ · perturbed, as sent", perturbed[1], perturbed[2])
+        show_prompt("x₁ · perturbed, as sent", perturbed[1], perturbed[2])
 
-    columns = st.columns(5)
+    # The discrepancy's name is the longest label: its box gets twice the room (no truncation at 1024 px).
+    columns = st.columns([1, 1, 1, 2, 1.2])
     k = columns[0].number_input("Samples per arm k", 2, 500, 20 if settings.sampler.backend != "simulated" else 40,
                                 key="one_k")
     n_resamples = columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="one_b")
@@ -55,7 +56,7 @@ with guard():
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
-    inputs = {**settings_inputs(settings), "x": original[1], "x′": perturbed[1], "system prompt": original[2],
+    inputs = {**settings_inputs(settings), "x₀": original[1], "x₁": perturbed[1], "system prompt": original[2],
               "perturbed system prompt": perturbed[2], "k": int(k), "B": int(n_resamples), "similarity": similarity,
               "ω": discrepancy}
     if st.button("Run the test", type="primary", key="one_run"):

@@ -194,7 +194,7 @@ with guard():
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "
-               + read_family(family.adjusted.n_rejected, m, alpha) + " "
+               + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni") + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
     family_downloads(family, settings, name="family")

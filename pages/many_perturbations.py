@@ -24,7 +24,7 @@ with guard():
     chosen = st.multiselect("Perturbations", [p.id for p in scenario.perturbations],
                             default=[p.id for p in scenario.perturbations], key=f"many_chosen_{scenario.id}",
                             format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]")
-    columns = st.columns(5)
+    columns = st.columns([1, 1, 1, 1.6, 1.2])  # room for "holm-sidak" and "simes-hochberg" at 1024 px
     k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
     n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
     discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="many_discrepancy")

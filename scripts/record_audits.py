@@ -34,9 +34,12 @@ OUT = RECORDED_AUDITS_DIR
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reference-samples", type=int, default=12)
+    parser.add_argument("--audit", choices=("all", "rut", "stability"), default="all",
+                        help="record one audit's data only (default: both)")
+    parser.add_argument("--reference-samples", type=int, default=16)
     parser.add_argument("--alternative-samples", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", default=str(REPO / ".dbpa_cache" / "record.sqlite"))
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -44,6 +47,18 @@ def main(argv=None) -> None:
     local = get_sampler("local")
     scorer = ReferenceScorer()
 
+    if args.audit in ("all", "stability"):
+        record_stability(local, store)
+    if args.audit in ("all", "rut"):
+        record = record_rut_scores(local, get_sampler("simulated"), scorer, reference_samples=args.reference_samples,
+                                   alternative_samples=args.alternative_samples, max_tokens=args.max_tokens,
+                                   seed=args.seed, store=store,
+                                   progress=lambda done, total: print(f"rut prompt {done}/{total}", file=sys.stderr,
+                                                                      flush=True))
+        (OUT / "rut_scores.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
+
+
+def record_stability(local, store) -> None:
     rows = []
     for setting, temperature in (("greedy", 0.0), ("sampled T=0.8", 0.8)):
         for item in stability_questions():
@@ -54,12 +69,6 @@ def main(argv=None) -> None:
                              "answer": answer, "correct": is_correct(answer, item["answers"])})
         print(f"stability {setting}: done", file=sys.stderr, flush=True)
     (OUT / "stability_answers.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-    record = record_rut_scores(local, get_sampler("simulated"), scorer, reference_samples=args.reference_samples,
-                               alternative_samples=args.alternative_samples, max_tokens=args.max_tokens, store=store,
-                               progress=lambda done, total: print(f"rut prompt {done}/{total}", file=sys.stderr,
-                                                                  flush=True))
-    (OUT / "rut_scores.json").write_text(json.dumps(record, indent=1))
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def test_audit_one_marks_an_old_result_out_of_date(app):
     assert any(m.label == "Decision" for m in at.metric)
     at.text_area(key="one_x1").set_value("What causes the tides?").run()
     stale = [w.value for w in at.warning if "Out of date" in w.value]
-    assert stale and "x′: Explain like I'm five" in stale[0] and "→ What causes the tides?" in stale[0]
+    assert stale and "x₁: Explain like I'm five" in stale[0] and "→ What causes the tides?" in stale[0]
     assert not any(m.label == "Decision" for m in at.metric)
     assert any(m.label == "Decision (out of date)" for m in at.metric)
     assert len(at.download_button) == 0

@@ -22,10 +22,12 @@ def captions(at) -> str:
     return "\n".join(c.value for c in at.caption)
 
 
-def test_first_view_needs_no_model(app):
+def test_first_view_needs_no_model(tmp_path, monkeypatch):
     from dbpa_core.embedders import minilm
 
-    at = app
+    # Models loaded by earlier tests in this process stay in the module's cache: start from none.
+    monkeypatch.setattr(minilm, "_MINILM_MODELS", {})
+    at = start(tmp_path, monkeypatch)
     # Checked at once: the page starts loading MiniLM in the background only after
     # it has drawn, one second later.
     assert not minilm._MINILM_MODELS, "the first view loaded the embedding model"

@@ -130,11 +130,11 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     if chosen:
         left, right = st.columns(2)
         k0 = len(original.texts)
-        for column, title, indices in ((left, "original x", [i for i in chosen if i < k0]),
-                                       (right, "perturbed x′", [i - k0 for i in chosen if i >= k0])):
+        for column, title, indices in ((left, "outputs of the original x₀", [i for i in chosen if i < k0]),
+                                       (right, "outputs of the perturbed x₁", [i - k0 for i in chosen if i >= k0])):
             column.markdown(f"**{title}** ({len(indices)} selected)")
             for index in indices:
-                column.text(texts[index + (k0 if title.startswith("perturbed") else 0)] or "(empty output)")
+                column.text(texts[index + (k0 if "perturbed" in title else 0)] or "(empty output)")
     else:
         st.caption("Select points (click, box or lasso) to read their outputs side by side.")
 

@@ -164,25 +164,34 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
                           compare=_memoised_compare(settings.seed))
 
 
-def rut_live(settings: Settings, *, score: str, system: str, temperature: float, n_prompts: int, m: int,
-             target_source: str = "local", uploaded: dict | None = None):
-    """Reference answers from the local model and target answers from ``target_source`` — the local
-    model with another system prompt/temperature, the sidebar's OpenAI-compatible endpoint, or
-    uploaded responses (prompt → text) — all scored by the local reference model; memoised."""
-    from dbpa_core.rut.collect import live_rut_arrays, rut_prompts
+def rut_live(settings: Settings, *, score: str, system: str | None, temperature: float, n_prompts: int, m: int,
+             target_source: str = "local", uploaded: dict | None = None, run: bool = True):
+    """The live RUT audit's scores (:class:`dbpa_core.rut.data.AuditScores`), memoised per input.
 
+    Reference answers come from the local model; target answers from
+    ``target_source`` — the local model with another system prompt/temperature,
+    the sidebar's OpenAI-compatible endpoint, or uploaded responses (prompt →
+    text) — all scored by the local reference model.  With ``run=False`` only
+    a memoised result for exactly these inputs is returned (None if there is
+    none): a page never shows scores drawn for other inputs.
+    """
+    from dbpa_core.rut.collect import live_rut_scores, rut_prompts, target_request
+
+    system, temperature = target_request(target_source, system=system, temperature=temperature)
     key = ("rut_live", score, system, temperature, n_prompts, m, settings.seed, target_source,
-           tuple(sorted(uploaded.items())) if uploaded else None, settings.sampler)
+           tuple(sorted(uploaded.items())) if uploaded else None,
+           settings.sampler if target_source == "openai" else None)
     memo = st.session_state.setdefault("_rut_live", {})
-    if key not in memo:
+    if key not in memo and run:
         prompts = (list(uploaded) if uploaded is not None else rut_prompts())[:n_prompts]
         local = sampler_for(SamplerConfig("local"))
         target = sampler_for(settings.sampler) if target_source == "openai" else local
-        bar = st.progress(0.0, text="Generating and scoring answers")
-        memo[key] = live_rut_arrays(
-            prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m, seed=settings.seed,
-            system=system, temperature=temperature, uploaded=uploaded, store=store(),
-            progress=lambda done, total: bar.progress(done / total,
-                                                      text=f"Generating and scoring answers ({done}/{total} prompts)"))
-        bar.empty()
-    return memo[key]
+        progress = RunProgress("Generating and scoring answers")
+        try:
+            memo[key] = live_rut_scores(
+                prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m,
+                seed=settings.seed, system=system, temperature=temperature, uploaded=uploaded, store=store(),
+                progress=lambda done, total: progress.report(done / total, f"{done}/{total} prompts"))
+        finally:
+            progress.close()
+    return memo.get(key)

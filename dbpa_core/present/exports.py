@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .readings import (decision, family_table, read_adjusted_decision, read_family, read_pvalue,
-                       significance_stars)
+from .readings import (decision, family_table, format_rut_pvalue, read_adjusted_decision, read_family, read_pvalue,
+                       read_rut_decision, significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -185,3 +185,22 @@ def _json_default(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def rut_record(result, scores, *, alpha: float, score: str, target: str, settings: dict | None = None) -> dict:
+    """The JSON record of a rank-uniformity audit (:class:`~dbpa_core.rut.uniformity.RUTResult`).
+
+    ``scores`` is the :class:`~dbpa_core.rut.data.AuditScores` the test ran on;
+    ``target`` names the audited system and where its responses came from.
+    """
+    return {
+        "test": "rank-based uniformity test (Zhu et al., ICLR 2026)", "method": result.method,
+        "target": target, "score": score, "alpha": alpha,
+        "statistic": result.statistic, "pvalue": result.pvalue, "pvalue_display": format_rut_pvalue(result.pvalue),
+        "decision": decision(result.pvalue, alpha), "reading": read_rut_decision(result.pvalue, alpha),
+        "ks_statistic": result.ks_statistic, "ks_pvalue": result.ks_pvalue,
+        "n_prompts": result.n_prompts, "n_reference": result.n_reference,
+        "prompts": list(scores.prompts), "dropped_prompts": list(scores.dropped),
+        "ranks": np.asarray(result.ranks).tolist(), "target_scores": np.asarray(scores.target_scores).tolist(),
+        "settings": settings or {}, "versions": versions(),
+    }

@@ -284,9 +284,10 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
                                     marker_color=PERTURBED_COLOUR, opacity=0.8))
     figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
                      annotation_text="expected if it is the reference model", annotation_position="top left")
+    # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
     figure.update_layout(title="Ranks of the target's answers",
-                         xaxis_title="rank r (0 least, 1 most typical)",
-                         yaxis_title="prompts", **LAYOUT)
+                         xaxis_title="rank r (0: lowest score among the reference's, 1: highest)",
+                         xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
     return figure
 
 
@@ -298,8 +299,8 @@ def rank_ecdf(result) -> go.Figure:
                                   mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="Uniform (H₀)"))
-    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r",
-                         yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
+    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r", xaxis_range=[0, 1],
+                         yaxis_range=[0, 1.02], yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
     return figure
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validation import check_positive_int, check_rng
 from ..data.assets import RECORDED_AUDITS_DIR
 
 
@@ -46,24 +47,80 @@ def load_recorded_rut(score: str = "log_rank") -> RankAuditData:
     return RankAuditData(prompts, reference, alternatives, labels, score)
 
 
-def rut_arrays(data: RankAuditData, target: str, *, n_prompts: int, m: int):
-    """(target_scores, reference_scores) for an audit of ``target`` ("reference" = the model itself, H0).
+@dataclass(frozen=True, eq=False)
+class AuditScores:
+    """The scores one RUT audit tests.
 
-    The reference sample is the first m scores per prompt; the target's
-    response is an alternative's first response or, under H0, the reference
-    model's (m + 1)-th response, never one of the m.
+    Attributes
+    ----------
+    prompts : tuple of str
+        The prompts kept, in order.
+    target_scores : ndarray of shape (n,)
+        The reference model's score of the target's response to each prompt.
+    reference_scores : ndarray of shape (n, m)
+        Its scores of its own m responses to each prompt.
+    dropped : tuple of str
+        Prompts left out because a response had no tokens to score (its score
+        is undefined).  The rule treats the target's and the m reference
+        responses alike, so the kept prompts' responses stay exchangeable under H0.
+    """
+
+    prompts: tuple[str, ...]
+    target_scores: np.ndarray = field(repr=False)
+    reference_scores: np.ndarray = field(repr=False)
+    dropped: tuple[str, ...] = ()
+
+    @classmethod
+    def from_rows(cls, prompts, target_scores, reference_scores) -> AuditScores:
+        """Keep the prompts whose m + 1 scores are all finite; name the others in ``dropped``."""
+        target_scores = np.asarray(target_scores, dtype=np.float64)
+        reference_scores = np.asarray(reference_scores, dtype=np.float64)
+        keep = np.isfinite(target_scores) & np.all(np.isfinite(reference_scores), axis=1)
+        prompts = tuple(prompts)
+        return cls(tuple(p for p, k in zip(prompts, keep) if k), target_scores[keep], reference_scores[keep],
+                   tuple(p for p, k in zip(prompts, keep) if not k))
+
+
+def rut_arrays(data: RankAuditData, target: str, *, n_prompts: int, m: int, rng=None) -> AuditScores:
+    """The scores of one audit of ``target`` ("reference" = the model itself, H0) from the recording.
+
+    Parameters
+    ----------
+    data : RankAuditData
+    target : str
+        "reference" or the name of a recorded alternative.
+    n_prompts, m : int
+        The first ``n_prompts`` prompts; m reference responses per prompt.
+    rng : Generator, int or None
+        None: the reference sample is the first m recorded responses per prompt
+        and, under H0, the target's response is response m + 1 (never one of
+        the m).  Otherwise, per prompt, m responses drawn at random without
+        replacement and (under H0) the target drawn from the rest: every seed
+        gives another audit from the same recording.  An alternative's target
+        is its first response.
+
+    Returns
+    -------
+    AuditScores
     """
     pool = data.reference_pool
-    if n_prompts > pool.shape[0] or n_prompts < 2:
+    n_prompts = check_positive_int(n_prompts, "n_prompts", minimum=2)
+    m = check_positive_int(m, "m")
+    if n_prompts > pool.shape[0]:
         raise ValueError(f"`n_prompts` must be between 2 and {pool.shape[0]} (the recorded prompts).")
-    if m < 1 or m + 1 > pool.shape[1]:
+    if m + 1 > pool.shape[1]:
         raise ValueError(f"`m` must be between 1 and {pool.shape[1] - 1} (recorded reference samples − 1).")
-    reference = pool[:n_prompts, :m]
-    if target == "reference":
-        target_scores = pool[:n_prompts, m]
-    elif target in data.alternatives:
-        target_scores = data.alternatives[target][:n_prompts, 0]
-    else:
+    if target != "reference" and target not in data.alternatives:
         raise ValueError(f"`target` must be 'reference' or one of {', '.join(data.alternatives)}; got {target!r}.")
-    keep = np.isfinite(target_scores) & np.all(np.isfinite(reference), axis=1)
-    return target_scores[keep], reference[keep]
+    if rng is None:
+        columns = np.tile(np.arange(m + 1), (n_prompts, 1))
+    else:
+        rng = check_rng(rng)
+        columns = np.array([rng.choice(pool.shape[1], size=m + 1, replace=False) for _ in range(n_prompts)])
+    rows = np.arange(n_prompts)
+    reference = pool[rows[:, None], columns[:, :m]]
+    if target == "reference":
+        target_scores = pool[rows, columns[:, m]]
+    else:
+        target_scores = data.alternatives[target][:n_prompts, 0]
+    return AuditScores.from_rows(data.prompts[:n_prompts], target_scores, reference)

@@ -1,0 +1,147 @@
+"""Calibration of the RUT audit as collected and recorded (dbpa_core.rut.collect, dbpa_core.rut.data).
+
+The model audited against itself must be rejected in α of audits: the
+rejection rate over many H₀ re-draws has to lie in the binomial interval
+around α.  The collection path is tested with a sampler that seeds its token
+draws the way llama.cpp does (the call's seed alone), which is what made the
+first recording reject the honest model; the recorded path on the shipped
+data; and, marked slow, the live path with the real local model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dbpa_core.rut import collect
+from dbpa_core.rut.collect import live_rut_scores, prompt_seed, rut_prompts
+from dbpa_core.rut.data import load_recorded_rut, rut_arrays
+from dbpa_core.rut.scoring import SCORES
+from dbpa_core.rut.uniformity import rank_uniformity_test
+from dbpa_core.samplers.base import Completion, Sampler, sample_seed
+
+ALPHA = 0.05
+
+
+def binomial_interval(trials: int, alpha: float = ALPHA, level: float = 0.999) -> tuple[float, float]:
+    """Rejection rates a calibrated test stays within with probability ``level``."""
+    low, high = stats.binom.interval(level, trials, alpha)
+    return low / trials, high / trials
+
+
+class SeededTokenSampler(Sampler):
+    """Draws tokens by inverse CDF from uniforms seeded by the call's seed alone, as llama.cpp's sampler does.
+
+    Each prompt has its own next-token distribution (a Zipf law whose exponent
+    depends on the prompt); token t is the (t + 1)-th most likely one.
+    """
+
+    name = "seeded-tokens"
+
+    @staticmethod
+    def probabilities(prompt: str) -> np.ndarray:
+        exponent = 1.0 + (sum(map(ord, prompt)) % 7) / 7
+        weights = 1.0 / np.arange(1, 51) ** exponent
+        return weights / weights.sum()
+
+    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        uniforms = np.random.default_rng(sample_seed(seed, index)).random(max_tokens)
+        tokens = np.minimum(np.searchsorted(np.cumsum(self.probabilities(prompt)), uniforms), 49)
+        return Completion(" ".join(f"t{t}" for t in tokens))
+
+
+class RankScorer:
+    """The reference scorer's log_rank for :class:`SeededTokenSampler`'s texts."""
+
+    def score(self, prompt: str, response: str) -> dict[str, float]:
+        ranks = 1 + np.array([int(token[1:]) for token in response.split()])
+        return {"log_rank": float(np.log(ranks).mean())}
+
+
+PROMPTS = [f"Question number {i}?" for i in range(12)]
+
+
+def live_rejection_rate(audits: int, *, m: int = 3) -> float:
+    sampler = SeededTokenSampler()
+    rejected = 0
+    for seed in range(audits):
+        scores = live_rut_scores(PROMPTS, reference=sampler, target=sampler, scorer=RankScorer(), score="log_rank",
+                                 m=m, seed=seed, max_tokens=6)
+        rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=seed).pvalue <= ALPHA
+    return rejected / audits
+
+
+def test_live_path_rejects_the_model_itself_at_rate_alpha():
+    low, high = binomial_interval(600)
+    assert low <= live_rejection_rate(600) <= high
+
+
+def test_live_path_with_one_seed_for_every_prompt_is_miscalibrated(monkeypatch):
+    """The first collection: reference seed s and target seed s + 1 for every prompt (common random numbers)."""
+    monkeypatch.setattr(collect, "prompt_seed", lambda seed, prompt, role: seed + (role == "target"))
+    assert live_rejection_rate(200) > binomial_interval(200)[1] + 0.1
+
+
+def test_prompt_seeds_differ_across_prompts_and_roles():
+    seeds = {prompt_seed(0, p, role) for p in rut_prompts() for role in ("reference", "target")}
+    assert len(seeds) == 2 * len(rut_prompts())
+    assert prompt_seed(3, "Hi", "target") == prompt_seed(3, "Hi", "target") != prompt_seed(4, "Hi", "target")
+
+
+def test_recorded_path_rejects_the_model_itself_at_rate_alpha():
+    data = load_recorded_rut("log_rank")
+    audits, rejected = 2000, 0
+    rng = np.random.default_rng(0)
+    for _ in range(audits):
+        scores = rut_arrays(data, "reference", n_prompts=len(data.prompts), m=data.reference_pool.shape[1] - 1,
+                            rng=rng)
+        rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=rng).pvalue <= ALPHA
+    low, high = binomial_interval(audits)
+    assert low <= rejected / audits <= high
+
+
+def test_recorded_responses_are_exchangeable_within_each_prompt():
+    """No response index stands out across prompts (Friedman test, Bonferroni over the scores).
+
+    The first recording drew response j of every prompt with one seed; there
+    the index explained the ranks (log_rank: p = 0.0003) and the model tested
+    against itself was rejected.
+    """
+    for score in SCORES:
+        pool = load_recorded_rut(score).reference_pool
+        pool = pool[np.all(np.isfinite(pool), axis=1)]
+        assert stats.friedmanchisquare(*pool.T).pvalue > 0.01 / len(SCORES), score
+
+
+def test_recorded_path_without_rng_uses_the_first_columns():
+    data = load_recorded_rut("log_rank")
+    scores = rut_arrays(data, "reference", n_prompts=4, m=5)
+    np.testing.assert_array_equal(scores.reference_scores, data.reference_pool[:4, :5])
+    np.testing.assert_array_equal(scores.target_scores, data.reference_pool[:4, 5])
+    drawn = rut_arrays(data, "reference", n_prompts=4, m=5, rng=1)
+    for row, target, reference in zip(data.reference_pool, drawn.target_scores, drawn.reference_scores):
+        # the target is one of the prompt's recorded answers and never one of its own reference sample
+        assert target in row and sorted([*reference, target]) == sorted(set([*reference, target]))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # 1800 answers: ≈ 4 min on an idle 2-core machine, 16 min on a busy one
+def test_live_path_with_the_local_model_rejects_itself_at_rate_alpha(tmp_path):
+    """The real pipeline at small sizes: SmolLM2 answers (5 tokens) to 6 prompts, scored by SmolLM2.
+
+    At α = 0.1, where this size has most power: the old seeding (one seed for
+    every prompt) rejected 13 of 60 such audits (22 %), above the interval's 18 %.
+    """
+    from dbpa_core.data.store import SampleStore
+    from dbpa_core.rut.scoring import ReferenceScorer
+    from dbpa_core.samplers import get_sampler
+
+    local, scorer, store = get_sampler("local"), ReferenceScorer(), SampleStore(tmp_path / "store.sqlite")
+    audits, alpha, rejected = 100, 0.1, 0
+    for seed in range(audits):
+        scores = live_rut_scores(rut_prompts()[:6], reference=local, target=local, scorer=scorer, score="log_rank",
+                                 m=2, seed=seed, max_tokens=5, store=store)
+        rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=seed).pvalue <= alpha
+    low, high = binomial_interval(audits, alpha, level=0.99)
+    assert low <= rejected / audits <= high
