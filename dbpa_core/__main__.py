@@ -6,6 +6,8 @@
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix} [--json OUT] [--seed 0] [--n-resamples 1000]
+                                  [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
@@ -252,6 +254,32 @@ def _add_batch_parser(commands) -> None:
     fetch.add_argument("batch_id")
     fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
     fetch.add_argument("--base-url", **base_url)
+def _reproduce(args) -> int:
+    """The paper's experiments on its shipped responses, the reported values beside ours."""
+    from .audit.reproduce import REPRODUCERS
+    from .data.store import SampleStore
+    from .present.exports import _json_default
+    from .present.reproduction import reproduction_record, summary_lines
+
+    store = SampleStore(args.store) if args.store else SampleStore()
+    result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
+                                          progress=ProgressBar())
+    print("\n".join(summary_lines(result)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=_json_default), encoding="utf-8")
+    return EXIT_OK
+
+
+def _add_reproduce(commands) -> None:
+    from .audit.reproduce import EXPERIMENTS
+
+    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
+    reproduce.add_argument("experiment", choices=EXPERIMENTS,
+                           help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4)")
+    reproduce.add_argument("--json", help="write {experiment, rows, settings} as JSON here")
+    reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
+    reproduce.add_argument("--n-resamples", type=int, default=1000)
+    reproduce.add_argument("--store", help="sample store caching the embeddings; default $DBPA_STORE")
 
 
 def main(argv=None) -> int:
@@ -278,9 +306,10 @@ def main(argv=None) -> int:
     test.add_argument("--json", help="write the result as JSON here")
     test.add_argument("--fail-on-change", action="store_true", help="exit 1 when p <= alpha")
     _add_batch_parser(commands)
+    _add_reproduce(commands)
     args = parser.parse_args(argv)
     try:
-        return {"audit": _audit, "test": _test, "batch": _batch}[args.command](args)
+        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {str(error).strip(chr(39))}", file=sys.stderr)
         return EXIT_BAD_INPUT

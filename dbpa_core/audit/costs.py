@@ -15,8 +15,8 @@ from functools import lru_cache
 
 from .._validation import check_positive_int
 from ..data.assets import ASSETS, read_yaml
+from ..data.scenarios import CHARS_PER_TOKEN
 
-CHARS_PER_TOKEN = 4.0
 
 
 @lru_cache(maxsize=1)
