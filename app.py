@@ -19,6 +19,7 @@ pages = {
     ],
     "Case studies": [
         st.Page("pages/persona_study.py", title="Persona study", icon=":material/theater_comedy:"),
+        st.Page("pages/reproduce.py", title="Reproduce the paper", icon=":material/history_edu:"),
     ],
     "Sibling audits": [
         st.Page("pages/model_audit.py", title="Is this the claimed model?", icon=":material/fact_check:"),

@@ -3,13 +3,20 @@
     python -m dbpa_core audit SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change] [--sequential]
     python -m dbpa_core test A.jsonl B.jsonl [--similarity cosine] [--discrepancy jsd]
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
+    python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
+    python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
+    python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix} [--json OUT] [--seed 0] [--n-resamples 1000]
+                                  [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
 names the key or file and the fix); 3 = the run could not finish (API,
 network, disk: the message names the URL or path; samples already drawn stay
-in the store and the same command resumes).  A failure is never reported as
-1, so a dead or rate-limited API cannot read as a detected change in CI.
+in the store and the same command resumes), and for `batch import`, some
+lines failed (each listed; the rest is stored, export again for what is
+missing).  A failure is never reported as 1, so a dead or rate-limited API
+cannot read as a detected change in CI.
 Progress goes to stderr.
 """
 
@@ -176,6 +183,114 @@ def _failure(error: BaseException) -> str:
             "report it. Samples drawn so far are in the store.")
 
 
+def _batch(args) -> int:
+    """``batch export`` / ``batch import``: an audit's samples through batch inference files."""
+    from .audit.batch import MAX_LINES, export_requests, import_results, write_requests
+    from .audit.spec import load_spec
+    from .data.store import SampleStore
+
+    if args.batch_command in ("submit", "status", "fetch"):
+        return _batch_api(args)
+    store = SampleStore(args.store) if args.store else SampleStore()
+    if args.batch_command == "export":
+        export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
+        print(export.reading())
+        written = write_requests(export, args.out, max_lines=args.max_lines or MAX_LINES)
+        if not written:
+            print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
+                  f"Run `python -m dbpa_core audit {args.spec}`.")
+        for path, requests in written.items():
+            print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
+                  f"({requests[0].endpoint}).")
+        return EXIT_OK
+    result = import_results(args.results, store=store, spec=load_spec(args.spec) if args.spec else None)
+    print(result.reading())
+    if result.n_stored + result.n_already_stored == 0:
+        return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
+    return EXIT_OK if result.complete else EXIT_FAILED
+
+
+def _batch_api(args) -> int:
+    """``batch submit`` / ``status`` / ``fetch``: OpenAI's Batch endpoints through the ``openai`` client."""
+    from .audit.batch import batch_client, batch_status, fetch_results, read_batch_status, submit_batch
+
+    client = batch_client(args.base_url)
+    if args.batch_command == "submit":
+        job = submit_batch(args.requests, client=client)
+        print(f"{read_batch_status(job)} Check it with `python -m dbpa_core batch status {job.id}`; "
+              f"when it is completed, `python -m dbpa_core batch fetch {job.id} --out results.jsonl`.")
+        return EXIT_OK
+    if args.batch_command == "status":
+        print(read_batch_status(batch_status(args.batch_id, client=client)))
+        return EXIT_OK
+    job, lines = fetch_results(args.batch_id, args.out, client=client)
+    print(read_batch_status(job))
+    if lines is None:
+        problems = "; ".join(f"{e.code}: {e.message}" for e in (job.errors.data or [])) if job.errors else ""
+        print(f"No results to fetch yet{': ' + problems if problems else ''}. Run the same command again later.")
+        return EXIT_FAILED
+    print(f"Wrote {args.out}: {lines:,} result lines. Next: `python -m dbpa_core batch import {args.out} "
+          "--spec SPEC.yaml`.")
+    return EXIT_OK
+
+
+def _add_batch_parser(commands) -> None:
+    batch = commands.add_parser("batch", help="batch inference files (OpenAI Batch API, vLLM run_batch)",
+                                description="Export the requests an audit still needs as an OpenAI batch input "
+                                            "file, run it with OpenAI's Batch API or vLLM's run_batch, import "
+                                            "the results; then `audit` runs from the store.")
+    steps = batch.add_subparsers(dest="batch_command", required=True)
+    export = steps.add_parser("export", help="write one request line per sample the store is missing")
+    export.add_argument("spec", help="the SPEC file (YAML)")
+    export.add_argument("--out", required=True, help="the requests file to write (JSONL)")
+    export.add_argument("--embeddings", action="store_true",
+                        help="export /v1/embeddings requests for stored samples instead (openai embedder)")
+    export.add_argument("--max-lines", type=int, help="split into files of at most this many lines "
+                                                      "(default 50 000, OpenAI's limit)")
+    export.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
+    imported = steps.add_parser("import", help="store the results of a batch output file")
+    imported.add_argument("results", help="the output (or error) file of the batch engine (JSONL)")
+    imported.add_argument("--spec", help="accept only results of this SPEC's requests")
+    imported.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
+    base_url = {"help": "an OpenAI-compatible server with Batch endpoints; default api.openai.com (OPENAI_API_KEY)"}
+    submit = steps.add_parser("submit", help="upload a requests file to OpenAI's Batch API and start the batch")
+    submit.add_argument("requests", help="a requests file written by `batch export`")
+    submit.add_argument("--base-url", **base_url)
+    status = steps.add_parser("status", help="show a submitted batch's progress")
+    status.add_argument("batch_id")
+    status.add_argument("--base-url", **base_url)
+    fetch = steps.add_parser("fetch", help="download a finished batch's output and error lines")
+    fetch.add_argument("batch_id")
+    fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
+    fetch.add_argument("--base-url", **base_url)
+def _reproduce(args) -> int:
+    """The paper's experiments on its shipped responses, the reported values beside ours."""
+    from .audit.reproduce import REPRODUCERS
+    from .data.store import SampleStore
+    from .present.exports import _json_default
+    from .present.reproduction import reproduction_record, summary_lines
+
+    store = SampleStore(args.store) if args.store else SampleStore()
+    result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
+                                          progress=ProgressBar())
+    print("\n".join(summary_lines(result)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=_json_default), encoding="utf-8")
+    return EXIT_OK
+
+
+def _add_reproduce(commands) -> None:
+    from .audit.reproduce import EXPERIMENTS
+
+    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
+    reproduce.add_argument("experiment", choices=EXPERIMENTS,
+                           help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4)")
+    reproduce.add_argument("--json", help="write {experiment, rows, settings} as JSON here")
+    reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
+    reproduce.add_argument("--n-resamples", type=int, default=1000)
+    reproduce.add_argument("--store", help="sample store caching the embeddings; default $DBPA_STORE")
+
+
 def main(argv=None) -> int:
     from .stats.discrepancy import DISCREPANCY_NAMES
     from .stats.permutation import MAX_RESAMPLES
@@ -201,9 +316,11 @@ def main(argv=None) -> int:
     test.add_argument("--seed", type=int, default=0)
     test.add_argument("--json", help="write the result as JSON here")
     test.add_argument("--fail-on-change", action="store_true", help="exit 1 when p <= alpha")
+    _add_batch_parser(commands)
+    _add_reproduce(commands)
     args = parser.parse_args(argv)
     try:
-        return _audit(args) if args.command == "audit" else _test(args)
+        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {str(error).strip(chr(39))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -35,6 +35,17 @@ def test_transforms_produce_the_prompt_as_sent():
     assert prompt == support.prompt and system != support.system
 
 
+def test_persona_combined_with_padding_reaches_the_length_asked():
+    """Appendix C.1 with a persona: the persona prefix, then padding to ≈100/300/900 tokens (4 characters each)."""
+    cvd = SCENARIOS["cvd_nice"]
+    sentence = len(" The clinic waiting room was repainted last spring.")
+    for tokens in (100, 300, 900):
+        prompt, _ = cvd.apply(f"comedian_pad_{tokens}")
+        assert prompt.startswith("Act as a comedian. " + cvd.prompt)
+        assert 0 <= len(prompt) - 4 * tokens < sentence
+    assert cvd.apply("comedian_pad_900")[0].count("repainted") > cvd.apply("comedian_pad_300")[0].count("repainted")
+
+
 def test_ground_truth():
     for scenario in SCENARIOS.values():
         for p in scenario.perturbations:
@@ -70,6 +81,9 @@ def _broken(edit):
     (lambda d: d["perturbations"][0].update(transform={"type": "paraphrase", "template": "What causes the seasons on {planet}?"}),
      "leaves the prompt unchanged"),
     (lambda d: d["perturbations"][3]["transform"].update(sentences=0), "sentences` must be a positive integer"),
+    (lambda d: d["perturbations"][0].update(transform={"type": "persona_pad", "prefix": "Act as a child. ",
+                                                       "text": "Filler.", "tokens": 0}),
+     "transform.tokens` must be a positive integer"),
 ])
 def test_bad_scenarios_name_file_and_field(edit, match):
     with pytest.raises(ScenarioError, match=match) as info:

@@ -15,8 +15,8 @@ from functools import lru_cache
 
 from .._validation import check_positive_int
 from ..data.assets import ASSETS, read_yaml
+from ..data.scenarios import CHARS_PER_TOKEN
 
-CHARS_PER_TOKEN = 4.0
 
 
 @lru_cache(maxsize=1)
@@ -69,7 +69,7 @@ class CostEstimate:
 
 
 def estimate_cost(prompts: list[str], k: int, *, max_tokens: int, sampler_model: str = "simulated",
-                  embedder_model: str = "minilm") -> CostEstimate:
+                  embedder_model: str = "minilm", batch: bool = False) -> CostEstimate:
     """Estimate calls, tokens and dollars for k samples of each prompt (one prompt per arm).
 
     Parameters
@@ -82,6 +82,10 @@ def estimate_cost(prompts: list[str], k: int, *, max_tokens: int, sampler_model:
         Output cap per call.
     sampler_model, embedder_model : str
         Keys of ``assets/pricing.yaml`` (backend name or API model name).
+    batch : bool
+        Price at OpenAI Batch API rates (the file's ``batch`` table); a
+        model without a batch price there costs an unknown amount, except
+        the ones that run on this machine, which stay free.
     """
     if not prompts:
         raise ValueError("`prompts` must list the prompt of at least one arm.")
@@ -93,6 +97,11 @@ def estimate_cost(prompts: list[str], k: int, *, max_tokens: int, sampler_model:
     table = prices()
     generation = table["generation"].get(sampler_model)
     embedding = table["embedding"].get(embedder_model)
+    if batch:
+        # Free (local) backends stay free; paid ones need their batch price.
+        generation = generation if generation == {"input": 0.0, "output": 0.0} else \
+            table["batch"]["generation"].get(sampler_model)
+        embedding = embedding if embedding == 0.0 else table["batch"]["embedding"].get(embedder_model)
     generation_cost = None if generation is None else (
         input_tokens * generation["input"] + output_tokens * generation["output"]) / 1e6
     embedding_cost = None if embedding is None else output_tokens * embedding / 1e6

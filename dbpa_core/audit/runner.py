@@ -324,6 +324,41 @@ def compare_family_sequential(original: ArmSource, perturbed_sources: Sequence[A
                         settings)
 
 
+@dataclass(frozen=True)
+class ArmRequest:
+    """What every sample of one arm is drawn with (a request without its sample index)."""
+
+    label: str
+    prompt: str
+    system: str
+    seed: int
+    temperature: float | None
+    max_tokens: int | None
+    perturbed: bool  # False for the shared original arm
+
+
+def scenario_arm_requests(scenario, perturbations, *, seed: int, temperature=None, max_tokens=None,
+                          perturbed_temperature=None, perturbed_max_tokens=None,
+                          system_perturbation: bool = False) -> list[ArmRequest]:
+    """The original arm, then one arm per perturbation, as :func:`run_scenario_family` draws them.
+
+    The original arm has seed ``seed``; each perturbed arm has seed
+    ``seed + 1``, so that the arms are independent draws even when a
+    perturbation leaves the prompt's meaning unchanged.  Without a system
+    perturbation the perturbed arms share the original's generation settings.
+    The batch-file export (:mod:`dbpa_core.audit.batch`) lists the same
+    requests, so that its results land where a live run looks for them.
+    """
+    if not system_perturbation:
+        perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
+    arms = [ArmRequest("original", scenario.prompt, scenario.system or "", seed, temperature, max_tokens, False)]
+    for perturbation in perturbations:
+        prompt, system = scenario.apply(perturbation)
+        arms.append(ArmRequest(perturbation.label, prompt, system or "", seed + 1, perturbed_temperature,
+                               perturbed_max_tokens, True))
+    return arms
+
+
 def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sampler, embedder, k: int,
                         perturbed_sampler=None, n_resamples: int = 1000, similarity: str = "cosine",
                         discrepancy="jsd", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
@@ -332,46 +367,37 @@ def run_scenario_family(scenario, perturbation_ids: Sequence[str] | None, *, sam
                         ) -> FamilyResult:
     """Test every chosen perturbation of a scenario against its original arm.
 
-    The original arm is drawn once (seed ``seed``) and shared; each perturbed
-    arm is drawn with seed ``seed + 1`` so that the arms are independent
-    draws even when a perturbation leaves the prompt's meaning unchanged.
-    ``perturbed_sampler`` (default ``sampler``) expresses a system
-    perturbation: another model or backend for the perturbed arms.
-    ``sequential`` (``k_max``, ``batch_size`` and optionally ``spending``,
-    ``futility``) replaces the fixed k by sequential tests that each stop on
-    their own (:func:`compare_family_sequential`).
+    The original arm is drawn once and shared (seeds and settings of each arm:
+    :func:`scenario_arm_requests`).  ``perturbed_sampler`` (default
+    ``sampler``) expresses a system perturbation: another model or backend
+    for the perturbed arms.  ``sequential`` (``k_max``, ``batch_size`` and
+    optionally ``spending``, ``futility``) replaces the fixed k by sequential
+    tests that each stop on their own (:func:`compare_family_sequential`).
     """
     chosen = scenario.perturbations if perturbation_ids is None else [scenario.perturbation(p) for p in perturbation_ids]
     if not chosen:
         raise ValueError("`perturbation_ids` must name at least one perturbation of the scenario.")
-    shared = {"store": store, "progress": progress, "embedder": embedder}
-    if perturbed_sampler is None:
-        perturbed_temperature, perturbed_max_tokens = temperature, max_tokens
+    requests = scenario_arm_requests(scenario, chosen, seed=seed, temperature=temperature, max_tokens=max_tokens,
+                                     perturbed_temperature=perturbed_temperature,
+                                     perturbed_max_tokens=perturbed_max_tokens,
+                                     system_perturbation=perturbed_sampler is not None)
     # The scenario's ground truth describes the simulated model only; for any
     # other model (or a system perturbation) the true effect is unknown.
     truth_known = getattr(sampler, "name", "") == "simulated" and perturbed_sampler is None
     true_effects = [scenario.true_effect(p) if truth_known else None for p in chosen]
     if sequential is not None:
-        source = ArmSource(sampler, scenario.prompt, label="original", system=scenario.system, seed=seed,
-                           temperature=temperature, max_tokens=max_tokens, **shared)
-        perturbed_sources = []
-        for perturbation in chosen:
-            prompt, system = scenario.apply(perturbation)
-            perturbed_sources.append(ArmSource(perturbed_sampler or sampler, prompt, label=perturbation.label,
-                                               system=system, seed=seed + 1, temperature=perturbed_temperature,
-                                               max_tokens=perturbed_max_tokens, **shared))
-        return compare_family_sequential(source, perturbed_sources, chosen, correction=correction, alpha=alpha,
-                                         seed=seed, true_effects=true_effects, similarity=similarity,
-                                         discrepancy=discrepancy, n_resamples=n_resamples, **sequential)
-    original = draw_arm(sampler, scenario.prompt, k, label="original", system=scenario.system, seed=seed,
-                        temperature=temperature, max_tokens=max_tokens, **shared)
-    perturbed_arms = []
-    for perturbation in chosen:
-        prompt, system = scenario.apply(perturbation)
-        perturbed_arms.append(draw_arm(perturbed_sampler or sampler, prompt, k, label=perturbation.label,
-                                       system=system, seed=seed + 1, temperature=perturbed_temperature,
-                                       max_tokens=perturbed_max_tokens, **shared))
-    return compare_family(original, perturbed_arms, chosen, similarity=similarity, discrepancy=discrepancy,
+        sources = [ArmSource((perturbed_sampler or sampler) if arm.perturbed else sampler, arm.prompt, label=arm.label,
+                             system=arm.system, seed=arm.seed, temperature=arm.temperature,
+                             max_tokens=arm.max_tokens, embedder=embedder, store=store, progress=progress)
+                   for arm in requests]
+        return compare_family_sequential(sources[0], sources[1:], chosen, similarity=similarity,
+                                         discrepancy=discrepancy, n_resamples=n_resamples, correction=correction,
+                                         alpha=alpha, seed=seed, true_effects=true_effects, **sequential)
+    arms = [draw_arm((perturbed_sampler or sampler) if arm.perturbed else sampler, arm.prompt, k, label=arm.label,
+                     system=arm.system, seed=arm.seed, temperature=arm.temperature, max_tokens=arm.max_tokens,
+                     embedder=embedder, store=store, progress=progress)
+            for arm in requests]
+    return compare_family(arms[0], arms[1:], chosen, similarity=similarity, discrepancy=discrepancy,
                           n_resamples=n_resamples, correction=correction, alpha=alpha, seed=seed,
                           true_effects=true_effects)
 
@@ -398,10 +424,14 @@ def run_audit(spec, *, store=None, progress: StageProgress | None = None) -> Fam
         spec.scenario, list(spec.perturbation_ids), sampler=sampler, perturbed_sampler=perturbed,
         embedder=build_embedder(spec.embedder), k=spec.k, n_resamples=spec.n_resamples,
         similarity=spec.similarity, discrepancy=spec.discrepancy, correction=spec.correction, alpha=spec.alpha,
-        seed=spec.seed, temperature=spec.sampler.get("temperature"), max_tokens=spec.sampler.get("max_tokens"),
-        perturbed_temperature=(spec.perturbed_sampler or {}).get("temperature"),
-        perturbed_max_tokens=(spec.perturbed_sampler or {}).get("max_tokens"), store=store, progress=progress,
-        sequential=spec.sequential)
+        seed=spec.seed, store=store, progress=progress, sequential=spec.sequential, **spec_generation_settings(spec))
+
+
+def spec_generation_settings(spec) -> dict:
+    """A SPEC's generation settings as :func:`run_scenario_family` and :func:`scenario_arm_requests` take them."""
+    perturbed = spec.perturbed_sampler or {}
+    return {"temperature": spec.sampler.get("temperature"), "max_tokens": spec.sampler.get("max_tokens"),
+            "perturbed_temperature": perturbed.get("temperature"), "perturbed_max_tokens": perturbed.get("max_tokens")}
 
 
 def spec_settings(spec) -> dict:
@@ -409,5 +439,4 @@ def spec_settings(spec) -> dict:
     return {"sampler": spec.sampler, "perturbed_sampler": spec.perturbed_sampler, "embedder": spec.embedder,
             "scenario": spec.scenario.id, "perturbations": list(spec.perturbation_ids), "k": spec.k,
             "n_resamples": spec.n_resamples, "similarity": spec.similarity, "discrepancy": spec.discrepancy,
-            "correction": spec.correction, "alpha": spec.alpha, "seed": spec.seed,
-            "sequential": spec.sequential}
+            "correction": spec.correction, "alpha": spec.alpha, "seed": spec.seed, "sequential": spec.sequential}

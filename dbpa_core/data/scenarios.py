@@ -13,12 +13,16 @@ suffix          ``text`` is put after the prompt.
 replace_field   ``field`` takes ``value`` and the template is filled again.
 paraphrase      ``template`` replaces the template (same fields).
 pad             ``sentences`` copies of ``text`` are appended (prompt length, appendix C.1).
+persona_pad     ``prefix`` (a persona) is put before the prompt and copies of ``text`` are
+                appended until the prompt is about ``tokens`` tokens long (appendix C.1
+                asked with a persona: does a longer context hide it?).
 system          ``system`` replaces the system prompt (a system perturbation).
 literal         ``prompt`` (and optionally ``system``) replace the prompt as a whole.
 """
 
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,10 +38,14 @@ TRANSFORMS = {
     "replace_field": ("field", "value"),
     "paraphrase": ("template",),
     "pad": ("text", "sentences"),
+    "persona_pad": ("prefix", "text", "tokens"),
     "system": ("system",),
     "literal": ("prompt",),
 }
 KINDS = ("control", "target")
+#: ≈ characters per token of English text under BPE tokenizers: the padding target here and the cost
+#: estimate (:mod:`dbpa_core.audit.costs`) use this one rule.
+CHARS_PER_TOKEN = 4.0
 _SCENARIO_KEYS = {"id", "title", "description", "template", "fields", "system", "facets", "perturbations"}
 _PERTURBATION_KEYS = {"id", "label", "group", "kind", "transform", "simulated_effect", "note"}
 
@@ -113,6 +121,9 @@ class Scenario:
             prompt = t["template"].format(**self.fields)
         elif kind == "pad":
             prompt = prompt + "".join(" " + t["text"].strip() for _ in range(int(t["sentences"])))
+        elif kind == "persona_pad":
+            prompt = t["prefix"] + prompt
+            prompt += "".join(" " + t["text"].strip() for _ in range(_sentences_to_reach(prompt, t)))
         elif kind == "system":
             system = t["system"]
         elif kind == "literal":
@@ -138,6 +149,12 @@ class Scenario:
         after = self.facet_weights(perturbation)
         total_before, total_after = sum(before.values()), sum(after.values())
         return 0.5 * sum(abs(before[k] / total_before - after[k] / total_after) for k in before)
+
+
+def _sentences_to_reach(prompt: str, transform) -> int:
+    """Copies of the padding sentence that bring ``prompt`` to about ``transform["tokens"]`` tokens."""
+    missing = int(transform["tokens"]) * CHARS_PER_TOKEN - len(prompt)
+    return max(0, math.ceil(missing / (len(transform["text"].strip()) + 1)))
 
 
 def _fail(source: str, where: str, message: str):
@@ -221,6 +238,9 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
                 _fail(source, f"{where}.transform.template", f"uses field {{{sorted(extra)[0]}}} not in `fields`.")
         if transform["type"] == "pad" and (not isinstance(transform["sentences"], int) or transform["sentences"] < 1):
             _fail(source, f"{where}.transform.sentences", "must be a positive integer.")
+        if transform["type"] == "persona_pad" and (not isinstance(transform["tokens"], int) or isinstance(
+                transform["tokens"], bool) or transform["tokens"] < 1):
+            _fail(source, f"{where}.transform.tokens", "must be a positive integer (the prompt length in tokens).")
         effect = item.get("simulated_effect") or {}
         if not isinstance(effect, dict):
             _fail(source, f"{where}.simulated_effect", "must map facet names to new weights.")
@@ -233,7 +253,7 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
             _fail(source, f"{where}.simulated_effect", "must be empty for a control (controls change nothing).")
         if kind == "target" and not effect:
             _fail(source, f"{where}.simulated_effect", "is required for a target: say which facets change.")
-        normalised = {k: (str(v) if k != "sentences" else v) for k, v in transform.items()}
+        normalised = {k: (str(v) if k not in ("sentences", "tokens") else v) for k, v in transform.items()}
         perturbations.append(Perturbation(
             id=pid, label=str(item.get("label") or pid), kind=kind, transform=MappingProxyType(normalised),
             group=str(item.get("group") or ""), simulated_effect=MappingProxyType({k: float(v) for k, v in effect.items()}),

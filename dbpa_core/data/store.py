@@ -52,7 +52,20 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector BLOB NOT NULL,
     PRIMARY KEY (embedder_key, text_hash)
 );
+CREATE TABLE IF NOT EXISTS batch_requests (
+    custom_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    item TEXT NOT NULL
+);
 """
+
+
+# The first write of a slot wins, except over an empty sample (stored by an
+# older version): an empty reply is never a sample.
+_WRITE_SAMPLE = ("INSERT INTO samples VALUES (?, ?, ?, ?, ?) ON CONFLICT (request_key, sample_index) DO UPDATE "
+                 "SET text = excluded.text, token_logprobs = excluded.token_logprobs, created = excluded.created "
+                 "WHERE trim(samples.text, ' ' || char(9) || char(10) || char(13)) = ''")
 
 
 def default_store_path() -> Path:
@@ -157,12 +170,8 @@ class SampleStore:
                 "INSERT OR IGNORE INTO requests (request_key, description) VALUES (?, ?)",
                 (key, _canonical(description)),
             )
-            # The first write wins, except over an empty sample (stored by an older
-            # version): an empty reply is never a sample.
             connection.execute(
-                "INSERT INTO samples VALUES (?, ?, ?, ?, ?) ON CONFLICT (request_key, sample_index) DO UPDATE "
-                "SET text = excluded.text, token_logprobs = excluded.token_logprobs, created = excluded.created "
-                "WHERE trim(samples.text, ' ' || char(9) || char(10) || char(13)) = ''",
+                _WRITE_SAMPLE,
                 (key, int(index), text, json.dumps(token_logprobs) if token_logprobs is not None else None,
                  time.time()),
             )
@@ -189,3 +198,42 @@ class SampleStore:
         rows = [(embedder_key, text_hash(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
         with closing(self._connect()) as connection, connection:
             connection.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
+
+    # ------------------------------------------------------- batch files
+    # A batch-file export (dbpa_core.audit.batch) registers each line's
+    # custom_id with the slot it fills, so that an import needs only the
+    # results file.  kind "sample": target = the request description, item =
+    # the sample index; kind "embedding": target = the embedder key, item =
+    # the JSON list of texts embedded by that line.
+    def register_batch_requests(self, rows: Iterable[tuple[str, str, dict | str, int | list[str]]]) -> None:
+        """Remember (custom_id, kind, target, item) of exported lines; re-registering is harmless."""
+        encoded = [(custom_id, kind, _canonical(target) if isinstance(target, dict) else target,
+                    json.dumps(item, ensure_ascii=False)) for custom_id, kind, target, item in rows]
+        with closing(self._connect()) as connection, connection:
+            connection.executemany("INSERT OR IGNORE INTO batch_requests VALUES (?, ?, ?, ?)", encoded)
+
+    def batch_requests(self, custom_ids: Iterable[str]) -> dict[str, tuple[str, dict | str, int | list[str]]]:
+        """The registered (kind, target, item) of each known custom_id; unknown ones are absent."""
+        ids, rows = list(dict.fromkeys(custom_ids)), []
+        with closing(self._connect()) as connection:
+            for start in range(0, len(ids), 500):  # under SQLite's variable limit
+                chunk = ids[start : start + 500]
+                rows += connection.execute("SELECT custom_id, kind, target, item FROM batch_requests WHERE "
+                                           f"custom_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+        return {custom_id: (kind, json.loads(target) if kind == "sample" else target, json.loads(item))
+                for custom_id, kind, target, item in rows}
+
+    def put_samples(self, rows: Iterable[tuple[dict, int, str]]) -> int:
+        """Write many (description, index, text) samples in one transaction; returns how many were new.
+
+        As :meth:`put_sample`, the first text written to a slot is kept (unless it is empty).
+        """
+        rows = [(request_key(description), _canonical(description), int(index), text)
+                for description, index, text in rows]
+        now = time.time()
+        with closing(self._connect()) as connection, connection:
+            connection.executemany("INSERT OR IGNORE INTO requests (request_key, description) VALUES (?, ?)",
+                                   [(key, canonical) for key, canonical, _, _ in rows])
+            before = connection.total_changes
+            connection.executemany(_WRITE_SAMPLE, [(key, index, text, None, now) for key, _, index, text in rows])
+            return connection.total_changes - before

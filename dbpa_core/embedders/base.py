@@ -61,7 +61,7 @@ class Embedder(ABC):
         batch_size = check_positive_int(self.batch_size, "batch_size")
         for start in range(0, total, batch_size):
             batch = todo[start : start + batch_size]
-            vectors = _unit_rows(np.asarray(self.embed_batch(batch), dtype=np.float32), self.name)
+            vectors = unit_rows(np.asarray(self.embed_batch(batch), dtype=np.float32), self.name)
             if vectors.shape[0] != len(batch):
                 raise RuntimeError(f"{self.name} returned {vectors.shape[0]} vectors for {len(batch)} texts.")
             for text, vector in zip(batch, vectors):
@@ -74,7 +74,8 @@ class Embedder(ABC):
         return np.stack([known[text_hash(t)] for t in texts]).astype(np.float32, copy=False)
 
 
-def _unit_rows(vectors: np.ndarray, name: str) -> np.ndarray:
+def unit_rows(vectors: np.ndarray, name: str) -> np.ndarray:
+    """Rows scaled to norm 1 (zero rows kept), as the store holds them; ``name`` labels errors."""
     if vectors.ndim != 2 or not np.all(np.isfinite(vectors)):
         raise RuntimeError(f"{name} returned embeddings that are not a finite 2-D array.")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -36,21 +36,33 @@ class OpenAIEmbedder(Embedder):
     def key(self) -> str:
         return f"openai:{self.base_url or 'api.openai.com'}:{self._model}"
 
+    def embeddings_request(self, texts: list[str]) -> dict:
+        """The body of the ``/v1/embeddings`` call for one batch of texts (also what batch files hold)."""
+        # encoding_format given: the client then hands back the reply as it came, so that a reply
+        # that is not JSON reaches the checks of embed_batch instead of failing inside the client.
+        return {"model": self._model, "input": list(texts), "encoding_format": "float"}
+
     def embed_batch(self, texts):
         url = f"{self.base_url or OPENAI_URL}/embeddings"
-        # encoding_format given: the client then hands back the reply as it came, so that a reply
-        # that is not JSON reaches the check below instead of failing inside the client.
-        response = call_endpoint(lambda: self._client.embeddings.create(model=self._model, input=texts,
-                                                                        encoding_format="float"),
-                                 url=url, timeout=self.timeout, max_retries=self.max_retries)
+        body = self.embeddings_request(texts)
+        response = call_endpoint(lambda: self._client.embeddings.create(**body), url=url, timeout=self.timeout,
+                                 max_retries=self.max_retries)
         data = getattr(response, "data", None)
         if isinstance(response, str | bytes):
             raise EndpointError(url, not_json_reason(response))
         if not data or len(data) != len(texts):
             raise EndpointError(url, f"the reply holds {len(data or ())} embeddings for {len(texts)} texts; check "
                                 "that `model` is an embedding model.")
-        ordered = sorted(data, key=lambda item: item.index)
-        return np.array([_pooled(item.embedding) for item in ordered], dtype=np.float32)
+        return response_vectors([{"index": item.index, "embedding": item.embedding} for item in data])
+
+
+def response_vectors(data: list[dict]) -> np.ndarray:
+    """One vector per input, in input order, from the ``data`` list of an embeddings response.
+
+    Items are ordered by their ``index`` (the API does not promise input order).
+    """
+    ordered = sorted(data, key=lambda item: item["index"])
+    return np.array([_pooled(item["embedding"]) for item in ordered], dtype=np.float32)
 
 
 def _pooled(embedding) -> np.ndarray:

@@ -96,8 +96,6 @@ def _figure_html(figure) -> str:
 
 def family_html(family, record: dict) -> str:
     """A self-contained HTML report of a family audit."""
-    from plotly.offline import get_plotlyjs
-
     from .figures import discrepancy_bars, null_histogram
 
     adjusted = family.adjusted
@@ -118,13 +116,7 @@ def family_html(family, record: dict) -> str:
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>DBPA audit: {html.escape(record['name'])}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}
-table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}}
-pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}.verdict{{font-size:1.2em;padding:.6em;background:#eef5ff}}
-</style><script type="text/javascript">{get_plotlyjs()}</script></head><body>
-<h1>DBPA audit: {html.escape(record['name'])}</h1>
+    return _html_page(f"DBPA audit: {record['name']}", f"""
 <p class="verdict">{html.escape(verdict)}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of the original prompt with many outputs of each perturbed prompt; a permutation test says whether the
@@ -135,8 +127,45 @@ difference is larger than chance. Created {html.escape(record['created'])}.</p>
 <h2>What the numbers say</h2><ul>{readings}</ul>
 <h2>Figures</h2>{plots}
 <h2>Settings</h2><pre>{settings}</pre>
-<h2>Versions</h2><pre>{html.escape(json.dumps(record['versions'], indent=2))}</pre>
+<h2>Versions</h2><pre>{html.escape(json.dumps(record['versions'], indent=2))}</pre>""")
+
+
+def _html_page(title: str, body: str) -> str:
+    """A self-contained HTML page: plotly.js inlined once in <head>, so it opens with no network."""
+    from plotly.offline import get_plotlyjs
+
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}}
+table{{border-collapse:collapse;width:100%}}td,th{{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}}
+pre{{background:#f6f6f6;padding:1em;white-space:pre-wrap}}.verdict{{font-size:1.2em;padding:.6em;background:#eef5ff}}
+</style><script type="text/javascript">{get_plotlyjs()}</script></head><body>
+<h1>{html.escape(title)}</h1>
+{body}
 </body></html>"""
+
+
+def sections_html(title: str, intro: str, sections, settings: dict) -> str:
+    """A self-contained HTML report of titled sections (the reproduction page's report).
+
+    Parameters
+    ----------
+    title, intro : str
+    sections : iterable of (heading, sentences, tables, figures)
+        ``sentences``: plain readings; ``tables``: pandas DataFrames;
+        ``figures``: Plotly figures.
+    settings : dict
+        Recorded verbatim at the end, with the package versions.
+    """
+    parts = [f'<p>{html.escape(intro)}</p>']
+    for heading, sentences, tables, figures in sections:
+        parts.append(f"<h2>{html.escape(heading)}</h2>")
+        parts += [f'<p class="verdict">{html.escape(s)}</p>' for s in sentences]
+        parts += [table.to_html(index=False, float_format=lambda v: f"{v:.4g}", border=0) for table in tables]
+        parts += [f'<div class="figure">{_figure_html(f)}</div>' for f in figures]
+    parts.append(f"<h2>Settings</h2><pre>{html.escape(json.dumps(settings, indent=2, default=str))}</pre>")
+    parts.append(f"<h2>Versions</h2><pre>{html.escape(json.dumps(versions(), indent=2))}</pre>")
+    return _html_page(title, "\n".join(parts))
 
 
 def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:

@@ -257,6 +257,17 @@ def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, la
     return figure
 
 
+def mean_sd_bars(labels, means, sds, highlighted, *, title: str, label: str = "ω",
+                 highlight_name: str = "significant", other_name: str = "not significant") -> go.Figure:
+    """Bars of a mean with ± sd error bars (over seeds), ``highlighted`` ones in blue (paper Fig. 3)."""
+    colours = [ORIGINAL_COLOUR if h else NULL_COLOUR for h in highlighted]
+    figure = go.Figure(go.Bar(x=[html.escape(str(name)) for name in labels], y=list(means), marker_color=colours,
+                              error_y=dict(type="data", array=list(sds), visible=True),
+                              hovertext=[highlight_name if h else other_name for h in highlighted]))
+    figure.update_layout(title=title, yaxis_title=f"{label} (mean ± sd)", **LAYOUT)
+    return figure
+
+
 def persona_grid(statistics: np.ndarray, stars, rows, columns, *, label: str = "ω") -> go.Figure:
     """Heat map of ω for personas (rows) × models (columns), with significance stars (paper Table 2)."""
     text = [[f"{statistics[i, j]:.3f}{stars[i][j]}" for j in range(len(columns))] for i in range(len(rows))]

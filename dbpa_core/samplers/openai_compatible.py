@@ -239,14 +239,27 @@ class OpenAISampler(Sampler):
         # The key is deliberately absent: it does not change outputs and must never be stored.
         return {"backend": self.name, "model": self._model, "base_url": self.base_url or "api.openai.com"}
 
-    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+    def chat_request(self, prompt: str, *, system: str | None, temperature: float, max_tokens: int, seed: int,
+                     index: int) -> dict:
+        """The body of the chat-completions call for sample ``index``.
+
+        :meth:`complete` sends exactly this, and :mod:`dbpa_core.audit.batch`
+        writes exactly this into batch files, so a result computed offline
+        lands in the same store slot as a live call would.
+        """
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        extra = {"logprobs": True} if self.logprobs else {}
-        response = call_endpoint(
-            lambda: self._client.chat.completions.create(
-                model=self._model, messages=messages, temperature=temperature, max_tokens=max_tokens,
-                seed=sample_seed(seed, index), n=1, **extra),
-            url=f"{self.endpoint}/chat/completions", timeout=self.timeout, max_retries=self.max_retries)
+        body = {"model": self._model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens,
+                "seed": sample_seed(seed, index), "n": 1}
+        if self.logprobs:
+            body["logprobs"] = True
+        return body
+
+    def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        body = self.chat_request(prompt, system=system, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                                 index=index)
+        response = call_endpoint(lambda: self._client.chat.completions.create(**body),
+                                 url=f"{self.endpoint}/chat/completions", timeout=self.timeout,
+                                 max_retries=self.max_retries)
         choices = getattr(response, "choices", None)
         if not isinstance(response, str | bytes) and not choices:
             raise EndpointError(f"{self.endpoint}/chat/completions", "the reply has no `choices`: the server "

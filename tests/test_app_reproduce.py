@@ -1,0 +1,67 @@
+"""AppTest of the "Reproduce the paper" page, and its self-contained HTML report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from conftest import REPO
+
+
+@pytest.fixture
+def page(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=900)
+    at.run()
+    at.switch_page("pages/reproduce.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_reproduce_page(page):
+    at = page
+    assert at.title[0].value == "Reproduce the paper"
+    # default view: Table 2 on the paper's responses, the paper's column beside ours
+    table = at.dataframe[0].value
+    assert list(table["persona"])[:2] == ["doctor", "nurse"] and len(table) == 8
+    assert {"p (ours)", "p (paper)", "stars (paper)"} <= set(table.columns)
+    assert any("significant in both: comedian, robot from the future, child" in i.value for i in at.info)
+    assert any("re-splits" in c.value for c in at.caption)  # every number has its reading
+    assert any("seed 0" in c.value for c in at.caption)
+    at.selectbox(key="reproduce_persona").set_value("child").run()
+    assert any("declared to change" in c.value for c in at.caption)
+    # new inputs, new results: the caption names them and the doctor halves are split anew
+    before = at.dataframe[0].value["p (ours)"].iloc[0]
+    at.number_input(key="reproduce_seed").set_value(3).run()
+    assert not at.exception
+    assert any("seed 3" in c.value for c in at.caption)
+    assert at.dataframe[0].value["p (ours)"].iloc[0] != before
+    # Figs 1–2 on a cold store: the page says what the first run costs and waits for the button
+    at.radio(key="reproduce_experiment").set_value("fig1").run()
+    assert not at.exception
+    assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
+    assert not at.dataframe
+    assert at.button(key="reproduce_embed")
+    # the appendix reuses the persona embeddings: three tables, each with its reading
+    at.radio(key="reproduce_experiment").set_value("appendix").run()
+    at.number_input(key="reproduce_b").set_value(100).run()
+    assert not at.exception
+    assert len(at.dataframe) == 3
+    assert any("choices flag exactly the same personas" in i.value for i in at.info)
+    assert any("Cost grows linearly" in c.value for c in at.caption)
+
+
+def test_sections_report_is_self_contained():
+    from dbpa_core.present.exports import sections_html
+    from dbpa_core.present.figures import mean_sd_bars
+
+    figure = mean_sd_bars(["a", "b"], [0.2, 0.4], [0.01, 0.02], [False, True], title="t")
+    page = sections_html("Report", "intro", [("Section", ["A sentence."], [pd.DataFrame({"x": [1.5]})], [figure])],
+                         {"seed": 0})
+    assert page.startswith("<!DOCTYPE html>") and "A sentence." in page and "<table" in page
+    assert "Plotly" in page and '<script src=' not in page  # plotly.js inlined, nothing fetched
+    assert "&quot;seed&quot;: 0" in page  # the settings, HTML-escaped
