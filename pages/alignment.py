@@ -12,8 +12,9 @@ from ui.models import model_options, with_model
 from ui.paper import SOURCE_NOTE, show_experiment
 from ui.resources import scenarios
 from ui.runs import compare_pair
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Alignment with a reference model")
 st.write("Is each model's answer distribution the same as the reference model's for one prompt? A small ω and a "
          "large p mean the model answers like the reference.")

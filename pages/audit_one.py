@@ -10,8 +10,9 @@ from ui.components import (clouds, cost_note, downloads, guard, null_and_similar
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import compare_pair, sequential_pair
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Audit one perturbation")
 st.write("Pick a scenario and a perturbation, or type both prompts; choose how outputs are compared; run the test.")
 

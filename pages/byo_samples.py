@@ -12,8 +12,9 @@ from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, downloads, guard, null_and_similarities, result_strip
 from ui.freshness import keep, result_area
 from ui.resources import embedder_for, store
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Bring your own samples")
 st.write(f"Upload one CSV or JSONL file with a column `arm` (two values: original and perturbed) and a column "
          f"`text` — or `embedding` (a JSON list of numbers) to skip embedding. Up to {MAX_BYTES // 2**20} MB and "

@@ -9,7 +9,9 @@ import time
 
 import streamlit as st
 
-settings = st.session_state["settings"]
+from ui.sidebar import current_settings
+
+settings = current_settings()
 st.title("Did the intervention change what the model says?")
 st.write(
     "**Distribution-based perturbation analysis** (DBPA; Rauba, Wei & van der Schaar, ICML 2025) draws many "

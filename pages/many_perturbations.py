@@ -12,8 +12,9 @@ from ui.components import cost_note, family_downloads, guard, provenance, settin
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import scenario_family, sequential_family
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Many perturbations")
 st.write("Test a family of perturbations against one original arm and control the chance of any false alarm.")
 

@@ -14,8 +14,9 @@ from dbpa_core.rut.scoring import SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test, substitution_power
 from ui.components import downloads, guard
 from ui.runs import rut_live
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Is this API the model it claims to be?")
 st.write("Score each answer of the API (the *target*) and many answers of a local reference model with the "
          "reference model itself. If the API runs the reference model, the target's score ranks uniformly among "

@@ -11,8 +11,9 @@ from ui.models import model_options, with_model
 from ui.paper import SOURCE_NOTE, show_experiment
 from ui.resources import scenarios
 from ui.runs import RunProgress, scenario_family
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Persona study")
 st.write("Does asking the model to *act as* someone change its CVD advice? Medical personas should not; comedians, "
          "robots, reviewers and children should. Each cell tests one persona prompt against the prompt without a "

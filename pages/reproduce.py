@@ -4,6 +4,9 @@ import streamlit as st
 
 from ui.components import guard
 from ui.paper import EXPERIMENTS, SOURCE_NOTE, show_experiment
+from ui.sidebar import current_settings
+
+current_settings()  # routes through app.py when the page is opened by its URL first
 
 st.title("Reproduce the paper")
 st.write(SOURCE_NOTE + " They are re-tested here with the packaged MiniLM embedder and this app's permutation "

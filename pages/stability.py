@@ -10,8 +10,9 @@ from dbpa_core.stability.criterion import COSTS, ratio_curve, stability_criterio
 from dbpa_core.present.figures import stability_curves
 from ui.components import downloads, guard
 from ui.resources import embedder_for, store
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("Stability under distribution shift")
 st.write("Sixteen questions with known answers, each also asked in four rewritten ways "
          f"({', '.join(REWRITES.values())}). The stability criterion R(r) is the price of the cheapest shift — "

@@ -12,8 +12,9 @@ from ui.models import model_options, with_model
 from ui.paper import SOURCE_NOTE, show_experiment
 from ui.resources import scenarios
 from ui.runs import RunProgress, scenario_family
+from ui.sidebar import current_settings
 
-settings = st.session_state["settings"]
+settings = current_settings()
 st.title("True and false positives")
 st.write("Controls should not change the outputs, targets should. Rejecting at level α, the false-positive rate is "
          "the share of controls flagged and the true-positive rate the share of targets flagged.")

@@ -95,6 +95,25 @@ def test_first_result_time(tmp_path):
     assert elapsed < float(os.environ.get("DBPA_FIRST_RESULT_BOUND", "12"))
 
 
+def test_a_page_opened_first_by_its_url(tmp_path):
+    """On a fresh server, a page's URL opened before any other shows that page with the app's sidebar,
+    not a traceback (Streamlit would otherwise run it in its legacy pages/-folder mode, without app.py)."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium not installed")
+    with sync_playwright() as playwright, streamlit_app(tmp_path) as url:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1024, "height": 900})
+        page.goto(f"{url}/many_perturbations", wait_until="domcontentloaded")
+        page.get_by_role("heading", name="Many perturbations").first.wait_for(timeout=120_000)
+        page.get_by_text("Sampler").first.wait_for(timeout=60_000)  # the app's own sidebar
+        wait_until_idle(page)
+        assert_no_exception(page, "many_perturbations opened by its URL")
+        assert page.get_by_role("link", name="Audit one perturbation").count() >= 1  # the app's routing table
+        browser.close()
+
+
 def test_null_replay_stays_in_place(app_url, page):
     """Replaying the null animates the one chart: one section 02, no page jump."""
     page.set_viewport_size({"width": 1024, "height": 900})

@@ -58,3 +58,22 @@ def interrupted_notice() -> None:
         st.warning(f"The previous run ({drawing['label']}) stopped before it finished. {drawing['kept']} outputs "
                    "sampled in it are in the store, with every sample of earlier runs, and are reused when you "
                    "run again.")
+
+
+def current_settings() -> Settings:
+    """The sidebar's settings for this run (every page starts with this).
+
+    On a fresh server, a page opened by its URL before any session has run
+    ``app.py`` is executed by Streamlit's legacy ``pages/``-folder mode, without
+    ``app.py``: no routing table, no sidebar, no settings.  Streamlit leaves that
+    mode only when ``st.navigation`` is first called in the process
+    (``PagesManager.uses_pages_directory``, streamlit 1.67); this switches the
+    process to ``st.navigation`` now and reruns, so ``app.py`` draws the sidebar
+    and routes to the requested page.
+    """
+    if "settings" not in st.session_state:
+        from streamlit.runtime.pages_manager import PagesManager
+
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+    return st.session_state["settings"]
