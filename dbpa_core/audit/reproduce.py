@@ -93,9 +93,9 @@ def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=No
         The vectors served from the file (texts the file lacks are absent).
     """
     shipped = paper.shipped_embeddings()
-    if embedder_key != shipped.embedder_key:
-        return {}
     distinct = list(dict.fromkeys(texts))
+    if embedder_key != shipped.embedder_key or not distinct:
+        return {}
     held = store.get_embeddings(embedder_key, distinct) if store is not None else {}
     found = [t for t in distinct if text_hash(t) not in held and text_hash(t) in shipped.rows]
     if not found:
@@ -129,7 +129,9 @@ def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress 
     """
     embedder = _embedder(embedder)
     texts = [text for group in groups.values() for text in group]
-    known = load_shipped_embeddings(texts, embedder_key=embedder.key, store=store)
+    known = store.get_embeddings(embedder.key, texts) if store is not None else {}
+    known.update(load_shipped_embeddings([t for t in texts if text_hash(t) not in known], embedder_key=embedder.key,
+                                         store=store))
     rest = list(dict.fromkeys(t for t in texts if text_hash(t) not in known))
     if rest:
         fresh = embedder.embed(rest, store=store,
