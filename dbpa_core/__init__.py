@@ -21,6 +21,8 @@ _PUBLIC = {
     "PowerCurve": "stats.power",
     "required_sample_size": "stats.power",
     "simulate_power": "stats.power",
+    "SequentialResult": "stats.sequential",
+    "sequential_dbpa_test": "stats.sequential",
     "significance_stars": "present.readings",
     "ROCResult": "stats.roc",
     "roc_analysis": "stats.roc",

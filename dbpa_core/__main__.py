@@ -1,6 +1,6 @@
 """Command line: headless audits and two-file tests.
 
-    python -m dbpa_core audit SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change]
+    python -m dbpa_core audit SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change] [--sequential]
     python -m dbpa_core test A.jsonl B.jsonl [--similarity cosine] [--discrepancy jsd]
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
@@ -28,6 +28,7 @@ import os
 import sqlite3
 import sys
 import time
+from dataclasses import replace
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -94,6 +95,9 @@ def _audit(args) -> int:
     from .data.store import SampleStore
 
     spec = load_spec(args.spec)
+    if args.sequential and spec.sequential is None:
+        # The SPEC's fixed k becomes the most a sequential test may draw per arm.
+        spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
     family = run_audit(spec, store=store, progress=ProgressBar())
@@ -103,6 +107,11 @@ def _audit(args) -> int:
     for perturbation in record["perturbations"]:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
+    if spec.sequential is not None:
+        from .present.readings import read_sequential
+
+        for result in family.results:
+            print(f"{result.label[:48]:48} {read_sequential(result.test)}")
     summary = record["summary"]
     print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"]))
     print(f"Reports: {', '.join(str(p) for p in paths.values())}")
@@ -295,6 +304,8 @@ def main(argv=None) -> int:
     audit.add_argument("--out", help="folder for report.json, results.csv and report.html")
     audit.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
     audit.add_argument("--fail-on-change", action="store_true", help="exit 1 when any perturbation is significant")
+    audit.add_argument("--sequential", action="store_true", help="draw in batches of 10 and stop each perturbation "
+                       "as soon as its change is clear (at most the SPEC's k per arm; or the SPEC's `sequential`)")
     test = commands.add_parser("test", help="test two files of samples (JSONL or CSV, a `text` field per row)")
     test.add_argument("a", help="original arm")
     test.add_argument("b", help="perturbed arm")

@@ -6,10 +6,10 @@ from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import (clouds, cost_note, downloads, guard, null_and_similarities, provenance, report_settings,
-                           result_strip, settings_inputs, show_prompt)
+                           result_strip, sequential_strip, settings_inputs, show_prompt)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
-from ui.runs import compare_pair
+from ui.runs import compare_pair, sequential_pair
 
 settings = st.session_state["settings"]
 st.title("Audit one perturbation")
@@ -52,6 +52,9 @@ with guard():
                                        format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
     alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
     st.caption(get_discrepancy(discrepancy).reading)
+    sequential = st.toggle("Sequential: draw in batches and stop as soon as the answer is clear (k is the most "
+                           "drawn per arm)", key="one_sequential")
+    batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="one_batch")) if sequential else None
     cost_note(settings, [original[1], perturbed[1]], k)
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
@@ -59,22 +62,30 @@ with guard():
     inputs = {**settings_inputs(settings), "x₀": original[1], "x₁": perturbed[1], "system prompt": original[2],
               "perturbed system prompt": perturbed[2], "k": int(k), "B": int(n_resamples), "similarity": similarity,
               "ω": discrepancy}
+    if sequential:  # its boundaries are set by α before sampling: a new α needs a new run
+        inputs.update({"mode": "sequential", "batch": batch, "α": alpha})
     if st.button("Run the test", type="primary", key="one_run"):
-        keep("one_result", inputs, compare_pair(
-            settings, original, perturbed, k=int(k), n_resamples=int(n_resamples), similarity=similarity,
-            discrepancy=discrepancy, label=perturbed[0], kind=kind, true_effect=true_effect))
+        common = dict(n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
+                      label=perturbed[0], kind=kind, true_effect=true_effect)
+        keep("one_result", inputs, sequential_pair(settings, original, perturbed, k_max=int(k), batch_size=batch,
+                                                   alpha=alpha, **common) if sequential
+             else compare_pair(settings, original, perturbed, k=int(k), **common))
     with result_area("one_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
         result = shown.result
         if result is None:
             st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
         else:
             provenance(settings, typed_prompts=source != "From a scenario")
-            result_strip(result.test, alpha, label=discrepancy, current=shown.current)
+            if hasattr(result.test, "looks"):
+                sequential_strip(result.test, label=discrepancy, key="one", current=shown.current)
+            else:
+                result_strip(result.test, alpha, label=discrepancy, current=shown.current)
             if result.true_effect is not None and settings.sampler.backend == "simulated":
                 st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
                            f"content ({'a real change' if result.true_effect else 'no change at all'}).")
             clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
-            null_and_similarities(result.test, label=discrepancy, key="one")
+            if not hasattr(result.test, "looks"):
+                null_and_similarities(result.test, label=discrepancy, key="one")
             downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
                                             perturbed_prompt=result.perturbed.prompt,
                                             original_texts=list(result.original.texts),

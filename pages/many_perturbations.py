@@ -3,15 +3,15 @@
 import streamlit as st
 
 from dbpa_core.present.exports import family_frame
-from dbpa_core.present.figures import discrepancy_bars, power_curve
-from dbpa_core.present.readings import read_family
+from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
+from dbpa_core.present.readings import read_family, read_sequential
 from dbpa_core.stats.corrections import METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import required_sample_size, simulate_power
 from ui.components import cost_note, family_downloads, guard, provenance, settings_inputs
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
-from ui.runs import scenario_family
+from ui.runs import scenario_family, sequential_family
 
 settings = st.session_state["settings"]
 st.title("Many perturbations")
@@ -31,22 +31,33 @@ with guard():
     correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction")
     alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
     st.caption(f"{correction}: controls the {METHODS[correction]}.")
+    sequential = st.toggle("Sequential: each perturbation draws in batches and stops on its own (k is the most "
+                           "drawn per arm)", key="many_sequential")
+    batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="many_batch")) if sequential else None
 
     cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in chosen], k)
     # What the tests depend on; the correction and α only re-adjust the same p-values, so a change of
     # either recomputes the family's decisions instead of marking them out of date.
     inputs = {**settings_inputs(settings), "scenario": scenario.title, "perturbations": chosen, "k": k,
               "B": n_resamples, "ω": discrepancy}
+    if sequential:  # each test's boundaries are set by α/m before sampling: a new α needs a new run
+        inputs.update({"mode": "sequential", "batch": batch, "α": alpha})
     if st.button("Run the family", type="primary", key="many_run"):
         if not chosen:
             raise ValueError("Choose at least one perturbation for the family.")
-        keep("many_family", inputs, scenario_family(settings, scenario, chosen, k=k, n_resamples=n_resamples,
-                                                    discrepancy=discrepancy, correction=correction, alpha=alpha))
+        keep("many_family", inputs, sequential_family(
+            settings, scenario, chosen, k_max=k, batch_size=batch, n_resamples=n_resamples, discrepancy=discrepancy,
+            correction=correction, alpha=alpha) if sequential
+            else scenario_family(settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
+                                 correction=correction, alpha=alpha))
     with result_area("many_family", inputs, how_to_update="Press **Run the family** to update it.") as shown:
         if shown.result is not None:
             family = shown.result.recorrected(correction, alpha)  # one object for the screen and every export
             provenance(settings)
             table = family_frame(family)
+            stops = [r.test for r in family.results if hasattr(r.test, "looks")]
+            if stops:
+                table.insert(2, "samples per arm", [test.n_per_arm for test in stops])
             st.dataframe(table, hide_index=True, width="stretch")
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
@@ -56,6 +67,18 @@ with guard():
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
                                                                 "correction)", label=discrepancy),
                             width="stretch", key="many_bars")
+            if stops:
+                drawn, budget = sum(test.n_per_arm for test in stops), sum(test.k_max for test in stops)
+                st.caption(f"Each perturbation stopped on its own: {drawn} of at most {budget} perturbed samples "
+                           f"drawn. Each test ran at α/m = {alpha / m:.3g}; by the union bound (Bonferroni), the "
+                           f"chance of any false alarm stays ≤ {alpha:g} whenever each test stops.")
+                with st.expander("Where each perturbation stopped"):
+                    for result in family.results:
+                        st.caption(f"**{result.label}**: {read_sequential(result.test)}")
+                    shown_path = st.selectbox("Path of", range(m), key="many_path",
+                                              format_func=lambda i: family.results[i].label)
+                    st.plotly_chart(sequential_path(family.results[shown_path].test, label=discrepancy),
+                                    width="stretch", key="many_path_figure")
             family_downloads(family, settings, name="family", current=shown.current)
 
     st.subheader("Sample-size planner")

@@ -2,164 +2,17 @@
 
 import streamlit as st
 
-from dbpa_core.present import reproduction as rp
-from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
-from ui.components import downloads, guard
-from ui.resources import store
-
-EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
-               "appendix": "Appendix C.2–C.4"}
-ALPHA = 0.05
+from ui.components import guard
+from ui.paper import EXPERIMENTS, SOURCE_NOTE, show_experiment
 
 st.title("Reproduce the paper")
-st.write("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open models, shipped in `assets/paper/` from the "
-         "reference code QiyaoWei/Hypo-Test, Apache-2.0) re-tested here with the packaged MiniLM embedder and this "
-         "app's permutation test. These are real outputs that no one on this project wrote: nothing here holds by "
-         "construction. The reference run's reported numbers stand beside ours.")
-
-
-# persist="disk": a reproduced experiment is a pure function of (experiment, B, seed) and the shipped
-# data, so a server restart reopens it from disk instead of re-running up to 1 620 tests.
-@st.cache_data(max_entries=16, persist="disk", show_spinner="Running the permutation tests…")
-def reproduce(experiment: str, n_resamples: int, seed: int):
-    from dbpa_core.audit.reproduce import REPRODUCERS
-    from dbpa_core.embedders import get_embedder
-
-    return REPRODUCERS[experiment](embedder=get_embedder("minilm"), store=store(), n_resamples=n_resamples,
-                                   seed=seed)
-
-
-def embed_first(experiment: str) -> None:
-    """Embed an experiment's responses into the store, with a progress bar (once; cached afterwards)."""
-    from dbpa_core.audit.reproduce import embed_groups, experiment_texts
-
-    bar = st.progress(0.0, text="Embedding…")
-    embed_groups({experiment: experiment_texts(experiment)}, store=store(),
-                 progress=lambda stage, done, total: bar.progress(done / max(total, 1), text=f"{stage}: {done}/{total}"))
-    bar.empty()
-
+st.write(SOURCE_NOTE + " They are re-tested here with the packaged MiniLM embedder and this app's permutation "
+         "test; the reference run's reported numbers stand beside ours.")
 
 with guard():
-    from dbpa_core.audit.reproduce import missing_embeddings
-    from dbpa_core.embedders import get_embedder
-
     columns = st.columns([2, 1, 1])
     experiment = columns[0].radio("Experiment", list(EXPERIMENTS), format_func=EXPERIMENTS.get, horizontal=True,
                                   key="reproduce_experiment")
     n_resamples = int(columns[1].number_input("Permutations B", 100, 10_000, 1000, step=100, key="reproduce_b"))
     seed = int(columns[2].number_input("Seed of the tests", 0, 2**31 - 1, 0, key="reproduce_seed"))
-
-    missing = missing_embeddings(experiment, embedder_key=get_embedder("minilm").key, store=store())
-    if missing > 200:
-        st.info(f"The first run of this experiment embeds {missing:,} responses with MiniLM (about "
-                f"{max(1, missing // 50 // 60)} min on this machine); they are cached in the sample store, so "
-                "every later run opens in seconds.")
-        if not st.button("Embed the responses and run", type="primary", key="reproduce_embed"):
-            st.stop()
-        embed_first(experiment)
-    result = reproduce(experiment, n_resamples, seed)
-    st.caption(f"Results for: {EXPERIMENTS[experiment]}, B = {n_resamples:,}, seed {seed} (recomputed whenever "
-               "these change).")
-
-    if experiment == "table2":
-        from dbpa_core.present.figures import discrepancy_bars
-
-        table = rp.persona_frame(result)
-        st.info(rp.persona_agreement(result))
-        st.plotly_chart(discrepancy_bars([r.persona for r in result.rows], [r.statistic for r in result.rows],
-                                         [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)",
-                                         title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
-                        width="stretch", key="reproduce_table2_bars")
-        st.dataframe(rp.persona_frame(result, formatted=True), hide_index=True, width="stretch")
-        st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
-                   "similarities (0 = the same spread; at most 0.83); JSD bits is the same comparison on the app's "
-                   "default scale (0 to 1). Stars: * p < 0.05, ** p < 0.01, *** p < 0.001, unadjusted as in the "
-                   "paper. The paper's column is the reference run's `cvd_guidelines_results.json`.")
-        st.caption("Why they differ: each persona arm describes a freshly drawn patient, so every arm differs from "
-                   "the doctor arm in patient features too; our test re-splits the answers themselves, while the "
-                   "reference run bootstrapped pooled similarity values with a separate histogram range per arm.")
-        persona = st.selectbox("Read one row", [r.persona for r in result.rows], key="reproduce_persona")
-        row = next(r for r in result.rows if r.persona == persona)
-        null_mean = float(row.test.null_distribution.mean())
-        st.caption(read_statistic(row.statistic, null_mean, "JS distance"))
-        st.caption(read_pvalue(row.pvalue, row.test.n_resamples, exact=row.test.exact))
-        st.caption(read_decision(row.pvalue, ALPHA))
-        if row.note:
-            st.caption(f"This row compares {row.note}.")
-        sections = [("Table 2: personas against the doctor baseline", [rp.persona_agreement(result)], [table], [])]
-
-    elif experiment == "fig1":
-        from dbpa_core.present.figures import rates_over_alpha, roc_curves
-
-        max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key="reproduce_fpr",
-                                   format_func=lambda f: f"{f:.0%}")
-        best = result.best_model_at(max_fpr)
-        best_tpr = result.model(best).tpr_at_fpr(max_fpr)
-        st.info(rp.roc_finding(result))
-        st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
-                   "content changes while flagging at most that share of mere paraphrases.")
-        curves = {m.label: m.pooled for m in result.models}
-        figure = roc_curves(curves, max_fpr=max_fpr, best=best)
-        st.plotly_chart(figure, width="stretch", key="reproduce_roc")
-        st.caption("One curve per model, all 5 seeds pooled (140 controls: paraphrase vs paraphrase of the same "
-                   "patient; 40 targets: another patient vs a paraphrase). AUC is the chance that a random target "
-                   "gets a smaller p than a random control; 0.5 is no better than chance.")
-        st.plotly_chart(rates_over_alpha(curves), width="stretch", key="reproduce_alpha")
-        st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
-                   "test keeps the dashed lines near α.")
-        table = rp.roc_frame(result)
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.caption("AUC mean ± sd over the 5 seeds; TPR at FPR ≤ 1 % / 5 % read off the pooled curve. The paper "
-                   "run tested only targets: its column is the share of its target p-values below 0.05; it gives "
-                   "no AUC.")
-        sections = [("Figs 1–2: TPR and FPR over α", [rp.roc_finding(result)], [table], [figure])]
-
-    elif experiment == "fig3":
-        from dbpa_core.present.figures import mean_sd_bars
-
-        table = rp.alignment_frame(result)
-        st.info(rp.alignment_reading(result))
-        figure = mean_sd_bars([r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
-                              [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
-                              title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
-                              label="ω (JS distance)")
-        st.plotly_chart(figure, width="stretch", key="reproduce_fig3")
-        st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
-                   "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")
-        st.dataframe(table, hide_index=True, width="stretch")
-        st.caption("'seeds p ≤ .05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
-                   "chance explains; a model is said to differ when that holds in most seeds. The paper-run columns "
-                   "are the reference code's per-seed result files.")
-        sections = [("Fig 3: alignment with GPT-3.5", [rp.alignment_reading(result)], [table], [figure])]
-
-    else:
-        omega, similarity, costs = rp.grid_frame(result.omega), rp.grid_frame(result.similarity), rp.cost_frame(result)
-        st.subheader("C.2 · choices of ω (persona vs doctor)")
-        st.info(rp.grid_agreement(result.omega))
-        st.dataframe(omega, hide_index=True, width="stretch")
-        st.caption("Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
-                   "re-splits of the same answers, so only the choice of ω differs.")
-        st.subheader("C.4 · similarities (ω = JSD in bits)")
-        st.info(rp.grid_agreement(result.similarity))
-        st.dataframe(similarity, hide_index=True, width="stretch")
-        st.caption("Cosine of MiniLM embeddings compares meaning; BLEU and ROUGE-L compare shared words, so they "
-                   "can flag a change of wording that leaves the meaning intact.")
-        st.subheader("C.3 · embedding cost as k grows")
-        st.dataframe(costs, hide_index=True, width="stretch")
-        priciest = costs.sort_values("US$").iloc[-1]
-        st.caption(f"Cost grows linearly with k × arms: embedding {priciest['k']:,} answers per arm for all 8 "
-                   f"personas ({priciest['tokens']:,} tokens) costs ${priciest['US$']:.3f} with "
-                   f"{priciest['embedder']}; the packaged MiniLM is free.")
-        table = omega
-        sections = [("C.2: choices of ω", [rp.grid_agreement(result.omega)], [omega], []),
-                    ("C.4: similarities", [rp.grid_agreement(result.similarity)], [similarity], []),
-                    ("C.3: embedding cost", [], [costs], [])]
-
-    def report():
-        from dbpa_core.present.exports import sections_html
-
-        return sections_html("DBPA: reproducing the paper", "Rauba, Wei & van der Schaar (ICML 2025), re-tested on "
-                             "the paper's own responses (Hypo-Test c586dfe) with DBPA Explorer.", sections,
-                             rp.reproduction_record(result)["settings"])
-
-    downloads(table=table, record=rp.reproduction_record(result), report_html=report, name=f"reproduce_{experiment}")
+    show_experiment(experiment, n_resamples, seed)

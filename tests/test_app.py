@@ -106,6 +106,7 @@ def test_many_perturbations(app):
 
 def test_tpr_fpr(app):
     at = open_page(app, "tpr_fpr")
+    at.radio(key="roc_source").set_value("live").run()
     at.multiselect(key="roc_scenarios").set_value(["seasons_question", "customer_support"]).run()
     at.multiselect(key="roc_models").set_value(["simulated T=0.5", "simulated T=2.0"]).run()
     at.number_input(key="roc_k").set_value(10).run()
@@ -130,6 +131,7 @@ def test_tpr_fpr(app):
 
 def test_alignment(app):
     at = open_page(app, "alignment")
+    at.radio(key="align_source").set_value("live").run()
     at.selectbox(key="align_scenario").set_value("seasons_question").run()
     at.multiselect(key="align_models").set_value(["simulated T=1.0"]).run()
     at.number_input(key="align_k").set_value(10).run()
@@ -171,8 +173,22 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     assert metric(at, "Decision") == "FAIL TO REJECT H₀"
 
 
+def test_case_studies_open_on_the_papers_responses(app):
+    """The persona study's default view is Table 2 on the paper's real GPT answers, not the simulator."""
+    at = open_page(app, "persona_study")
+    assert at.radio(key="persona_source").value == "paper"
+    assert any("no one on this project wrote" in c.value for c in at.caption)
+    table = at.dataframe[0].value
+    assert len(table) == 8 and "p (paper)" in table.columns  # 7 personas and the doctor's two halves
+    assert any("significant" in i.value for i in at.info)
+    for page, key in (("tpr_fpr", "roc_source"), ("alignment", "align_source")):
+        at = open_page(at, page)
+        assert at.radio(key=key).value == "paper"
+
+
 def test_persona_study(app):
     at = open_page(app, "persona_study")
+    at.radio(key="persona_source").set_value("live").run()
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception

@@ -151,6 +151,28 @@ def null_and_similarities(result, *, label: str, key: str) -> None:
                   "ω measures how far apart these two distributions are.")
 
 
+def sequential_strip(result, *, label: str = "ω", key: str, current: bool = True) -> None:
+    """Where a sequential test stopped, its stage-wise p and decision, each read; then ω's path and boundary."""
+    from dbpa_core.present.figures import sequential_path
+    from dbpa_core.present.readings import read_sequential
+    from dbpa_core.stats.sequential import SPENDING_LABELS
+
+    columns = st.columns(3)
+    columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
+    columns[1].metric(f"{label} at the stop", f"{result.statistic:.4g}")
+    columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
+    st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
+    st.caption(read_sequential(result))
+    st.plotly_chart(sequential_path(result, label=label), width="stretch", key=f"{key}_path")
+    st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
+               f"the boundary it must exceed to stop with a change (α = {result.alpha:g} spent over the looks, "
+               f"{SPENDING_LABELS[result.spending]} spending). Grey: {label} when the arm labels are re-split "
+               "within each batch, what chance alone gives. Peeking at a fixed-k p after every batch instead "
+               "would raise false alarms well above α.")
+    for message in result.warnings:
+        st.warning(message)
+
+
 def downloads(*, table=None, record: dict | None = None, report_html=None, name: str, current: bool = True) -> None:
     """CSV of a table, JSON of a result and the self-contained HTML report.
 

@@ -195,3 +195,63 @@ def rut_live(settings: Settings, *, score: str, system: str | None, temperature:
         finally:
             progress.close()
     return memo.get(key)
+
+
+def _arm_sources(settings: Settings, arms, k_max: int, progress: RunProgress, *, seed_offset: int = 1) -> list:
+    """One :class:`dbpa_core.audit.ArmSource` per (label, prompt, system): drawn in batches as a sequential
+    test asks, every sample stored as it arrives (the same requests as :func:`draw`, so samples are shared)."""
+    from dbpa_core.audit import ArmSource
+
+    config = settings.sampler
+    sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
+    recorded = config.backend == "recorded"
+
+    def report(stage, done, total):
+        progress.report(done / k_max, f"{stage}: {done} of at most {k_max} per arm")
+
+    return [ArmSource(sampler, prompt, label=label, system=system,
+                      seed=settings.seed + (0 if position == 0 else seed_offset),
+                      temperature=None if recorded else settings.temperature,
+                      max_tokens=None if recorded else settings.max_tokens, embedder=embedder, store=store(),
+                      progress=report)
+            for position, (label, prompt, system) in enumerate(arms)]
+
+
+def sequential_pair(settings: Settings, original_arm, perturbed_arm, *, k_max: int, batch_size: int,
+                    n_resamples: int, similarity: str, discrepancy: str, alpha: float, label: str, kind: str = "",
+                    true_effect=None):
+    """Draw both arms in batches until the sequential test stops (:func:`dbpa_core.audit.compare_sequential`)."""
+    from dbpa_core.audit import compare_sequential
+
+    progress = RunProgress("Sampling until the answer is clear")
+    try:
+        original, perturbed = _arm_sources(settings, [original_arm, perturbed_arm], k_max, progress)
+        return compare_sequential(original, perturbed, label=label, kind=kind, similarity=similarity,
+                                  discrepancy=discrepancy, n_resamples=n_resamples, alpha=alpha, k_max=k_max,
+                                  batch_size=batch_size, rng=np.random.default_rng(settings.seed),
+                                  true_effect=true_effect)
+    finally:
+        progress.close()
+
+
+def sequential_family(settings: Settings, scenario, perturbation_ids, *, k_max: int, batch_size: int,
+                      n_resamples: int, discrepancy: str = "jsd", correction: str = "bonferroni",
+                      alpha: float = 0.05):
+    """Every chosen perturbation tested sequentially, each stopping on its own, each at α/m
+    (:func:`dbpa_core.audit.compare_family_sequential`)."""
+    from dbpa_core.audit import compare_family_sequential
+
+    chosen = [scenario.perturbation(p) for p in perturbation_ids]
+    if not chosen:
+        raise ValueError("Choose at least one perturbation for the family.")
+    arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
+    progress = RunProgress(f"Sampling {len(arms)} arms until each answer is clear")
+    try:
+        sources = _arm_sources(settings, arms, k_max, progress)
+        simulated = settings.sampler.backend == "simulated"
+        return compare_family_sequential(
+            sources[0], sources[1:], chosen, k_max=k_max, batch_size=batch_size, discrepancy=discrepancy,
+            n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
+            true_effects=[scenario.true_effect(p) if simulated else None for p in chosen])
+    finally:
+        progress.close()

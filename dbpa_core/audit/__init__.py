@@ -14,9 +14,10 @@ price does not import the compiled statistics.
 
 from importlib import import_module
 
-_RUNNER = ("Arm", "ArmRequest", "FamilyResult", "PerturbationResult", "StageProgress", "build_embedder",
-           "build_sampler", "compare_arms", "compare_family", "draw_arm", "run_audit", "run_scenario_family",
-           "scenario_arm_requests", "spec_generation_settings", "spec_settings", "uploaded_arms")
+_RUNNER = ("Arm", "ArmRequest", "ArmSource", "FamilyResult", "PerturbationResult", "StageProgress", "build_embedder",
+           "build_sampler", "compare_arms", "compare_family", "compare_family_sequential", "compare_sequential",
+           "draw_arm", "run_audit", "run_scenario_family", "scenario_arm_requests", "spec_generation_settings",
+           "spec_settings", "uploaded_arms")
 
 __all__ = list(_RUNNER)
 

@@ -28,6 +28,11 @@ Unknown keys, and settings the chosen backend does not take, are rejected;
 ``base_url`` must not hold credentials.  Every value goes through the shared
 validators of :mod:`dbpa_core._validation`, and every error names the dotted
 key (``sampler.temperature``) and what is allowed.
+
+``sequential`` replaces the fixed ``k`` by sequential tests that draw in
+batches and stop as soon as a change is clear, each at α/m::
+
+    sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.9
 """
 
 from __future__ import annotations
@@ -47,14 +52,16 @@ from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS, SAMPLERS
 from ..stats.corrections import METHODS
 from ..stats.discrepancy import DISCREPANCY_NAMES
 from ..stats.permutation import MAX_RESAMPLES
+from ..stats.sequential import SPENDING
 from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
-        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed"}
+        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential"}
 _PROMPT = {"prompt", "system"}
 _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
 # A name becomes part of a folder name (audit-<name>): a file name, never a path.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_SEQUENTIAL = {"batch_size", "k_max", "spending", "futility"}
 
 
 class SpecError(ValueError):
@@ -79,6 +86,8 @@ class AuditSpec:
     alpha: float
     seed: int
     source: dict = field(repr=False, default_factory=dict)
+    # Keyword arguments of sequential_dbpa_test (k_max, batch_size, ...); then k = k_max.
+    sequential: dict | None = None
 
 
 def _fail(key: str, message: str):
@@ -163,6 +172,24 @@ def _name(value, default: str) -> str:
     return value
 
 
+def _sequential(spec: dict) -> dict | None:
+    """The ``sequential`` block as keyword arguments of :func:`dbpa_core.sequential_dbpa_test`."""
+    if spec.get("sequential") is None:
+        return None
+    if "k" in spec:
+        _fail("k", "fixes the sample size; with `sequential` give its maximum as `sequential.k_max` instead.")
+    sequential = _mapping(spec["sequential"], "sequential", _SEQUENTIAL)
+    batch_size = _checked(check_positive_int, sequential.get("batch_size", 10), "sequential.batch_size", minimum=2)
+    settings = {"batch_size": batch_size,
+                "k_max": _checked(check_positive_int, sequential.get("k_max", 200), "sequential.k_max",
+                                  minimum=batch_size),
+                "spending": _checked(check_choice, sequential.get("spending", "pocock"), "sequential.spending",
+                                     SPENDING)}
+    if sequential.get("futility") is not None:
+        settings["futility"] = _checked(check_probability, sequential["futility"], "sequential.futility")
+    return settings
+
+
 def _prompts_scenario(value) -> Scenario:
     """A scenario built from literal prompts (no template, no simulated facets)."""
     prompts = _mapping(value, "prompts", {"original", "perturbations"})
@@ -219,11 +246,12 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         _fail("perturbations", "must be a non-empty list of perturbation ids.")
     known_ids = tuple(p.id for p in scenario.perturbations)
     ids = [_checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
+    sequential = _sequential(spec)
     return AuditSpec(
         name=_name(spec.get("name"), scenario.id),
         sampler=sampler, perturbed_sampler=perturbed, embedder=embedder, scenario=scenario,
         perturbation_ids=tuple(ids),
-        k=_checked(check_positive_int, spec.get("k", 20), "k", minimum=2),
+        k=sequential["k_max"] if sequential else _checked(check_positive_int, spec.get("k", 20), "k", minimum=2),
         n_resamples=_checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples",
                              maximum=MAX_RESAMPLES),
         similarity=_checked(check_choice, spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
@@ -232,6 +260,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         alpha=_checked(check_probability, spec.get("alpha", 0.05), "alpha"),
         seed=_checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
         source=dict(spec),
+        sequential=sequential,
     )
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .readings import (decision, family_table, format_rut_pvalue, read_adjusted_decision, read_family, read_pvalue,
-                       read_rut_decision, significance_stars)
+from .readings import (decision, family_table, format_rut_pvalue, read_adjusted_decision, read_family,
+                       read_rut_decision, read_test, significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -111,7 +111,7 @@ def family_html(family, record: dict) -> str:
             p["stars"], p["decision"])) + "</tr>"
         for p in record["perturbations"])
     readings = "".join(
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact))} "
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_test(r.test))} "
         f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, len(family.results)))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))

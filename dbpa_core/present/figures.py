@@ -327,3 +327,40 @@ def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool =
     figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="R(β, r): cost of the cheapest shift",
                          xaxis_type="log" if log_x else "linear", **LAYOUT)
     return figure
+
+
+def sequential_path(result, *, label: str = "ω", shown_resamples: int = 40) -> go.Figure:
+    """A sequential test's ω after each batch against its boundary, and where it stopped.
+
+    ``result`` is a :class:`~dbpa_core.stats.sequential.SequentialResult`.
+    Grey lines are the first ``shown_resamples`` within-batch re-split paths
+    (what ω does when nothing changed); the test rejects at the first look
+    where ω exceeds the boundary.  Looks with no α to spend yet have no
+    boundary point.
+    """
+    looks = result.looks
+    n = [look.n_per_arm for look in looks]
+    statistics = [look.statistic for look in looks]
+    boundary = [look.boundary if np.isfinite(look.boundary) else None for look in looks]
+    figure = go.Figure()
+    for index, path in enumerate(np.asarray(result.null_paths)[:shown_resamples]):
+        figure.add_trace(go.Scatter(x=n, y=path, mode="lines", line=dict(color=NULL_COLOUR, width=1), opacity=0.35,
+                                    name="re-split paths (no change)", legendgroup="null", showlegend=index == 0,
+                                    hoverinfo="skip"))
+    figure.add_trace(go.Scatter(x=n, y=boundary, mode="lines+markers", name="boundary (reject above)",
+                                line=dict(color="black", dash="dash"), connectgaps=False))
+    figure.add_trace(go.Scatter(x=n, y=statistics, mode="lines+markers", name=f"observed {label}",
+                                line=dict(color=PERTURBED_COLOUR, width=3),
+                                customdata=[look.pvalue for look in looks],
+                                hovertemplate="n = %{x} per arm<br>" + label + " = %{y:.4g}<br>stage-wise p = "
+                                              "%{customdata:.3g}<extra></extra>"))
+    stop = {"reject": "rejected H₀", "futility": "stopped: futility", "k_max": "reached k_max"}[result.stopped]
+    figure.add_trace(go.Scatter(x=[n[-1]], y=[statistics[-1]], mode="markers", name=stop,
+                                marker=dict(symbol="star", size=18, color=TAIL_COLOUR if result.reject else NULL_COLOUR,
+                                            line=dict(width=1, color="black"))))
+    figure.add_vline(x=result.k_max, line=dict(color="grey", dash="dot"), annotation_text=f"k_max = {result.k_max}")
+    positive = all(value > 0 for value in statistics) and np.all(np.asarray(result.null_paths) > 0)
+    figure.update_layout(title=f"Sequential test: {label} after each batch of {result.batch_size} per arm",
+                         xaxis_title="samples per arm so far", yaxis_title=label,
+                         yaxis_type="log" if positive else "linear", **LAYOUT)
+    return figure

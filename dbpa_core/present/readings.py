@@ -222,3 +222,32 @@ def rut_readings(result) -> list[str]:
     """The sentences that read a RUT result's numbers (the decision is read by :func:`read_rut_decision`)."""
     return [read_rut_statistic(result.statistic), read_rut_pvalue(result.pvalue, result.n_prompts),
             read_rut_ks(result.ks_statistic, result.ks_pvalue)]
+
+
+def read_sequential(result) -> str:
+    """One sentence that reads where a sequential test stopped and why.
+
+    ``result`` is a :class:`~dbpa_core.stats.sequential.SequentialResult`.
+    """
+    n, k_max = result.n_per_arm, result.k_max
+    where = f"after {n} of at most {k_max} samples per arm"
+    saved = f"{1 - n / k_max:.0%} of the sampling budget saved"
+    if result.reject and n < k_max:
+        return (f"Stopped {where}: the change was clear early (stage-wise p = {format_pvalue(result.pvalue)} "
+                f"within the α spent so far), {saved}.")
+    if result.reject:
+        return (f"Rejected at the last look ({n} of {k_max} samples per arm): the change needed the whole budget "
+                f"(stage-wise p = {format_pvalue(result.pvalue)}).")
+    if result.stopped == "futility":
+        return (f"Stopped {where} for futility: the discrepancy was unremarkable among its re-splits, so no change "
+                f"is declared and no p-value below 1 is claimed; {saved}.")
+    return (f"Ran to the maximum of {k_max} samples per arm without crossing the boundary: no change is declared "
+            f"(stage-wise p = {format_pvalue(result.pvalue)}; not proof of no change).")
+
+
+def read_test(result) -> str:
+    """The sentence that reads a test's p-value, fixed-k (:func:`read_pvalue`) or sequential
+    (:func:`read_sequential`)."""
+    if hasattr(result, "looks"):
+        return read_sequential(result)
+    return read_pvalue(result.pvalue, result.n_resamples, exact=result.exact)
