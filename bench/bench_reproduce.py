@@ -5,8 +5,8 @@
 Times, each in a fresh process as a user would run it:
 
 * ``python -m dbpa_core reproduce table2`` on a cold store (empty SQLite file:
-  imports, MiniLM load and embedding of the 160 persona responses included);
-  target ≤ 30 s;
+  imports and putting the 160 persona responses' shipped MiniLM vectors into
+  the store included); target ≤ 30 s;
 * the same command again on the now warm store; target ≤ 2 s;
 * opening the "Reproduce the paper" page (AppTest, warm store, first visit in
   a new process, then a rerun); target ≤ 2 s warm;
@@ -68,7 +68,7 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--fig1", action="store_true", help="also time fig1 (several minutes cold)")
+    parser.add_argument("--fig1", action="store_true", help="also time fig1 (1 620 tests, cold and warm)")
     args = parser.parse_args()
     print(f"load average (1/5/15 min) at start: {load()}")
     colds, warms = [], []

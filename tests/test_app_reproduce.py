@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
+from dbpa_core.data import paper
 
 
 @pytest.fixture
@@ -22,7 +24,7 @@ def page(tmp_path, monkeypatch):
     return at
 
 
-def test_reproduce_page(page):
+def test_reproduce_page(page, monkeypatch):
     at = page
     assert at.title[0].value == "Reproduce the paper"
     # default view: Table 2 on the paper's responses, the paper's column beside ours
@@ -40,12 +42,21 @@ def test_reproduce_page(page):
     assert not at.exception
     assert any("seed 3" in c.value for c in at.caption)
     assert at.dataframe[0].value["p (ours)"].iloc[0] != before
-    # Figs 1–2 on a cold store: the page says what the first run costs and waits for the button
-    at.radio(key="reproduce_experiment").set_value("fig1").run()
+    # Figs 1–2 on a cold store without the shipped vectors: the page says what the first run
+    # costs and waits for the button
+    empty = paper.ShippedEmbeddings(paper.shipped_embeddings().embedder_key, {}, np.zeros((0, 384), np.float16))
+    with monkeypatch.context() as patch:
+        patch.setattr(paper, "shipped_embeddings", lambda: empty)
+        at.radio(key="reproduce_experiment").set_value("fig1").run()
+        assert not at.exception
+        assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
+        assert not at.dataframe
+        assert at.button(key="reproduce_embed")
+    # with them (as shipped) it runs at once: nothing to embed
+    at.number_input(key="reproduce_b").set_value(100).run()
     assert not at.exception
-    assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
-    assert not at.dataframe
-    assert at.button(key="reproduce_embed")
+    assert "reproduce_embed" not in [b.key for b in at.button]
+    assert len(at.dataframe[0].value) == len(paper.PARAPHRASE_MODELS)
     # the appendix reuses the persona embeddings: three tables, each with its reading
     at.radio(key="reproduce_experiment").set_value("appendix").run()
     at.number_input(key="reproduce_b").set_value(100).run()

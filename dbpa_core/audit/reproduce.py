@@ -3,7 +3,9 @@
 Rauba, Wei & van der Schaar, "Quantifying perturbation impacts for large
 language models" (ICML 2025), run on the responses shipped in
 ``assets/paper/`` (:mod:`dbpa_core.data.paper`), embedded with the packaged
-MiniLM (cached in the sample store) and tested with :mod:`dbpa_core.stats`:
+MiniLM (its vectors of these responses ship in ``assets/paper/`` and are put
+into the sample store on first use, :func:`load_shipped_embeddings`) and
+tested with :mod:`dbpa_core.stats`:
 
 =====================  =====================================================
 :func:`persona_table`  Table 2 (§4.1): each persona against the doctor
@@ -37,6 +39,8 @@ import numpy as np
 
 from .._validation import check_positive_int, check_probability
 from ..data import paper
+from ..data.store import text_hash
+from ..embedders.base import unit_rows
 from ..stats.permutation import DBPAResult, dbpa_test, dbpa_test_precomputed
 from ..stats.roc import ROCResult, roc_analysis
 from ..stats.similarity import embedding_similarity_matrix
@@ -65,9 +69,51 @@ def _embedder(embedder):
     return get_embedder("minilm")
 
 
+def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=None) -> dict[str, np.ndarray]:
+    """Serve the shipped vectors of the texts the store lacks, and put them into the store.
+
+    The packaged MiniLM's vectors of every response the experiments embed
+    ship as float16 (:func:`dbpa_core.data.paper.shipped_embeddings`); they
+    are renormalised to unit norm as float32, as the embedder returns them,
+    and written to the store in one bulk write, so later runs (and the page's
+    warm opens) read them like any cached embedding.  A vector the store
+    already holds is never replaced.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    embedder_key : str
+        The experiment's embedder (``Embedder.key``); another embedder than
+        the one that wrote the file gets nothing from it.
+    store : SampleStore, optional
+
+    Returns
+    -------
+    dict of text_hash -> ndarray of shape (dim,), float32
+        The vectors served from the file (texts the file lacks are absent).
+    """
+    shipped = paper.shipped_embeddings()
+    distinct = list(dict.fromkeys(texts))
+    if embedder_key != shipped.embedder_key or not distinct:
+        return {}
+    held = store.get_embeddings(embedder_key, distinct) if store is not None else {}
+    found = [t for t in distinct if text_hash(t) not in held and text_hash(t) in shipped.rows]
+    if not found:
+        return {}
+    rows = shipped.vectors[[shipped.rows[text_hash(t)] for t in found]].astype(np.float32)
+    vectors = unit_rows(rows, paper.EMBEDDINGS_FILE.name)
+    if store is not None:
+        store.put_embeddings(embedder_key, found, vectors)
+    return {text_hash(t): v for t, v in zip(found, vectors)}
+
+
 def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress | None = None,
                  stage: str = "embedding the paper's responses") -> dict:
     """Embed several arms in one call (one progress bar, one store lookup).
+
+    Vectors come from the store, else from the shipped file
+    (:func:`load_shipped_embeddings`), else from the embedder, which then
+    embeds only what neither holds.
 
     Parameters
     ----------
@@ -81,9 +127,17 @@ def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress 
     -------
     dict of key -> ndarray of shape (len(texts), dim)
     """
+    embedder = _embedder(embedder)
     texts = [text for group in groups.values() for text in group]
-    vectors = _embedder(embedder).embed(
-        texts, store=store, progress=(lambda done, total: progress(stage, done, total)) if progress else None)
+    known = store.get_embeddings(embedder.key, texts) if store is not None else {}
+    known.update(load_shipped_embeddings([t for t in texts if text_hash(t) not in known], embedder_key=embedder.key,
+                                         store=store))
+    rest = list(dict.fromkeys(t for t in texts if text_hash(t) not in known))
+    if rest:
+        fresh = embedder.embed(rest, store=store,
+                               progress=(lambda done, total: progress(stage, done, total)) if progress else None)
+        known.update(zip(map(text_hash, rest), fresh))
+    vectors = np.stack([known[text_hash(t)] for t in texts])
     out, start = {}, 0
     for key, group in groups.items():
         out[key] = vectors[start : start + len(group)]
@@ -541,6 +595,14 @@ def experiment_texts(experiment: str) -> list[str]:
 
 
 def missing_embeddings(experiment: str, *, embedder_key: str, store) -> int:
-    """How many distinct responses of ``experiment`` the store has no vector for (0 = a warm run)."""
+    """How many distinct responses of ``experiment`` the embedder would have to embed (0 = nothing to embed).
+
+    A response counts when neither the store nor, for the embedder that wrote
+    it, the shipped file (:func:`dbpa_core.data.paper.shipped_embeddings`) has
+    its vector.
+    """
     texts = list(dict.fromkeys(experiment_texts(experiment)))
-    return len(texts) - len(store.get_embeddings(embedder_key, texts))
+    held = store.get_embeddings(embedder_key, texts)
+    shipped = paper.shipped_embeddings()
+    from_file = shipped.rows if embedder_key == shipped.embedder_key else {}
+    return sum(1 for t in texts if text_hash(t) not in held and text_hash(t) not in from_file)
