@@ -14,7 +14,7 @@ Two sources of outputs, each sampled *without replacement* per repetition:
 - the simulated scenarios' arms (targets with a known effect, and controls):
   a pool of 200 outputs per arm from the simulated model, embedded once with
   MiniLM (cached in the sample store, ``$DBPA_STORE``), k_max = 100, batches of 10;
-- the paper's persona responses (``../shared/data/hypotest/personas``, 20 real
+- the paper's persona responses (``assets/paper/``, a copy of the reference code's ``personas/``, 20 real
   GPT responses per persona): each persona against the doctor persona,
   k_max = 20, batches of 5; and, as a null, the doctor's 20 split into halves
   (k_max = 10).
@@ -23,7 +23,6 @@ Two sources of outputs, each sampled *without replacement* per repetition:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,10 +35,11 @@ sys.path.insert(0, str(REPO))
 import dbpa_core as d  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.data.store import SampleStore  # noqa: E402
+from dbpa_core.audit.reproduce import embed_groups  # noqa: E402
+from dbpa_core.data.paper import load_personas  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers.simulated import SimulatedSampler  # noqa: E402
 
-HYPOTEST = Path(__file__).resolve().parents[2] / "shared/data/hypotest"
 ALPHA = 0.05
 SPENDING = ("pocock", "obrien_fleming")
 SIMULATED = {  # scenario → perturbations (targets and a control)
@@ -142,9 +142,10 @@ def main() -> None:
     table(f"Simulated scenarios (MiniLM, ω = {args.discrepancy}, B = 1000, α = {ALPHA}, batches of 10, "
           f"{args.repetitions} repetitions, futility = {args.futility})", rows)
 
-    personas = {p: json.loads((HYPOTEST / f"personas/Act as a {p}. .json").read_text())
-                for p in ["doctor", *PERSONAS]}
-    vectors = {p: embedder.embed(texts, store=store) for p, texts in personas.items()}
+    # The shipped copy of the paper's persona responses (assets/paper/), embedded as every
+    # reproduction embeds them (store, then the shipped MiniLM vectors, then MiniLM).
+    personas = load_personas()
+    vectors = embed_groups({p: personas[p] for p in ["doctor", *PERSONAS]}, embedder=embedder, store=store)
     rows = {}
     medical = {"nurse", "medical practitioner", "medical supervisor"}
     for offset, persona in enumerate(PERSONAS):
