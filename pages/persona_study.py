@@ -16,8 +16,9 @@ from ui.sidebar import current_settings
 settings = current_settings()
 st.title("Persona study")
 st.write("Does asking the model to *act as* someone change its CVD advice? Medical personas should not; comedians, "
-         "robots, reviewers and children should. Each cell tests one persona prompt against the prompt without a "
-         "persona, for one model.")
+         "robots, reviewers and children should. On the paper's responses each persona is tested against the doctor "
+         "persona, the paper's baseline; sampled live, each persona prompt is tested against the prompt without a "
+         "persona, for each model.")
 
 with guard():
     source = st.radio("Data", ["paper", "live"], horizontal=True, key="persona_source",

@@ -12,6 +12,8 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
+from .readings import format_pvalue
+
 ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"
 NULL_COLOUR = "#9aa5b1"
@@ -250,7 +252,7 @@ def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, la
     """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3)."""
     colours = [ORIGINAL_COLOUR if p <= alpha else NULL_COLOUR for p in pvalues]
     figure = go.Figure(go.Bar(x=list(statistics), y=[html.escape(str(n)) for n in names], orientation="h",
-                              marker_color=colours, text=[f"p = {p:.3g}" for p in pvalues], textposition="outside",
+                              marker_color=colours, text=[f"p = {format_pvalue(p)}" for p in pvalues], textposition="outside",
                               cliponaxis=False))
     figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed"),
                          **{**LAYOUT, "margin": dict(l=40, r=90, t=50, b=40)})
