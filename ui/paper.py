@@ -24,9 +24,9 @@ SOURCE_NOTE = ("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open mod
                "wrote, so nothing here holds by construction.")
 
 
-# persist="disk": a reproduced experiment is a pure function of (experiment, B, seed) and the shipped
-# data, so a server restart reopens it from disk instead of re-running up to 1 620 tests.
-@st.cache_data(max_entries=16, persist="disk", show_spinner="Running the permutation tests…")
+# In memory only: a result pickled to disk would outlive a change of the code that computed it (Streamlit
+# keys the cache by this function's own source), and a restart re-runs it from the stored vectors in seconds.
+@st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
 def reproduce(experiment: str, n_resamples: int, seed: int):
     from dbpa_core.audit.reproduce import REPRODUCERS
     from dbpa_core.embedders import get_embedder
