@@ -9,7 +9,7 @@ from dbpa_core.present.readings import read_family
 from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
-from ui.paper import SOURCE_NOTE, show_experiment
+from ui.paper import paper_or_live
 from ui.resources import scenarios
 from ui.runs import compare_pair
 from ui.sidebar import current_settings
@@ -20,14 +20,7 @@ st.write("Is each model's answer distribution the same as the reference model's 
          "large p mean the model answers like the reference.")
 
 with guard():
-    source = st.radio("Data", ["paper", "live"], horizontal=True, key="align_source",
-                      format_func={"paper": "The paper's own responses (real LLM outputs)",
-                                   "live": "Sample now: one prompt, the models below"}.get)
-    if source == "paper":
-        st.caption(SOURCE_NOTE)
-        n_paper = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key="align_paper_b"))
-        show_experiment("fig3", n_paper, settings.seed, key="align_paper")
-        st.stop()
+    paper_or_live("align", "fig3", "Sample now: one prompt, the models below", settings.seed)
     all_scenarios = scenarios()
     scenario = all_scenarios[st.selectbox("Prompt from scenario", list(all_scenarios), key="align_scenario",
                                           format_func=lambda s: all_scenarios[s].title)]

@@ -8,7 +8,7 @@ from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from ui.components import cost_note, downloads, guard, settings_inputs
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
-from ui.paper import SOURCE_NOTE, show_experiment
+from ui.paper import paper_or_live
 from ui.resources import scenarios
 from ui.runs import RunProgress, scenario_family
 from ui.sidebar import current_settings
@@ -21,14 +21,7 @@ st.write("Does asking the model to *act as* someone change its CVD advice? Medic
          "persona, for each model.")
 
 with guard():
-    source = st.radio("Data", ["paper", "live"], horizontal=True, key="persona_source",
-                      format_func={"paper": "The paper's own responses (real LLM outputs)",
-                                   "live": "Sample now: the models below, through the sidebar's backends"}.get)
-    if source == "paper":
-        st.caption(SOURCE_NOTE)
-        n_paper = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key="persona_paper_b"))
-        show_experiment("table2", n_paper, settings.seed, key="persona_paper")
-        st.stop()
+    paper_or_live("persona", "table2", "Sample now: the models below, through the sidebar's backends", settings.seed)
     scenario = scenarios()["cvd_nice"]
     personas = [p for p in scenario.perturbations if p.group == "persona"]
     options = model_options(settings)

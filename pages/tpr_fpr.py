@@ -9,7 +9,7 @@ from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from ui.components import cost_note, downloads, guard, settings_inputs
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
-from ui.paper import SOURCE_NOTE, show_experiment
+from ui.paper import paper_or_live
 from ui.resources import scenarios
 from ui.runs import RunProgress, scenario_family
 from ui.sidebar import current_settings
@@ -20,14 +20,7 @@ st.write("Controls should not change the outputs, targets should. Rejecting at l
          "the share of controls flagged and the true-positive rate the share of targets flagged.")
 
 with guard():
-    source = st.radio("Data", ["paper", "live"], horizontal=True, key="roc_source",
-                      format_func={"paper": "The paper's own responses (real LLM outputs)",
-                                   "live": "Sample now: the scenarios and models below"}.get)
-    if source == "paper":
-        st.caption(SOURCE_NOTE)
-        n_paper = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key="roc_paper_b"))
-        show_experiment("fig1", n_paper, settings.seed, key="roc_paper")
-        st.stop()
+    paper_or_live("roc", "fig1", "Sample now: the scenarios and models below", settings.seed)
     all_scenarios = scenarios()
     chosen_scenarios = st.multiselect("Scenarios (their controls and targets)", list(all_scenarios),
                                       default=["seasons_question", "customer_support"], key="roc_scenarios",

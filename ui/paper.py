@@ -175,3 +175,18 @@ def show_experiment(experiment: str, n_resamples: int = 1000, seed: int = 0, *, 
 
     downloads(table=sections[0][2][0], record=rp.reproduction_record(result), report_html=report,
               name=f"{key}_{experiment}")
+
+
+def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None:
+    """A case-study page's data source: the paper's responses (the default) or sampling live.
+
+    On the paper's responses, shows ``experiment`` and stops the page there;
+    otherwise returns, and the page draws its live controls.
+    """
+    source = st.radio("Data", ["paper", "live"], horizontal=True, key=f"{key}_source",
+                      format_func={"paper": "The paper's own responses (real LLM outputs)", "live": live_label}.get)
+    if source == "paper":
+        st.caption(SOURCE_NOTE)
+        n_resamples = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
+        show_experiment(experiment, n_resamples, seed, key=f"{key}_paper")
+        st.stop()
