@@ -1,6 +1,7 @@
 r"""Rank-based uniformity test (RUT): is this API serving the model it claims?
 
-Zhu et al., ICLR 2026.  An asymmetric two-sample test: for each of n
+Zhu, Ye, Qiu, Zhu, Tan, Mannan, Michala, Popa & Neiswanger, "Auditing Black-Box LLM APIs with a
+Rank-Based Uniformity Test", ICLR 2026 (arXiv:2506.06975).  An asymmetric two-sample test: for each of n
 prompts, one response of the *target* (the API under audit) and m responses
 of a local *reference* model; every response is scored with one scalar
 function computed by the reference model (e.g. its mean log-rank).  If the
@@ -17,8 +18,8 @@ Under H0 the target is one of m + 1 exchangeable draws, so its position
 among them is uniform on {0, …, m} (ties broken at random); adding
 :math:`U_i` spreads each position over an interval of length 1/(m + 1),
 making :math:`r_i` exactly Uniform[0, 1] even for heavily tied, discrete
-scores.  (Written with 1/m and without the target's own "+1", as in the
-issue text, the rank is uniform only approximately; we use the exact form.)
+scores.  (Written as (L + U·E)/m, without the target's own "+1", the rank is
+uniform only approximately; we use the exact form.)
 Without the randomization, tied scores pile ranks onto a few values and the
 uniformity test rejects far more often than α (tested).
 """
