@@ -199,7 +199,7 @@ def summary_lines(result) -> list[str]:
         return table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
 
     if isinstance(result, PersonaTable):
-        return [render(persona_frame(result)), persona_agreement(result)]
+        return [render(persona_frame(result, formatted=True)), persona_agreement(result)]
     if isinstance(result, ROCStudy):
         return [render(roc_frame(result)), roc_finding(result)]
     if isinstance(result, AlignmentStudy):
