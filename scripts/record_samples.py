@@ -38,15 +38,25 @@ def main(argv=None) -> None:
     for scenario in load_scenarios().values():
         arms = [("original", scenario.prompt, scenario.system)]
         arms += [(p.id, *scenario.apply(p)) for p in scenario.perturbations]
+        path = RECORDED_DIR / f"{scenario.id}.jsonl"
+        # An arm already recorded with these settings is kept as it is (a new perturbation adds its arm
+        # without re-generating, and so changing, the others).
+        recorded: dict = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                settings = (row["prompt"], row["system"], row["temperature"], row["max_tokens"], row["seed"])
+                recorded.setdefault(settings, []).append(row["text"])
         rows = []
         for arm, prompt, system in arms:
-            texts = sampler.sample(prompt, args.k, system=system or None, temperature=args.temperature,
-                                   max_tokens=args.max_tokens, seed=args.seed, store=store)
+            texts = recorded.get((prompt, system, args.temperature, args.max_tokens, args.seed), [])[: args.k]
+            if len(texts) < args.k:
+                texts = sampler.sample(prompt, args.k, system=system or None, temperature=args.temperature,
+                                       max_tokens=args.max_tokens, seed=args.seed, store=store)
             rows += [{"scenario": scenario.id, "arm": arm, "prompt": prompt, "system": system,
                       "model": sampler.model, "temperature": args.temperature, "max_tokens": args.max_tokens,
                       "seed": args.seed, "index": i, "text": text} for i, text in enumerate(texts)]
             print(f"{scenario.id}/{arm}: {len(texts)} responses", file=sys.stderr, flush=True)
-        path = RECORDED_DIR / f"{scenario.id}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         print(f"wrote {path.relative_to(REPO)} ({len(rows)} rows)", file=sys.stderr)
 
