@@ -38,16 +38,15 @@ with guard():
     cost_note(settings, ([scenario.prompt] + [scenario.apply(p)[0] for p in personas]) * len(models), k)
     inputs = {**settings_inputs(settings), "models": models, "k": k, "B": n_resamples, "ω": discrepancy}
     if st.button("Run the study", type="primary", key="persona_run"):
-        progress = RunProgress("Persona study", len(models))
+        with RunProgress("Persona study", len(models)) as progress:
 
-        def run_family(name):
-            family = scenario_family(with_model(settings, options[name]), scenario, [p.id for p in personas], k=k,
-                                     n_resamples=n_resamples, discrepancy=discrepancy, progress=progress)
-            progress.next_step()
-            return family
+            def run_family(name):
+                family = scenario_family(with_model(settings, options[name]), scenario, [p.id for p in personas],
+                                         k=k, n_resamples=n_resamples, discrepancy=discrepancy, progress=progress)
+                progress.next_step()
+                return family
 
-        keep("persona", inputs, persona_grid(run_family, models, discrepancy=discrepancy))
-        progress.close()
+            keep("persona", inputs, persona_grid(run_family, models, discrepancy=discrepancy))
 
     with result_area("persona", inputs, how_to_update="Press **Run the study** to update it.") as shown:
         grid = shown.result

@@ -45,18 +45,18 @@ with guard():
     inputs = {**settings_inputs(settings), "scenarios": chosen_scenarios, "models": models, "k": k,
               "replicates": replicates, "B": n_resamples}
     if st.button("Run", type="primary", key="roc_run"):
-        progress = RunProgress("Controls and targets", len(models) * replicates * len(chosen_scenarios))
+        with RunProgress("Controls and targets", len(models) * replicates * len(chosen_scenarios)) as progress:
 
-        def run_family(name, replicate, scenario_id):
-            scenario = all_scenarios[scenario_id]
-            run_settings = dataclasses.replace(with_model(settings, options[name]), seed=settings.seed + replicate)
-            family = scenario_family(run_settings, scenario, [p.id for p in scenario.perturbations], k=k,
-                                     n_resamples=n_resamples, progress=progress)
-            progress.next_step()
-            return family
+            def run_family(name, replicate, scenario_id):
+                scenario = all_scenarios[scenario_id]
+                run_settings = dataclasses.replace(with_model(settings, options[name]),
+                                                   seed=settings.seed + replicate)
+                family = scenario_family(run_settings, scenario, [p.id for p in scenario.perturbations], k=k,
+                                         n_resamples=n_resamples, progress=progress)
+                progress.next_step()
+                return family
 
-        keep("roc", inputs, rates_experiment(run_family, models, chosen_scenarios, replicates=replicates))
-        progress.close()
+            keep("roc", inputs, rates_experiment(run_family, models, chosen_scenarios, replicates=replicates))
 
     with result_area("roc", inputs, how_to_update="Press **Run** to update it.") as shown:
         comparison = shown.result

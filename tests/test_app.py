@@ -228,3 +228,18 @@ def test_stability_page(app):
     at.number_input(key="stab_theta").set_value(3.0).run()
     after = at.dataframe[0].value[r_column].tolist()
     assert not at.exception and after != before  # dearer shifts, larger R
+
+
+def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypatch):
+    """A dead endpoint: the error names the URL and what was kept; the run's bar and Cancel button are gone."""
+    from servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: the connection is refused at once
+    at = start(tmp_path, monkeypatch, backend="openai", openai_base_url=url, openai_api_key="test-key")
+    at = open_page(at, "audit_one")
+    at.number_input(key="one_k").set_value(4).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    assert any(url in e.value and "samples" in e.value for e in at.error), [e.value for e in at.error]
+    assert not [b for b in at.button if b.label == "Cancel"]
+    assert not at.get("progress")

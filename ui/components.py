@@ -68,11 +68,18 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
     st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     st.caption(read_effect(result.effect_size, result.standardized_effect))
     if current:
-        # A detected change is a finding, not a success: neutral boxes for both decisions.
-        box = st.warning if result.pvalue <= alpha else st.info
-        box(read_decision(result.pvalue, alpha))
+        decision_box(result.pvalue, alpha)
     for message in result.warnings:
         st.warning(message)
+
+
+def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
+    """The decision's reading in a box.  A detected change is a finding, not a success: a warning box
+    when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first."""
+    text = read_decision(pvalue, alpha)
+    if headline:
+        text = f"**{decision(pvalue, alpha)}** · {text}"
+    (st.warning if pvalue <= alpha else st.info)(text)
 
 
 def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) -> None:

@@ -20,9 +20,10 @@ import streamlit as st
 
 from dbpa_core.data.assets import ASSETS
 from dbpa_core.embedders.minilm import MiniLMEmbedder  # cheap: torch is imported on first use
-from dbpa_core.present.readings import (decision, format_pvalue, read_centroid_distance, read_decision,
+from dbpa_core.present.readings import (decision, format_pvalue, read_centroid_distance,
                                         read_effect, read_pvalue, read_statistic)
 
+from .components import decision_box
 from .resources import sampler_for, store
 from .settings import SamplerConfig, Settings
 
@@ -186,12 +187,11 @@ def home_family(settings: Settings, scenario, arms, *, discrepancy: str, n_resam
     """Every perturbation of ``scenario`` against x₀, Bonferroni-corrected (paper §4.1); tests memoised."""
     from dbpa_core.audit import compare_family
 
-    from .runs import _memoised_compare  # the session's one memo of tests
+    from .runs import _memoised_compare, true_effects  # the session's one memo of tests
 
-    simulated = settings.sampler.backend == "simulated"
     return compare_family(arms[0], arms[1:], scenario.perturbations, discrepancy=discrepancy,
                           n_resamples=n_resamples, correction="bonferroni", alpha=alpha, seed=settings.seed,
-                          true_effects=[scenario.true_effect(p) if simulated else None for p in scenario.perturbations],
+                          true_effects=true_effects(settings, scenario, scenario.perturbations),
                           compare=_memoised_compare(settings.seed))
 
 
@@ -263,8 +263,7 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
         columns[1].metric("Effect beyond chance", f"{test.effect_size:+.3g}")
         effect_reading = read_effect(test.effect_size, test.standardized_effect)
     columns[2].metric("p-value", format_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
-    box = st.success if test.pvalue <= alpha else st.info
-    box(f"**{decision(test.pvalue, alpha)}** · {read_decision(test.pvalue, alpha)}")
+    decision_box(test.pvalue, alpha, headline=True)
     st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label))
     st.caption(effect_reading)
     st.caption(read_pvalue(test.pvalue, test.n_resamples, exact=test.exact))

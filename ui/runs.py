@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -49,10 +50,42 @@ class RunProgress:
         self.step += 1
 
     def close(self) -> None:
-        """Remove the bar and the Cancel button (also after an error: no leftovers on the page)."""
+        """Remove the bar and the Cancel button."""
         self._bar.empty()
         self._cancel.empty()
         st.session_state.pop("_drawing", None)
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        # Closed when the run ends or fails (no leftover bar or Cancel button; guard() shows the error).
+        # A Cancel click is not an Exception (Streamlit stops the script with a BaseException): the
+        # page is redrawn without the bar, and the sidebar says how many samples were kept.
+        if kind is None or issubclass(kind, Exception):
+            self.close()
+        return False
+
+
+def generation(settings: Settings, config: SamplerConfig) -> tuple[float | None, int | None]:
+    """(temperature, max_tokens) of a request: none for the recorded backend, which replays its answers."""
+    if config.backend == "recorded":
+        return None, None
+    return settings.temperature, settings.max_tokens
+
+
+def true_effects(settings: Settings, scenario, perturbations) -> list:
+    """The scenario's known effect of each perturbation: known for the simulated model only."""
+    simulated = settings.sampler.backend == "simulated"
+    return [scenario.true_effect(p) if simulated else None for p in perturbations]
+
+
+def family_arms(scenario, perturbation_ids) -> tuple[list, list]:
+    """(chosen perturbations, arms as (label, prompt, system) with the original first)."""
+    chosen = [scenario.perturbation(p) for p in perturbation_ids]
+    if not chosen:
+        raise ValueError("Choose at least one perturbation for the family.")
+    return chosen, [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
 
 
 def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | None = None, seed_offset: int = 0,
@@ -78,11 +111,10 @@ def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | No
     if not todo:
         return results
     sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
-    own = progress is None
+    temperature, max_tokens = generation(settings, config)
     # Any widget interaction (Cancel included) stops the running script; the
     # samples drawn so far are already in the store.
-    progress = progress or RunProgress(progress_label)
-    try:
+    with RunProgress(progress_label) if progress is None else contextlib.nullcontext(progress) as progress:
         for step, (position, key, label, prompt, system) in enumerate(todo):
             sampled_before = progress.kept
 
@@ -93,21 +125,11 @@ def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | No
                 half = 0.5 if stage.startswith("embedding") else 0.0
                 progress.report((step + half + 0.5 * done / max(total, 1)) / len(todo), f"{stage} ({done}/{total})")
 
-            temperature = None if config.backend == "recorded" else settings.temperature
-            max_tokens = None if config.backend == "recorded" else settings.max_tokens
             arm = draw_arm(sampler, prompt, k, label=label, system=system, temperature=temperature,
                            max_tokens=max_tokens, seed=key[-1], embedder=embedder,
                            store=store(), progress=report)
             progress.count_sampled(sampled_before + k)
             memo[key] = results[position] = arm
-    except Exception:
-        # An error: no leftover bar or Cancel button (guard() shows the message).  A Cancel click is
-        # not an Exception (Streamlit stops the script with a BaseException): the page is redrawn
-        # and the sidebar says how many samples were kept.
-        progress.close()
-        raise
-    if own:
-        progress.close()
     return results
 
 
@@ -150,17 +172,12 @@ def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n
     """Every chosen perturbation of a scenario against one shared original arm."""
     from dbpa_core.audit import compare_family
 
-    chosen = [scenario.perturbation(p) for p in perturbation_ids]
-    if not chosen:
-        raise ValueError("Choose at least one perturbation for the family.")
-    arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
+    chosen, arms = family_arms(scenario, perturbation_ids)
     drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms",
                  progress=progress)
-
-    simulated = settings.sampler.backend == "simulated"
     return compare_family(drawn[0], drawn[1:], chosen, similarity=similarity, discrepancy=discrepancy,
                           n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
-                          true_effects=[scenario.true_effect(p) if simulated else None for p in chosen],
+                          true_effects=true_effects(settings, scenario, chosen),
                           compare=_memoised_compare(settings.seed))
 
 
@@ -186,14 +203,11 @@ def rut_live(settings: Settings, *, score: str, system: str | None, temperature:
         prompts = (list(uploaded) if uploaded is not None else rut_prompts())[:n_prompts]
         local = sampler_for(SamplerConfig("local"))
         target = sampler_for(settings.sampler) if target_source == "openai" else local
-        progress = RunProgress("Generating and scoring answers")
-        try:
+        with RunProgress("Generating and scoring answers") as progress:
             memo[key] = live_rut_scores(
                 prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m,
                 seed=settings.seed, system=system, temperature=temperature, uploaded=uploaded, store=store(),
                 progress=lambda done, total: progress.report(done / total, f"{done}/{total} prompts"))
-        finally:
-            progress.close()
     return memo.get(key)
 
 
@@ -204,15 +218,14 @@ def _arm_sources(settings: Settings, arms, k_max: int, progress: RunProgress, *,
 
     config = settings.sampler
     sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
-    recorded = config.backend == "recorded"
+    temperature, max_tokens = generation(settings, config)
 
     def report(stage, done, total):
         progress.report(done / k_max, f"{stage}: {done} of at most {k_max} per arm")
 
     return [ArmSource(sampler, prompt, label=label, system=system,
                       seed=settings.seed + (0 if position == 0 else seed_offset),
-                      temperature=None if recorded else settings.temperature,
-                      max_tokens=None if recorded else settings.max_tokens, embedder=embedder, store=store(),
+                      temperature=temperature, max_tokens=max_tokens, embedder=embedder, store=store(),
                       progress=report)
             for position, (label, prompt, system) in enumerate(arms)]
 
@@ -223,15 +236,12 @@ def sequential_pair(settings: Settings, original_arm, perturbed_arm, *, k_max: i
     """Draw both arms in batches until the sequential test stops (:func:`dbpa_core.audit.compare_sequential`)."""
     from dbpa_core.audit import compare_sequential
 
-    progress = RunProgress("Sampling until the answer is clear")
-    try:
+    with RunProgress("Sampling until the answer is clear") as progress:
         original, perturbed = _arm_sources(settings, [original_arm, perturbed_arm], k_max, progress)
         return compare_sequential(original, perturbed, label=label, kind=kind, similarity=similarity,
                                   discrepancy=discrepancy, n_resamples=n_resamples, alpha=alpha, k_max=k_max,
                                   batch_size=batch_size, rng=np.random.default_rng(settings.seed),
                                   true_effect=true_effect)
-    finally:
-        progress.close()
 
 
 def sequential_family(settings: Settings, scenario, perturbation_ids, *, k_max: int, batch_size: int,
@@ -241,17 +251,10 @@ def sequential_family(settings: Settings, scenario, perturbation_ids, *, k_max: 
     (:func:`dbpa_core.audit.compare_family_sequential`)."""
     from dbpa_core.audit import compare_family_sequential
 
-    chosen = [scenario.perturbation(p) for p in perturbation_ids]
-    if not chosen:
-        raise ValueError("Choose at least one perturbation for the family.")
-    arms = [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
-    progress = RunProgress(f"Sampling {len(arms)} arms until each answer is clear")
-    try:
+    chosen, arms = family_arms(scenario, perturbation_ids)
+    with RunProgress(f"Sampling {len(arms)} arms until each answer is clear") as progress:
         sources = _arm_sources(settings, arms, k_max, progress)
-        simulated = settings.sampler.backend == "simulated"
         return compare_family_sequential(
             sources[0], sources[1:], chosen, k_max=k_max, batch_size=batch_size, discrepancy=discrepancy,
             n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
-            true_effects=[scenario.true_effect(p) if simulated else None for p in chosen])
-    finally:
-        progress.close()
+            true_effects=true_effects(settings, scenario, chosen))
