@@ -1,4 +1,4 @@
-"""dbpa_core.data.paper: the shipped responses of the DBPA paper and their quirks."""
+"""dbpa_core.paper.loaders: the shipped responses of the DBPA paper and their quirks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from conftest import HYPOTEST
-from dbpa_core.data import paper
+from dbpa_core.paper import loaders as paper
 
 
 def raw(archive: str, member: str):
