@@ -312,3 +312,32 @@ def test_curves_are_reproducible_for_a_fixed_seed(minilm):
 def test_stability_run_checks_its_input():
     with pytest.raises(ValueError, match="`searches` must hold at least one"):
         stability_run([])
+
+
+# ----------------------------------------------------- the paper's study
+def test_reproduce_stability_on_the_recorded_searches(tmp_path):
+    """`python -m dbpa_core reproduce stability --json`: per task and model, Table 1 and both Figure 1 curves."""
+    import json
+
+    from dbpa_core.__main__ import main
+    from dbpa_core.present.figures import stability_figure
+    from dbpa_core.paper.stability import RATIOS, RISKS, stability_study
+    from dbpa_core.stability.runs import TARGETS
+
+    out = tmp_path / "stability.json"
+    assert main(["reproduce", "stability", "--json", str(out), "--n-resamples", "20"]) == 0
+    record = json.loads(out.read_text())
+    assert record["experiment"] == "stability" and set(record["findings"]) <= {"qa", "secret"}
+    models = {(r["task"], r["model"]) for r in record["rows"]}
+    assert {m for _, m in models} == set(TARGETS) and len(models) == len(record["rows"])
+    for row in record["rows"]:
+        assert {"adversarial_fraction", "mean_queries", "curve_ratio", "curve_risk"} <= set(row)
+        assert len(row["curve_ratio"]) == len(RATIOS) and len(row["curve_risk"]) == len(RISKS)
+        assert row["curve_risk"][0] == 0 and np.all(np.diff(row["curve_risk"]) >= -1e-9)  # R rises with r
+    assert "Vicuna-13B" in record["paper_printed"]["alpaca"]
+    study = stability_study(n_resamples=0)
+    task = study.tasks[0]
+    figure = stability_figure(study, task, "ratio")
+    assert len(figure.data) == len(TARGETS) and figure.layout.xaxis.type == "log"
+    with pytest.raises(ValueError, match="`curve` must be"):
+        stability_figure(study, task, "theta")

@@ -21,6 +21,16 @@ from ..stability.criterion import paper_thetas, ratio_curve, stability_criterion
 from ..stability.runs import StabilityRun, recorded_runs
 from ..stability.tasks import TASKS
 
+#: Table 1 as printed in the paper (GPT-4 judge, Vicuna-13B assistant; "-": Llama2 excluded from the jailbreak
+#: task).  Other models than ours: shown beside our numbers for scale, never compared row by row.
+PAPER_TABLE1 = {
+    "jailbreak": {"Vicuna-13B": (0.842, 2.65), "Vicuna-7B": (0.852, 4.06), "Mistral-7B": (0.858, 2.39),
+                  "DeepSeek-7B": (0.839, 3.58), "ChatGLM2-6B": (0.864, 2.99), "Qwen2-7B": (0.818, 3.00)},
+    "alpaca": {"Vicuna-13B": (0.802, 4.47), "Vicuna-7B": (0.821, 3.52), "Llama2-13B": (0.823, 4.82),
+               "Llama2-7B": (0.849, 4.39), "Mistral-7B": (0.738, 6.20), "DeepSeek-7B": (0.877, 4.25),
+               "ChatGLM2-6B": (0.837, 3.09), "Qwen2-7B": (0.824, 4.77)},
+}
+
 #: Figure 1's settings: r = 50 % for the θ curve, θ1 = θ2 = 2 (c = 1) for the r curve.
 PAPER_R = 0.5
 PAPER_C = 1.0

@@ -1,0 +1,113 @@
+"""Tables, readings and the JSON record of the OT stability study (:mod:`dbpa_core.paper.stability`).
+
+Liu, Li, Cui & Blanchet: Table 1 (share of items a judged rewrite breaks,
+queries per success) and Figure 1 (R against θ1/θ2 and against r).  This
+module lays the study out and reads it in plain words; it computes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..paper.stability import PAPER_R, PAPER_TABLE1, StabilityStudy
+from ..stability.tasks import TASK_LABELS
+
+
+def read_adversarial_fraction(fraction: float, n_held: int) -> str:
+    """One sentence for Table 1's "Adversarial %"."""
+    if np.isnan(fraction):
+        return "The model failed every original item, so there was nothing left for a rewrite to break."
+    return (f"Of the {n_held} items the model got right as written, a rewrite that keeps the meaning made it fail "
+            f"on {fraction:.0%}.")
+
+
+def read_mean_queries(queries: float) -> str:
+    """One sentence for Table 1's "# Avg. Queries"."""
+    if np.isnan(queries):
+        return "No rewrite made the model fail, so there is no query count per success."
+    return f"Finding each such rewrite took {queries:.2g} questions to the model on average."
+
+
+def read_stability(value: float, r: float) -> str:
+    """One sentence for R(β, r)."""
+    if value == 0:
+        return f"R = 0: the model already fails at least {r:.0%} of the items without any shift."
+    if not np.isfinite(value):
+        return f"R = ∞: no shift found here pushes the error rate to {r:.0%}."
+    return (f"R = {value:.3g}: the cheapest shift (rewriting and re-weighting items) that pushes the error rate to "
+            f"{r:.0%} costs {value:.3g}; larger means more stable.")
+
+
+def table1_frame(study: StabilityStudy):
+    """Table 1 (ours) with the baseline error and R at the headline setting."""
+    import pandas as pd
+
+    rows = study.rows
+    return pd.DataFrame({
+        "task": [TASK_LABELS[r.task] for r in rows], "model": [r.target for r in rows],
+        "items": [r.n_items for r in rows], "error rate (original)": [r.baseline_risk for r in rows],
+        "Adversarial %": [r.adversarial_fraction for r in rows], "# Avg. Queries": [r.mean_queries for r in rows],
+        f"R at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2": [r.headline for r in rows],
+        "rank kept in bootstrap": [r.rank_support for r in rows],
+    })
+
+
+def paper_table1_frame():
+    """Table 1 as printed in the paper (other models, GPT-4 judge): "paper (printed)"."""
+    import pandas as pd
+
+    return pd.DataFrame([{"dataset": task, "model": model, "Adversarial % (paper, printed)": share,
+                          "# Avg. Queries (paper, printed)": queries}
+                         for task, models in PAPER_TABLE1.items() for model, (share, queries) in models.items()])
+
+
+def sensitive_frame(study: StabilityStudy, task: str):
+    """The most sensitive items of each model at the headline setting, with their winning rewrites."""
+    import pandas as pd
+
+    return pd.DataFrame([{"model": r.target, "item": s.prompt, "winning rewrite": s.rewrite, "answer": s.answer,
+                          "weight": s.weight, "cost": s.cost}
+                         for r in study.task_rows(task) for s in r.sensitive])
+
+
+def ranking_finding(study: StabilityStudy, task: str) -> str:
+    """One paragraph: is the ranking the same along θ1/θ2, along r, and by Table 1 alone? (the paper's §3 finding)."""
+    label = TASK_LABELS[task]
+    ratio = study.ranking_changes(task, "ratio")
+    risk = study.ranking_changes(task, "risk")
+    headline = study.rankings(task, "risk")[int(np.argmin(np.abs(study.risks - PAPER_R)))]
+    by_success = study.success_ranking(task)
+    parts = [f"{label}: at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2 the most stable first: {', '.join(headline)}",
+             "the order changes along θ₁/θ₂" if ratio else "the order is the same for every θ₁/θ₂ tried",
+             "it changes along r" if risk else "it is the same for every r where all R > 0",
+             ("Table 1 alone (fewest items broken first) orders them the same way" if by_success == headline else
+              f"Table 1 alone orders them {', '.join(by_success)}")]
+    crossing = ratio or risk or by_success != headline
+    verdict = ("so, as the paper found, one number does not rank these models" if crossing else
+               "so here, unlike the paper, one number ranks these models")
+    return "; ".join(parts) + f": {verdict}."
+
+
+def stability_record(study: StabilityStudy) -> dict:
+    """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``."""
+    rows = [{"task": r.task, "model": r.target, "label": f"{r.task} · {r.target}", "n_items": r.n_items,
+             "baseline_risk": r.baseline_risk, "adversarial_fraction": r.adversarial_fraction,
+             "mean_queries": r.mean_queries, "curve_ratio": r.curve_ratio.tolist(),
+             "curve_risk": r.curve_risk.tolist(), "R_headline": r.headline, "rank_support": r.rank_support,
+             "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
+    return {"experiment": "stability", "rows": rows,
+            "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
+            "findings": {task: ranking_finding(study, task) for task in study.tasks},
+            "paper_printed": {task: {m: {"adversarial_fraction": a, "mean_queries": q} for m, (a, q) in models.items()}
+                              for task, models in PAPER_TABLE1.items()}}
+
+
+def stability_lines(study: StabilityStudy) -> list[str]:
+    """The command line's text: Table 1 (ours), the findings, the paper's printed Table 1."""
+    def render(table):
+        return table.to_string(index=False, float_format=lambda v: f"{v:.3g}")
+
+    lines = ["Table 1 (ours):", render(table1_frame(study))]
+    lines += [ranking_finding(study, task) for task in study.tasks]
+    lines += ["Table 1 (paper, printed; other models, GPT-4 judge):", render(paper_table1_frame())]
+    return lines
