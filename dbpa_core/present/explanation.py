@@ -78,7 +78,7 @@ def theme_shares(explanation, *, arms=ARM_NAMES) -> go.Figure:
 
     def label(theme):
         mark = f"★ q = {format_pvalue(theme.qvalue)}" if theme.significant else "not significant"
-        return f"{html.escape(theme_name(theme))}<br><sub>{mark}</sub>"
+        return f"{html.escape(theme_name(theme))}<br><span style='font-size:11px'>{mark}</span>"
 
     labels = [label(t) for t in themes]
     figure = go.Figure()

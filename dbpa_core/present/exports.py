@@ -12,11 +12,13 @@ import html
 import importlib.metadata
 import json
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
 
-from .readings import (ARM_NAMES, decision, family_table, format_rut_pvalue, read_adjusted_decision,
+from .readings import (ARM_NAMES, decision, family_table, format_pvalue, format_rut_pvalue, format_share,
+                       read_adjusted_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
                        read_rut_decision, read_test, significance_stars)
 
@@ -260,20 +262,31 @@ def explanation_csv(explanation, *, arms=ARM_NAMES) -> str:
     return themes_table(explanation, arms=arms).map(csv_safe).to_csv(index=False)
 
 
+_EMPHASIS = re.compile(r"[*]([^*]+)[*]")
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
 def explanation_html(record: dict, *, heading: str = "What changed") -> str:
     """An HTML section from an :func:`explanation_record`: its readings, the themes and the representatives."""
     arms = record["arms"]
     themes = sorted(record["themes"], key=lambda t: (not t["significant"], t["qvalue"]))
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            ", ".join(t["terms"][:5]), f"{100 * t['share_y']:.0f} %", f"{100 * t['share_x']:.0f} %",
-            f"{t['qvalue']:.3g}", "yes" if t["significant"] else "no", (t["examples"] or [""])[0][:300])) + "</tr>"
+            ", ".join(t["terms"][:5]), format_share(t["share_y"]), format_share(t["share_x"]),
+            format_pvalue(t["qvalue"]), "yes" if t["significant"] else "no", _shortened((t["examples"] or [""])[0],
+                                                                                        300))) + "</tr>"
         for t in themes)
     examples = "".join(
         f"<h3>Most characteristic of the {html.escape(arms[key])} arm</h3><ol>"
-        + "".join(f"<li><pre>{html.escape(r['text'])}</pre></li>" for r in record["representative"][key]) + "</ol>"
+        + "".join(f"<li><pre>{html.escape(_shortened(r['text'], 800))}</pre></li>"
+                  for r in record["representative"][key]) + "</ol>"
         for key in ("x", "y"))
-    readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in record["readings"])
+    # A theme's name is *emphasised* in the readings: italics here, not literal asterisks.
+    readings = "".join("<li>" + _EMPHASIS.sub(r"<i>\1</i>", html.escape(sentence)) + "</li>"
+                       for sentence in record["readings"])
     return (f"<h2>{html.escape(heading)}</h2><ul>{readings}</ul>"
             f"<table><tr><th>theme</th><th>{html.escape(arms['y'])}</th><th>{html.escape(arms['x'])}</th>"
             f"<th>q (BH)</th><th>significant</th><th>typical output</th></tr>{rows}</table>{examples}")
