@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import pickle
 
 import jsonschema
 import numpy as np
@@ -120,11 +121,13 @@ def test_pvalues_never_zero_and_batch_independent():
     assert min(t.pvalue for t in results[0].themes) == 1 / 501  # fully separated: at the floor, never 0
 
 
-def test_reproducible_for_a_fixed_seed():
+def test_reproducible_for_a_fixed_seed_and_picklable():
     data = toy([(9, 4), (5, 11), (6, 5)], noise=0.3)
     first, again = explain_change(*data, rng=7), explain_change(*data, rng=np.random.default_rng(7))
     assert first.themes == again.themes and first.representative == again.representative
     np.testing.assert_array_equal(first.labels, again.labels)
+    copy = pickle.loads(pickle.dumps(first))  # the app caches results with st.cache_data, which pickles
+    assert copy.themes == first.themes and copy.representative == first.representative
 
 
 def test_witness_matches_its_definition():
