@@ -290,7 +290,7 @@ def _add_batch_parser(commands) -> None:
     fetch.add_argument("--base-url", **base_url)
 def _reproduce(args) -> int:
     """The paper's experiments on its shipped responses, the reported values beside ours."""
-    from .audit.reproduce import REPRODUCERS
+    from .paper.registry import REPRODUCERS
     from .data.store import SampleStore
     from .present.exports import _json_default
     from .present.reproduction import reproduction_record, summary_lines
@@ -305,7 +305,7 @@ def _reproduce(args) -> int:
 
 
 def _add_reproduce(commands) -> None:
-    from .audit.reproduce import EXPERIMENTS
+    from .paper.registry import EXPERIMENTS
 
     reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
     reproduce.add_argument("experiment", choices=EXPERIMENTS,
