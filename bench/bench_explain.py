@@ -25,10 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dbpa_core.data.store import text_hash  # noqa: E402
 from dbpa_core.stats import explain as module  # noqa: E402
 
-try:  # the paper's loaders live in dbpa_core.paper once the experiments moved there
-    from dbpa_core import paper  # noqa: E402
-except ImportError:
-    from dbpa_core.data import paper  # noqa: E402
+from dbpa_core import paper  # noqa: E402
 
 
 def arms(k: int):

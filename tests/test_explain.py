@@ -29,10 +29,7 @@ from dbpa_core.stats import explain as module
 from dbpa_core.stats.discrepancy import MMD
 from dbpa_core.stats.explain import explain_change
 
-try:  # the paper's loaders live in dbpa_core.paper once the experiments moved there
-    from dbpa_core import paper
-except ImportError:
-    from dbpa_core.data import paper
+from dbpa_core import paper
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
