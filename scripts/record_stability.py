@@ -42,19 +42,9 @@ SEARCH = {"n_candidates": 3, "width": 1, "depth": 2, "seed": 0, "assistant_max_t
 MAX_TOKENS = {"qa": 24, "secret": 40}
 
 
-def local(model: str):
-    try:
-        return get_sampler("local", model=model)
-    except TypeError:  # before samplers/quantize.py: the variants are built in ~/.cache/dbpa_explorer/models
-        if model == "smollm2":
-            return get_sampler("local")
-        recipe = model.split("-")[1].upper()
-        return get_sampler("local", model_path=Path.home() / ".cache/dbpa_explorer/models" /
-                           f"SmolLM2-135M-Instruct.{recipe}.gguf")
-
-
 def build_targets(task: str) -> list[Target]:
-    return [Target(name, local(spec["model"]), spec["system"], MAX_TOKENS[task]) for name, spec in TARGETS.items()]
+    return [Target(name, get_sampler("local", model=spec["model"]), spec["system"], MAX_TOKENS[task])
+            for name, spec in TARGETS.items()]
 
 
 def write(path: Path, settings: dict, searches: list) -> None:

@@ -183,6 +183,7 @@ def test_threshold_separates_labels_and_prefers_refusing():
     # one overlap: the tie between two cuts goes to the higher threshold
     assert _best_threshold(np.array([0.5, 0.7, 0.8]), np.array([True, False, True])) > 0.7
     assert parse_yes_no("Yes, they do.") is True and parse_yes_no("no") is False and parse_yes_no("Maybe") is None
+    assert parse_yes_no("A: Yes.") is True and parse_yes_no("Nope, no.") is False and parse_yes_no("A and B are") is None
 
 
 def test_embedding_judge_calibrated_on_the_shipped_pairs(minilm, store):
@@ -220,6 +221,8 @@ def test_clean_rewrite():
     q = "What is the capital of Japan?"
     assert clean_rewrite("Paraphrase: Which city is Japan's capital?\nMore text", q) == "Which city is Japan's capital?"
     assert clean_rewrite('"Can you tell me the capital of Japan?" I hope', q) == "Can you tell me the capital of Japan?"
+    assert clean_rewrite('I am not sure. Here is an alternative: "Which city is the capital of Japan?"', q) == \
+        "Which city is the capital of Japan?"
     assert clean_rewrite("The capital of Japan is Tokyo.", q) is None  # the answer, not a question
     assert clean_rewrite("what is the capital of japan?", q) is None  # a copy
     assert clean_rewrite("Why?", q) is None
@@ -333,7 +336,8 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     for row in record["rows"]:
         assert {"adversarial_fraction", "mean_queries", "curve_ratio", "curve_risk"} <= set(row)
         assert len(row["curve_ratio"]) == len(RATIOS) and len(row["curve_risk"]) == len(RISKS)
-        assert row["curve_risk"][0] == 0 and np.all(np.diff(row["curve_risk"]) >= -1e-9)  # R rises with r
+        curve = np.array([np.inf if v == "inf" else v for v in row["curve_risk"]], dtype=float)
+        assert curve[0] == 0 and np.all(curve[1:] >= curve[:-1] - 1e-9)  # R rises with r (∞: out of reach)
     assert "Vicuna-13B" in record["paper_printed"]["alpaca"]
     study = stability_study(n_resamples=0)
     task = study.tasks[0]

@@ -94,24 +94,47 @@ class StabilityStudy:
     def task_rows(self, task: str) -> tuple[StabilityRow, ...]:
         return tuple(r for r in self.rows if r.task == task)
 
-    def rankings(self, task: str, curve: str) -> list[tuple[str, ...]]:
-        """Targets from most to least stable at each point of ``curve`` ("ratio" or "risk"); ties keep order."""
-        rows = self.task_rows(task)
-        values = np.array([r.curve_ratio if curve == "ratio" else r.curve_risk for r in rows])
-        return [tuple(rows[i].target for i in np.argsort(-values[:, j], kind="stable")) for j in range(values.shape[1])]
+    def curves(self, task: str, curve: str) -> np.ndarray:
+        """(targets, points) R values of ``curve`` ("ratio": against θ1/θ2; "risk": against r)."""
+        if curve not in ("ratio", "risk"):
+            raise ValueError(f"`curve` must be 'ratio' or 'risk'; got {curve!r}.")
+        return np.array([r.curve_ratio if curve == "ratio" else r.curve_risk for r in self.task_rows(task)])
 
-    def ranking_changes(self, task: str, curve: str) -> bool:
-        """Whether the most-stable-first order differs between two points of the curve where R > 0 for all."""
-        rows = self.task_rows(task)
-        values = np.array([r.curve_ratio if curve == "ratio" else r.curve_risk for r in rows])
-        informative = np.all(values > 0, axis=0) & np.all(np.isfinite(values), axis=0)
-        orders = {order for order, keep in zip(self.rankings(task, curve), informative) if keep}
-        return len(orders) > 1
+    def order(self, task: str, curve: str, point: int) -> str:
+        """Most stable first at one point of a curve, ties (equal R, both ∞) joined by "=": "a > b = c"."""
+        rows, values = self.task_rows(task), self.curves(task, curve)[:, point]
+        ranked = np.argsort(-values, kind="stable")
+        text = rows[ranked[0]].target
+        for before, after in zip(ranked[:-1], ranked[1:]):
+            tied = values[before] == values[after] or np.isclose(values[before], values[after], rtol=1e-6, atol=0)
+            text += (" = " if tied else " > ") + rows[after].target
+        return text
 
-    def success_ranking(self, task: str) -> tuple[str, ...]:
-        """Targets ordered by Table 1 alone: fewest items broken first (most stable by that measure)."""
-        rows = sorted(self.task_rows(task), key=lambda r: r.adversarial_fraction)
-        return tuple(r.target for r in rows)
+    def crossings(self, task: str, curve: str) -> list[tuple[str, str]]:
+        """Pairs of targets whose curves cross: each is strictly more stable than the other somewhere."""
+        rows, values = self.task_rows(task), self.curves(task, curve)
+        pairs = []
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                above = _strictly_greater(values[i], values[j])
+                below = _strictly_greater(values[j], values[i])
+                if above.any() and below.any():
+                    pairs.append((rows[i].target, rows[j].target))
+        return pairs
+
+    def table1_disagreements(self, task: str) -> list[tuple[str, str]]:
+        """Pairs (a, b) where R at the headline setting calls a more stable but Table 1 broke a more often."""
+        rows = self.task_rows(task)
+        return [(a.target, b.target) for a in rows for b in rows
+                if _strictly_greater(np.array([a.headline]), np.array([b.headline]))[0]
+                and a.adversarial_fraction > b.adversarial_fraction]
+
+
+def _strictly_greater(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # inf > finite counts; inf vs inf and numerically equal values do not.
+    with np.errstate(invalid="ignore"):
+        close = (a == b) | np.isclose(a, b, rtol=1e-6, atol=0)
+    return (a > b) & ~close
 
 
 def _sensitive(run: StabilityRun, limit: int = 5) -> tuple[SensitiveItem, ...]:
@@ -156,7 +179,8 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
         Seed of the bootstrap.
     cost : str
         The perturbation cost (:data:`~dbpa_core.stability.criterion.COSTS`); default eq. (1).
-    progress : callable(done, total), optional
+    progress : callable(stage, done, total), optional
+        Called after each task (as the other reproducers' progress).
     runs : dict, optional
         ``{(task, target): StabilityRun}`` instead of the recorded searches (a live run).
 
@@ -181,7 +205,7 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
                 stability_curve(run.losses, run.costs, RISKS, theta1=theta[0], theta2=theta[1]),
                 _headline(run.losses, run.costs), float(kept), _sensitive(run)))
         if progress is not None:
-            progress(done, len(tasks))
+            progress(f"stability: {task}", done, len(tasks))
     settings = {"cost": cost, "r": PAPER_R, "c": PAPER_C, "theta1=theta2": theta[0], "n_resamples": n_resamples,
                 "seed": seed, "source": "assets/recorded/audits/stability_search.json.gz"}
     return StabilityStudy(tuple(rows), RATIOS, RISKS, settings)

@@ -71,30 +71,39 @@ def sensitive_frame(study: StabilityStudy, task: str):
 
 
 def ranking_finding(study: StabilityStudy, task: str) -> str:
-    """One paragraph: is the ranking the same along θ1/θ2, along r, and by Table 1 alone? (the paper's §3 finding)."""
+    """One paragraph: do the models' curves cross along θ1/θ2 and along r, and does R order them as Table 1
+    does? (the paper's §3 finding "evaluation should not rely on one single metric")."""
     label = TASK_LABELS[task]
-    ratio = study.ranking_changes(task, "ratio")
-    risk = study.ranking_changes(task, "risk")
-    headline = study.rankings(task, "risk")[int(np.argmin(np.abs(study.risks - PAPER_R)))]
-    by_success = study.success_ranking(task)
-    parts = [f"{label}: at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2 the most stable first: {', '.join(headline)}",
-             "the order changes along θ₁/θ₂" if ratio else "the order is the same for every θ₁/θ₂ tried",
-             "it changes along r" if risk else "it is the same for every r where all R > 0",
-             ("Table 1 alone (fewest items broken first) orders them the same way" if by_success == headline else
-              f"Table 1 alone orders them {', '.join(by_success)}")]
-    crossing = ratio or risk or by_success != headline
-    verdict = ("so, as the paper found, one number does not rank these models" if crossing else
-               "so here, unlike the paper, one number ranks these models")
+    headline = study.order(task, "risk", int(np.argmin(np.abs(study.risks - PAPER_R))))
+    ratio, risk = study.crossings(task, "ratio"), study.crossings(task, "risk")
+    against = study.table1_disagreements(task)
+
+    def pairs(found):
+        return "; ".join(f"{a} and {b}" for a, b in found)
+
+    parts = [f"{label}: at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2, most stable first: {headline}",
+             f"curves cross along θ₁/θ₂ for {pairs(ratio)}" if ratio else "no curves cross along θ₁/θ₂",
+             f"along r for {pairs(risk)}" if risk else "none cross along r",
+             ("R calls " + "; ".join(f"{a} more stable than {b}" for a, b in against) +
+              " although Table 1 broke it more often") if against else "R does not contradict Table 1's order"]
+    verdict = ("so, as the paper found, no single number ranks these models" if ratio or risk or against else
+               "so here, unlike the paper, one order holds everywhere")
     return "; ".join(parts) + f": {verdict}."
+
+
+def _number(value: float):
+    """JSON has no inf or NaN: ∞ as "inf", NaN (not defined) as None."""
+    value = float(value)
+    return value if np.isfinite(value) else ("inf" if value > 0 else "-inf") if np.isinf(value) else None
 
 
 def stability_record(study: StabilityStudy) -> dict:
     """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``."""
     rows = [{"task": r.task, "model": r.target, "label": f"{r.task} · {r.target}", "n_items": r.n_items,
-             "baseline_risk": r.baseline_risk, "adversarial_fraction": r.adversarial_fraction,
-             "mean_queries": r.mean_queries, "curve_ratio": r.curve_ratio.tolist(),
-             "curve_risk": r.curve_risk.tolist(), "R_headline": r.headline, "rank_support": r.rank_support,
-             "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
+             "baseline_risk": r.baseline_risk, "adversarial_fraction": _number(r.adversarial_fraction),
+             "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
+             "curve_risk": [_number(v) for v in r.curve_risk], "R_headline": _number(r.headline),
+             "rank_support": r.rank_support, "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
     return {"experiment": "stability", "rows": rows,
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
             "findings": {task: ranking_finding(study, task) for task in study.tasks},

@@ -91,10 +91,14 @@ class EmbeddingJudge(Judge):
 
 
 def parse_yes_no(reply: str) -> bool | None:
-    """True for a reply that starts with yes, False for no, None otherwise."""
-    words = re.findall(r"[a-z]+", reply.lower())
-    if words and words[0] in ("yes", "no"):
-        return words[0] == "yes"
+    """True for a reply whose first yes/no word is yes, False for no, None when it has neither.
+
+    Small models prefix their verdict ("A: Yes."), so the first of the two
+    words anywhere in the reply counts.
+    """
+    for word in re.findall(r"[a-z]+", reply.lower()):
+        if word in ("yes", "no"):
+            return word == "yes"
     return None
 
 

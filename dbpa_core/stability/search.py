@@ -132,8 +132,12 @@ def clean_rewrite(raw: str, original: str) -> str | None:
     lines = [line for line in raw.strip().splitlines() if line.strip()]
     if not lines:
         return None
-    text = _PREFIX.sub("", lines[0]).strip().strip("\"'“”").strip()
-    text = _PREFIX.sub("", text).strip()
+    text = _PREFIX.sub("", lines[0]).strip()
+    # A reply that wraps the rewrite in a sentence ('Here is one: "Which city …?"') gives the quoted part.
+    quoted = re.findall(r'"([^"]{8,})"|“([^”]{8,})”', text)
+    if quoted and not text.startswith(('"', "“")):
+        text = next(q for pair in quoted[::-1] for q in pair if q)
+    text = _PREFIX.sub("", text.strip().strip("\"'“”").strip()).strip()
     if original.rstrip().endswith("?"):
         if "?" not in text:
             return None
