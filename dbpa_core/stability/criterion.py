@@ -253,11 +253,20 @@ def perturbation_costs(original_embeddings, candidate_embeddings, original_lengt
         is infinite (§2.1: "If GPT-4 determines they do not, the cost
         function is set to infinity").
     """
+    _cost_function(cost)  # a bad name fails before any arithmetic
     originals = np.asarray(original_embeddings, dtype=np.float64)
     candidates = np.asarray(candidate_embeddings, dtype=np.float64)
     similarity = np.einsum("nkd,nd->nk", candidates, originals) / (
         np.linalg.norm(candidates, axis=2) * np.linalg.norm(originals, axis=1)[:, None])
     return costs_from_similarity(similarity, original_lengths, candidate_lengths, cost=cost, accepted=accepted)
+
+
+def _cost_function(cost) -> Callable:
+    if isinstance(cost, str) and cost not in COSTS:
+        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {cost!r}.")
+    if not isinstance(cost, str) and not callable(cost):
+        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {type(cost).__name__}.")
+    return COSTS[cost] if isinstance(cost, str) else cost
 
 
 def costs_from_similarity(similarity, original_lengths, candidate_lengths, *, cost: str | Callable = "paper",
@@ -266,9 +275,7 @@ def costs_from_similarity(similarity, original_lengths, candidate_lengths, *, co
 
     NaN similarities mark missing candidates and stay NaN.
     """
-    if isinstance(cost, str) and cost not in COSTS:
-        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {cost!r}.")
-    function = COSTS[cost] if isinstance(cost, str) else cost
+    function = _cost_function(cost)
     similarity = np.asarray(similarity, dtype=np.float64)
     if similarity.ndim != 2:
         raise ValueError(f"`similarity` must be 2-D (n samples, K candidates); got shape {similarity.shape}.")
