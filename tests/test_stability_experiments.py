@@ -345,3 +345,23 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     assert len(figure.data) == len(TARGETS) and figure.layout.xaxis.type == "log"
     with pytest.raises(ValueError, match="`curve` must be"):
         stability_figure(study, task, "theta")
+
+
+def test_live_runs_feed_the_study(minilm):
+    """A live run on uploaded items and a user's target gives the study's rows, as the recorded searches do."""
+    from dbpa_core.paper.stability import stability_study
+    from dbpa_core.stability.runs import live_runs
+
+    (item,) = items_from_rows("qa", [{"question": "What is the capital of Japan?", "answers": ["Tokyo"]}])
+    proposals = {item.prompt: ["Which city is the capital of Japan?", "Japan's capital is which city?"]}
+    answers = {item.prompt: ["Tokyo."], "Which city is the capital of Japan?": ["Kyoto."],
+               "Japan's capital is which city?": ["Tokyo."]}
+    assistant, target = _fixture_samplers(item, proposals, answers)
+    seen = []
+    runs = live_runs([item], [target], assistant, _AcceptAll(), minilm, token_count=len, n_candidates=2, depth=1,
+                     progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert list(runs) == [("qa", "fixture")] and seen == [("stability: fixture", 1, 1)]
+    (row,) = stability_study(runs=runs, n_resamples=5).rows
+    assert row.adversarial_fraction == 1.0 and row.mean_queries in (1.0, 2.0) and row.headline > 0
+    with pytest.raises(ValueError, match="`items` and `targets`"):
+        live_runs([], [target], assistant, _AcceptAll(), minilm)

@@ -174,3 +174,44 @@ def recorded_runs(*, cost: str = "paper", threshold: float | None = None) -> dic
             by_prompt = {s.item.prompt: s for s in searches if s.item.task == task and s.target == target}
             runs[task, target] = stability_run([by_prompt[p] for p in prompts], cost=cost, threshold=threshold)
     return runs
+
+
+def live_runs(items: Sequence, targets: Sequence, assistant, judge, embedder, *, token_count=None, store=None,
+              progress=None, cost: str = "paper", **settings) -> dict[tuple[str, str], StabilityRun]:
+    """Search ``items`` on each of ``targets`` now (a user's endpoint, uploaded questions) and lay them out.
+
+    Parameters
+    ----------
+    items : sequence of Item
+        One task's items (:func:`~dbpa_core.stability.tasks.items_from_rows` for uploaded rows).
+    targets : sequence of Target
+    assistant, judge, embedder
+        As :func:`~dbpa_core.stability.search.search_item`.
+    token_count : callable, optional
+        Default: the packaged SmolLM2's tokenizer.
+    progress : callable(stage, done, total), optional
+        Called after each item of each target.
+    **settings
+        ``n_candidates``, ``width``, ``depth``, ``seed`` … of the search.
+
+    Returns
+    -------
+    dict
+        ``{(task, target name): StabilityRun}``, ready for
+        :func:`dbpa_core.paper.stability.stability_study` (``runs=``).
+    """
+    from .search import search_items, smollm2_token_count
+
+    if not items or not targets:
+        raise ValueError("`items` and `targets` must each hold at least one entry.")
+    if len({i.task for i in items}) != 1:
+        raise ValueError("`items` must all be of one task.")
+    count = token_count or smollm2_token_count()
+    runs = {}
+    for target in targets:
+        report = (lambda done, total, name=target.name: progress(f"stability: {name}", done, total)) \
+            if progress else None
+        searches = search_items(items, target, assistant, judge, embedder, token_count=count, store=store,
+                                progress=report, **settings)
+        runs[items[0].task, target.name] = stability_run(searches, cost=cost)
+    return runs
