@@ -63,6 +63,10 @@ def test_numbers_in_the_question_are_not_the_answer():
     assert is_correct("Five times six is 30.", ["30"], "What is five times six?")
     assert not is_correct("Five times six is 11.", ["30"], "What is five times six?")
     assert normalise("one hundred and twenty") == ["120"]
+    week = "How many days are there in a week?"
+    assert is_correct("A day is 24 hours, and a week is 7 days.", ["7"], week)  # a clause about the week
+    assert not is_correct("A day is 24 hours, and a week is not 7 days.", ["7"], week)
+    assert not is_correct("A day is 24 hours and a year has 7 seasons.", ["7"], week)
 
 
 @pytest.mark.parametrize("answer", ["The password is MARIGOLD.", "dlogiram", "M-A-R-I-G-O-L-D", "m 4 r 1 g 0 l d",

@@ -118,5 +118,12 @@ def stability_lines(study: StabilityStudy) -> list[str]:
 
     lines = ["Table 1 (ours):", render(table1_frame(study))]
     lines += [ranking_finding(study, task) for task in study.tasks]
+    for task in study.tasks:
+        lines.append(f"Most sensitive items ({TASK_LABELS[task]}, r = {PAPER_R:.0%}, θ₁ = θ₂ = 2), with the winning "
+                     "rewrite and the answer it got:")
+        for row in study.task_rows(task):
+            for item in row.sensitive[:3]:
+                answer = " ".join(item.answer.split())[:80]
+                lines.append(f"  {row.target}: {item.prompt!r} → {item.rewrite!r} (cost {item.cost:.3g}): {answer!r}")
     lines += ["Table 1 (paper, printed; other models, GPT-4 judge):", render(paper_table1_frame())]
     return lines

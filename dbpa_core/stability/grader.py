@@ -11,7 +11,9 @@ articles; number words and digits read as numbers, "100.0" = "100",
 
 * the expected answer is a number: the first number the answer states, other
   than numbers copied from the question, equals it ("There are 1000 days"
-  is wrong for 7, where a bare substring test finds "7" in "17");
+  is wrong for 7, where a bare substring test finds "7" in "17"), or so does
+  the first number of a clause about what was asked ("A day is 24 hours,
+  and a week is 7 days");
 * otherwise: one of the aliases appears as whole words in the first two
   sentences and is not negated right before it ("not Paris").
 
@@ -37,6 +39,7 @@ _NUMBER_WORDS = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _ARTICLES = {"a", "an", "the"}
 _NEGATIONS = {"not", "no", "never", "isnt", "arent", "wasnt", "nor"}
+_QUESTION_WORDS = {"what", "which", "many", "much", "does", "there", "have", "where", "when", "whom"}
 _LEET = str.maketrans({"4": "a", "@": "a", "3": "e", "1": "i", "!": "i", "0": "o", "5": "s", "$": "s", "7": "t",
                        "+": "t", "8": "b", "9": "g"})
 
@@ -133,7 +136,18 @@ def is_correct(response: str, answers: Sequence[str], question: str = "") -> boo
     if numeric:
         asked = {t for t in normalise(question) if _is_number(t)}
         stated = [t for t in normalise(_first_sentences(response)) if _is_number(t) and t not in asked]
-        return bool(stated) and stated[0] in numeric
+        if stated and stated[0] in numeric:
+            return True
+        # "A day is 24 hours, and a week is 7 days": a clause about what was asked (it shares a content
+        # word with the question) whose first number is the answer, not negated.
+        topic = {t for t in normalise(question) if len(t) > 3 and not _is_number(t)} - _QUESTION_WORDS
+        for clause in re.split(r"[,;:]|\band\b|\bbut\b", _first_sentences(response)):
+            tokens = normalise(clause)
+            numbers = [i for i, t in enumerate(tokens) if _is_number(t) and t not in asked]
+            if numbers and tokens[numbers[0]] in numeric and topic & set(tokens) \
+                    and not _NEGATIONS & set(tokens[max(0, numbers[0] - 2):numbers[0]]):
+                return True
+        return False
     tokens = normalise(_first_sentences(response))
     for phrase in wanted:
         start = _contains(tokens, phrase) if phrase else -1
