@@ -60,6 +60,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pilot", type=int, help="record the first N items of each task; write nothing to assets/")
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
+    parser.add_argument("--secret-items", type=int, help="record only the first N items of the secret task (QA "
+                        "goes on alone after them); run again without it to add the rest")
     parser.add_argument("--store", default=str(REPO / ".dbpa_cache" / "record.sqlite"))
     args = parser.parse_args(argv)
     store = SampleStore(args.store)
@@ -69,6 +71,8 @@ def main(argv=None) -> None:
     assistant = get_sampler("local")
     count = smollm2_token_count()
     items = {task: load_items(task)[: args.pilot] for task in args.tasks}
+    if args.secret_items is not None and "secret" in items:
+        items["secret"] = items["secret"][: args.secret_items]
     targets = {task: build_targets(task) for task in args.tasks}
     settings = {**SEARCH, "target_max_tokens": MAX_TOKENS, "assistant": assistant.model, "judge": judge.describe(),
                 "judge_loo_accuracy": calibration.loo_accuracy, "tokenizer": "SmolLM2-135M-Instruct",
