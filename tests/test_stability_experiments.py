@@ -369,3 +369,22 @@ def test_live_runs_feed_the_study(minilm):
     assert row.adversarial_fraction == 1.0 and row.mean_queries in (1.0, 2.0) and row.headline > 0
     with pytest.raises(ValueError, match="`items` and `targets`"):
         live_runs([], [target], assistant, _AcceptAll(), minilm)
+
+
+def test_the_shipped_searches_are_consistent():
+    """The recorded searches: every target on the same items, the judge's threshold respected, queries counted."""
+    from dbpa_core.stability.runs import TARGETS, complete_items, load_searches
+
+    settings, searches = load_searches()
+    assert set(settings["targets"]) == set(TARGETS) and settings["assistant"].startswith("SmolLM2-135M")
+    threshold = settings["judge"]["threshold"]
+    qa = complete_items(searches, "qa", list(TARGETS))
+    assert len(qa) >= 10
+    for search in searches:
+        queried = [n for n in search.nodes if n.status == "queried"]
+        assert search.queries == len(queried)
+        assert all(n.similarity >= threshold for n in queried)
+        assert all(n.similarity < threshold for n in search.nodes if n.status == "rejected")
+        assert all(n.answer is None for n in search.nodes if n.status not in ("original", "queried"))
+        if search.nodes[0].loss == 1:  # failed unperturbed: not searched
+            assert len(search.nodes) == 1
