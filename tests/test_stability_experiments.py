@@ -90,6 +90,8 @@ def test_grader_accuracy_on_the_shipped_labelled_sample():
     qa = grader_accuracy("qa")
     assert qa.n >= 100 and qa.accuracy >= 0.95
     assert qa.accuracy > qa.substring_accuracy + 0.02
+    heldout = grader_accuracy("qa", heldout=True)  # labelled after the rules were fixed
+    assert heldout.n >= 50 and heldout.accuracy >= 0.9 and heldout.accuracy > heldout.substring_accuracy
     secret = grader_accuracy("secret")
     assert secret.accuracy >= 0.95 and secret.accuracy > secret.substring_accuracy
 

@@ -138,12 +138,16 @@ class GraderAccuracy:
     errors: tuple
 
 
-def grader_accuracy(task: str = "qa") -> GraderAccuracy:
-    """Accuracy of the task's loss on the labelled answers (``assets/audits/stability_labelled.yaml``)."""
+def grader_accuracy(task: str = "qa", *, heldout: bool = False) -> GraderAccuracy:
+    """Accuracy of the task's loss on the labelled answers (``assets/audits/stability_labelled.yaml``).
+
+    ``heldout=True`` (QA): the answers labelled after the grader's rules were
+    fixed (``qa_heldout``), rather than the sample they were written against.
+    """
     task = _task_iv(task)
     data = read_yaml(AUDITS_DIR / "stability_labelled.yaml")
     if task == "qa":
-        rows = data["qa_answers"]
+        rows = data["qa_heldout" if heldout else "qa_answers"]
         truth = [bool(r["correct"]) for r in rows]
         graded = [is_correct(r["answer"], [str(a) for a in _answers_of(r["question"])], r["question"]) for r in rows]
         naive = [any(str(a).lower() in r["answer"].lower() for a in _answers_of(r["question"])) for r in rows]
