@@ -390,3 +390,13 @@ def test_the_shipped_searches_are_consistent():
         assert all(n.answer is None for n in search.nodes if n.status not in ("original", "queried"))
         if search.nodes[0].loss == 1:  # failed unperturbed: not searched
             assert len(search.nodes) == 1
+
+
+def test_readings_of_the_stability_numbers():
+    from dbpa_core.present.stability_report import read_adversarial_fraction, read_mean_queries, read_stability
+
+    assert "on 25%" in read_adversarial_fraction(0.25, 12) and "12 items" in read_adversarial_fraction(0.25, 12)
+    assert "nothing left" in read_adversarial_fraction(float("nan"), 0)
+    assert "2.5 questions" in read_mean_queries(2.5) and "no query count" in read_mean_queries(float("nan"))
+    assert read_stability(0.0, 0.5).startswith("R = 0") and "∞" in read_stability(float("inf"), 0.5)
+    assert "costs 0.123" in read_stability(0.123, 0.5)
