@@ -35,7 +35,7 @@ _NAMES = {
     "fig3": ("AlignmentRow", "AlignmentStudy", "alignment_study"),
     "appendix_c": ("AppendixResult", "ChoiceGrid", "CostRow", "OMEGA_CHOICES", "SIMILARITY_CHOICES", "appendix",
                  "embedding_costs", "omega_choices", "similarity_choices"),
-    "stability": ("PAPER_TABLE1", "SensitiveItem", "StabilityRow", "StabilityStudy", "stability_study"),
+    "stability": ("HIGH_R", "PAPER_TABLE1", "SensitiveItem", "StabilityRow", "StabilityStudy", "stability_study"),
     "registry": ("EXPERIMENTS", "REPRODUCERS", "experiment_texts", "missing_embeddings"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}

@@ -34,6 +34,9 @@ PAPER_TABLE1 = {
 #: Figure 1's settings: r = 50 % for the θ curve, θ1 = θ2 = 2 (c = 1) for the r curve.
 PAPER_R = 0.5
 PAPER_C = 1.0
+#: Beyond the paper: the θ curve again at r = 75 %, above the error rate of models that already fail half of
+#: the items as asked (where R at r = 50 % is 0 and no curve can cross).
+HIGH_R = 0.75
 RISKS = np.round(np.linspace(0.0, 1.0, 21), 2)
 RATIOS = np.geomspace(0.1, 10.0, 11)
 
@@ -59,6 +62,8 @@ class StabilityRow:
         R at r = :data:`PAPER_R` for each θ1/θ2 in the study's ``ratios``.
     curve_risk : ndarray
         R at θ1 = θ2 = 2 for each r in the study's ``risks``.
+    curve_ratio_high : ndarray
+        As ``curve_ratio`` at r = :data:`HIGH_R` (not in the paper).
     rank_support : float
         Share of bootstrap resamples of the items in which this target keeps
         its rank among the task's targets at the headline setting
@@ -73,6 +78,7 @@ class StabilityRow:
     mean_queries: float
     curve_ratio: np.ndarray = field(repr=False)
     curve_risk: np.ndarray = field(repr=False)
+    curve_ratio_high: np.ndarray = field(repr=False)
     headline: float
     rank_support: float
     sensitive: tuple[SensitiveItem, ...] = field(repr=False)
@@ -95,10 +101,12 @@ class StabilityStudy:
         return tuple(r for r in self.rows if r.task == task)
 
     def curves(self, task: str, curve: str) -> np.ndarray:
-        """(targets, points) R values of ``curve`` ("ratio": against θ1/θ2; "risk": against r)."""
-        if curve not in ("ratio", "risk"):
-            raise ValueError(f"`curve` must be 'ratio' or 'risk'; got {curve!r}.")
-        return np.array([r.curve_ratio if curve == "ratio" else r.curve_risk for r in self.task_rows(task)])
+        """(targets, points) R values of ``curve`` ("ratio": against θ1/θ2 at r = 50 %; "ratio_high": the
+        same at r = 75 %; "risk": against r)."""
+        if curve not in ("ratio", "ratio_high", "risk"):
+            raise ValueError(f"`curve` must be 'ratio', 'ratio_high' or 'risk'; got {curve!r}.")
+        attribute = {"ratio": "curve_ratio", "ratio_high": "curve_ratio_high", "risk": "curve_risk"}[curve]
+        return np.array([getattr(r, attribute) for r in self.task_rows(task)])
 
     def order(self, task: str, curve: str, point: int) -> str:
         """Most stable first at one point of a curve, ties (equal R, both ∞) joined by "=": "a > b = c"."""
@@ -203,9 +211,9 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
                 task, run.target, run.n_items, run.baseline_risk, run.adversarial_fraction, run.mean_queries,
                 ratio_curve(run.losses, run.costs, PAPER_R, RATIOS, c=PAPER_C),
                 stability_curve(run.losses, run.costs, RISKS, theta1=theta[0], theta2=theta[1]),
-                _headline(run.losses, run.costs), float(kept), _sensitive(run)))
+                ratio_curve(run.losses, run.costs, HIGH_R, RATIOS, c=PAPER_C), _headline(run.losses, run.costs), float(kept), _sensitive(run)))
         if progress is not None:
             progress(f"stability: {task}", done, len(tasks))
-    settings = {"cost": cost, "r": PAPER_R, "c": PAPER_C, "theta1=theta2": theta[0], "n_resamples": n_resamples,
+    settings = {"cost": cost, "r": PAPER_R, "r_high": HIGH_R, "c": PAPER_C, "theta1=theta2": theta[0], "n_resamples": n_resamples,
                 "seed": seed, "source": "assets/recorded/audits/stability_search.json.gz"}
     return StabilityStudy(tuple(rows), RATIOS, RISKS, settings)

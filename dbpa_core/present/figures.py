@@ -335,24 +335,23 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
     """Figure 1 of the OT stability paper for one task: every model on one chart.
 
     ``curve="ratio"``: R against θ1/θ2 at r = 50 % (Fig. 1a/1c); ``"risk"``: R
-    against r at θ1 = θ2 = 2 (Fig. 1b/1d).  ``study`` is a
+    against r at θ1 = θ2 = 2 (Fig. 1b/1d); ``"ratio_high"``: the θ curve at
+    r = 75 % (not in the paper).  ``study`` is a
     :class:`~dbpa_core.paper.stability.StabilityStudy`.
     """
-    if curve not in ("ratio", "risk"):
-        raise ValueError(f"`curve` must be 'ratio' or 'risk'; got {curve!r}.")
+    values = study.curves(task, curve)  # validates `curve`
     figure = go.Figure()
     for index, row in enumerate(study.task_rows(task)):
-        values = row.curve_ratio if curve == "ratio" else row.curve_risk
-        figure.add_trace(go.Scatter(x=list(study.ratios if curve == "ratio" else study.risks), y=list(values),
+        figure.add_trace(go.Scatter(x=list(study.risks if curve == "risk" else study.ratios), y=list(values[index]),
                                     mode="lines+markers", name=html.escape(row.target),
                                     line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
-    r = study.settings["r"]
-    title = (f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})" if curve == "ratio" else
-             f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}")
-    figure.update_layout(title=title, xaxis_title="θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)"
-                         if curve == "ratio" else "target error rate r",
-                         yaxis_title="R(β, r): cost of the cheapest shift", xaxis_type="log" if curve == "ratio"
-                         else "linear", **LAYOUT)
+    r = study.settings["r_high" if curve == "ratio_high" else "r"]
+    title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
+             f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})")
+    figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
+                         "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
+                         yaxis_title="R(β, r): cost of the cheapest shift",
+                         xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
     return figure
 
 

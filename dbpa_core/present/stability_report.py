@@ -76,6 +76,7 @@ def ranking_finding(study: StabilityStudy, task: str) -> str:
     label = TASK_LABELS[task]
     headline = study.order(task, "risk", int(np.argmin(np.abs(study.risks - PAPER_R))))
     ratio, risk = study.crossings(task, "ratio"), study.crossings(task, "risk")
+    high = study.crossings(task, "ratio_high")
     against = study.table1_disagreements(task)
 
     def pairs(found):
@@ -84,9 +85,10 @@ def ranking_finding(study: StabilityStudy, task: str) -> str:
     parts = [f"{label}: at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2, most stable first: {headline}",
              f"curves cross along θ₁/θ₂ for {pairs(ratio)}" if ratio else "no curves cross along θ₁/θ₂",
              f"along r for {pairs(risk)}" if risk else "none cross along r",
+             f"along θ₁/θ₂ at r = 75 % for {pairs(high)}" if high else "none along θ₁/θ₂ at r = 75 % either",
              ("R calls " + "; ".join(f"{a} more stable than {b}" for a, b in against) +
               " although Table 1 broke it more often") if against else "R does not contradict Table 1's order"]
-    verdict = ("so, as the paper found, no single number ranks these models" if ratio or risk or against else
+    verdict = ("so, as the paper found, no single number ranks these models" if ratio or risk or high or against else
                "so here, unlike the paper, one order holds everywhere")
     return "; ".join(parts) + f": {verdict}."
 
@@ -102,7 +104,8 @@ def stability_record(study: StabilityStudy) -> dict:
     rows = [{"task": r.task, "model": r.target, "label": f"{r.task} · {r.target}", "n_items": r.n_items,
              "baseline_risk": r.baseline_risk, "adversarial_fraction": _number(r.adversarial_fraction),
              "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
-             "curve_risk": [_number(v) for v in r.curve_risk], "R_headline": _number(r.headline),
+             "curve_risk": [_number(v) for v in r.curve_risk],
+             "curve_ratio_r75": [_number(v) for v in r.curve_ratio_high], "R_headline": _number(r.headline),
              "rank_support": r.rank_support, "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
     return {"experiment": "stability", "rows": rows,
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
