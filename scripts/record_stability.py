@@ -47,8 +47,19 @@ def build_targets(task: str) -> list[Target]:
             for name, spec in TARGETS.items()]
 
 
-def write(path: Path, settings: dict, searches: list) -> None:
-    payload = json.dumps({"settings": settings, "searches": [s.to_dict() for s in searches]}, ensure_ascii=False,
+def recorded_rows(path: Path, settings: dict) -> dict:
+    """The searches already in the shipped file, if it was recorded with these settings (a continuation keeps them)."""
+    if not path.exists():
+        return {}
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        data = json.load(handle)
+    if {k: v for k, v in data["settings"].items() if k != "items_done"} != settings:
+        return {}
+    return {(row["task"], row["prompt"], row["target"]): row for row in data["searches"]}
+
+
+def write(path: Path, settings: dict, rows: dict) -> None:
+    payload = json.dumps({"settings": settings, "searches": list(rows.values())}, ensure_ascii=False,
                          separators=(",", ":"))
     partial = path.with_suffix(".partial")
     with gzip.GzipFile(partial, "wb", mtime=0) as handle:  # mtime 0: the same searches give the same bytes
@@ -77,7 +88,10 @@ def main(argv=None) -> None:
     settings = {**SEARCH, "target_max_tokens": MAX_TOKENS, "assistant": assistant.model, "judge": judge.describe(),
                 "judge_loo_accuracy": calibration.loo_accuracy, "tokenizer": "SmolLM2-135M-Instruct",
                 "targets": dict(TARGETS)}
-    searches, started = [], time.monotonic()
+    # The file only grows: a run restricted to some items (--secret-items) or stopped early keeps the searches
+    # an earlier run wrote; each search done now replaces its row.
+    rows = recorded_rows(RUNS_FILE, json.loads(json.dumps(settings))) if not args.pilot else {}
+    started = time.monotonic()
     # Items of the two tasks alternate, every target on each item, so that a run stopped early has every
     # target on the same items of both tasks.
     order = [(task, i) for i in range(max(len(v) for v in items.values())) for task in args.tasks
@@ -86,12 +100,12 @@ def main(argv=None) -> None:
         item = items[task][index]
         for target in targets[task]:
             search = search_item(item, target, assistant, judge, embedder, token_count=count, store=store, **SEARCH)
-            searches.append(search)
+            rows[task, item.prompt, target.name] = search.to_dict()
             print(f"[{time.monotonic() - started:7.0f} s] {task} {index + 1:2d} {target.name:<16} "
                   f"original loss {search.original_loss:.0f}, {search.queries} queries, "
                   f"{'FAILED at ' + str(search.failed_at) if search.adversarial else 'held'}", flush=True)
         if not args.pilot:
-            write(RUNS_FILE, {**settings, "items_done": done}, searches)
+            write(RUNS_FILE, {**settings, "items_done": done}, rows)
     print(f"{len(order)} items x {len(TARGETS)} targets in {time.monotonic() - started:.0f} s", flush=True)
 
 
