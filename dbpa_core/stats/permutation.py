@@ -168,7 +168,7 @@ def dbpa_test(
     x, y, similarity, omega, n_resamples, alternative, batch, rng = _dbpa_test_iv(
         x, y, similarity, discrepancy, n_resamples, alternative, batch, rng
     )
-    k0, k1 = len(x), len(y)
+    k0 = len(x)
     if similarity in TEXT_SIMILARITIES:
         embeddings = None
         similarity_matrix = _text_similarity_matrix(list(x) + list(y), similarity)
