@@ -57,6 +57,11 @@ class ProgressBar:
         self.stream.flush()
         return None
 
+    def update(self, update) -> None:
+        """The bar of a :class:`dbpa_core.audit.runner.RunUpdate` (the audit runner's progress hook)."""
+        if update.stage != "drawn":
+            self(update.text, update.done, update.total)
+
 
 def _writable_folder(path: Path, option: str) -> Path:
     """``path`` as a folder that exists or can be created (checked before any sampling)."""
@@ -88,7 +93,7 @@ def _naming(path: Path):
 
 
 def _audit(args) -> int:
-    from .audit import run_audit, spec_settings
+    from .audit import run_audit
     from .present.exports import family_record, write_reports
     from .present.readings import read_family
     from .audit.spec import load_spec
@@ -100,14 +105,14 @@ def _audit(args) -> int:
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
-    family = run_audit(spec, store=store, progress=ProgressBar())
-    record = family_record(family, name=spec.name, settings=spec_settings(spec))
+    family = run_audit(spec, store=store, progress=ProgressBar().update)
+    record = family_record(family, name=spec.name, settings=spec.settings())
     with _naming(out):
         paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
-    if spec.sequential is not None:
+    if family.kind == "sequential":
         from .present.readings import read_sequential
 
         for result in family.results:
@@ -188,13 +193,14 @@ def _batch(args) -> int:
     from .audit.batch import MAX_LINES, export_requests, import_results, write_requests
     from .audit.spec import load_spec
     from .data.store import SampleStore
+    from .present.batch import read_export, read_import
 
     if args.batch_command in ("submit", "status", "fetch"):
         return _batch_api(args)
     store = SampleStore(args.store) if args.store else SampleStore()
     if args.batch_command == "export":
         export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
-        print(export.reading())
+        print(read_export(export))
         written = write_requests(export, args.out, max_lines=args.max_lines or MAX_LINES)
         if not written:
             print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
@@ -204,7 +210,7 @@ def _batch(args) -> int:
                   f"({requests[0].endpoint}).")
         return EXIT_OK
     result = import_results(args.results, store=store, spec=load_spec(args.spec) if args.spec else None)
-    print(result.reading())
+    print(read_import(result))
     if result.n_stored + result.n_already_stored == 0:
         return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
     return EXIT_OK if result.complete else EXIT_FAILED
@@ -212,7 +218,8 @@ def _batch(args) -> int:
 
 def _batch_api(args) -> int:
     """``batch submit`` / ``status`` / ``fetch``: OpenAI's Batch endpoints through the ``openai`` client."""
-    from .audit.batch import batch_client, batch_status, fetch_results, read_batch_status, submit_batch
+    from .audit.batch import batch_client, batch_status, fetch_results, submit_batch
+    from .present.batch import read_batch_status
 
     client = batch_client(args.base_url)
     if args.batch_command == "submit":

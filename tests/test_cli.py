@@ -80,9 +80,9 @@ def test_interrupted_audit_resumes_without_drawing_twice(tmp_path, monkeypatch, 
     store = SampleStore(tmp_path / "store.sqlite")
     seen = []
 
-    def stop_in_second_arm(stage, done, total):
-        seen.append(stage)
-        return not (stage.startswith("sampling") and stage != "sampling original" and done == 5)
+    def stop_in_second_arm(update):
+        seen.append(update.text)
+        return not (update.stage == "sampling" and update.label != "original" and update.done == 5)
 
     with pytest.raises(SamplingCancelled):
         run_audit(spec, store=store, progress=stop_in_second_arm)

@@ -209,7 +209,7 @@ def test_level_holds_under_the_stopping_rule_and_naive_peeking_inflates_it():
 
 
 # ------------------------------------------------------------------ audit runner, SPEC, command line, present
-from dbpa_core.audit import run_scenario_family  # noqa: E402
+from dbpa_core.audit import AuditRequest, SamplerConfig, SequentialPlan, run  # noqa: E402
 from dbpa_core.audit.spec import SpecError, parse_spec  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.embedders.base import Embedder  # noqa: E402
@@ -245,9 +245,10 @@ class WordCounts(Embedder):
 
 
 def sequential_family(sampler, store, **settings):
-    return run_scenario_family(load_scenarios()["seasons_question"], ["paraphrase_1", "mars"], sampler=sampler,
-                               embedder=WordCounts(), k=0, n_resamples=499, discrepancy="energy", store=store, seed=0,
-                               sequential={"k_max": 60, "batch_size": 10, **settings})
+    request = AuditRequest.from_scenario(load_scenarios()["seasons_question"], ["paraphrase_1", "mars"],
+                                         sampler=SamplerConfig("simulated"), n_resamples=499, discrepancy="energy",
+                                         seed=0, sequential=SequentialPlan(k_max=60, batch_size=10, **settings))
+    return run(request, sampler_for=lambda config: sampler, embedder=WordCounts(), store=store)
 
 
 def test_audit_family_stops_each_perturbation_on_its_own_and_resumes_from_the_store(store):
