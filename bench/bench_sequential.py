@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 import dbpa_core as d  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.data.store import SampleStore  # noqa: E402
-from dbpa_core.audit.reproduce import embed_groups  # noqa: E402
-from dbpa_core.data.paper import load_personas  # noqa: E402
+from dbpa_core.paper.embeddings import embed_groups  # noqa: E402
+from dbpa_core.paper.loaders import load_personas  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers.simulated import SimulatedSampler  # noqa: E402
 

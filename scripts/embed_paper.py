@@ -2,12 +2,12 @@
 
     python scripts/embed_paper.py [--store PATH]
 
-Every experiment of :mod:`dbpa_core.audit.reproduce` embeds the paper's
+Every experiment of :mod:`dbpa_core.paper` embeds the paper's
 shipped responses (echoes stripped, empty continuations included) with the
 packaged MiniLM.  This script embeds each distinct one of them exactly as the
 experiments do (``get_embedder("minilm")``, through a sample store, so an
 interrupted run resumes and a store that already holds them embeds nothing)
-and writes :data:`dbpa_core.data.paper.EMBEDDINGS_FILE`: the sha256 of each
+and writes :data:`dbpa_core.paper.embeddings.EMBEDDINGS_FILE`: the sha256 of each
 text (the store's ``text_hash``, as 32 raw bytes), its vector rounded to
 float16, and the embedder's key.  float16 keeps the file under 7 MB; cosine
 similarities move by ≈ 1e-4, far below the 1/30 width of the JS histograms'
@@ -28,8 +28,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dbpa_core.audit.reproduce import EXPERIMENTS, experiment_texts  # noqa: E402
-from dbpa_core.data.paper import EMBEDDINGS_FILE  # noqa: E402
+from dbpa_core.paper.embeddings import EMBEDDINGS_FILE  # noqa: E402
+from dbpa_core.paper.registry import EXPERIMENTS, experiment_texts  # noqa: E402
 from dbpa_core.data.store import SampleStore, text_hash  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 

@@ -9,7 +9,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
-from dbpa_core.data import paper
+from dbpa_core import paper
+from dbpa_core.paper import embeddings
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_reproduce_page(page, monkeypatch):
     # costs and waits for the button
     empty = paper.ShippedEmbeddings(paper.shipped_embeddings().embedder_key, {}, np.zeros((0, 384), np.float16))
     with monkeypatch.context() as patch:
-        patch.setattr(paper, "shipped_embeddings", lambda: empty)
+        patch.setattr(embeddings, "shipped_embeddings", lambda: empty)
         at.radio(key="reproduce_experiment").set_value("fig1").run()
         assert not at.exception
         assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100

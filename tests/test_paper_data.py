@@ -1,4 +1,4 @@
-"""dbpa_core.data.paper: the shipped responses of the DBPA paper and their quirks."""
+"""dbpa_core.paper.loaders: the shipped responses of the DBPA paper and their quirks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import tarfile
 import pytest
 
 from conftest import HYPOTEST
-from dbpa_core.data import paper
+from dbpa_core.paper import embeddings
+from dbpa_core.paper import loaders as paper
 
 
 def raw(archive: str, member: str):
@@ -22,7 +23,7 @@ API_MODELS = [m for m, info in paper.PARAPHRASE_MODELS.items() if not info.echoe
 
 def test_shipped_archives_are_small_licensed_and_named():
     # the responses and reference statistics (the shipped embeddings have their own check)
-    total = sum(p.stat().st_size for p in paper.PAPER_DIR.iterdir() if p != paper.EMBEDDINGS_FILE)
+    total = sum(p.stat().st_size for p in paper.PAPER_DIR.iterdir() if p != embeddings.EMBEDDINGS_FILE)
     assert total <= 6 * 1024 * 1024
     notice = (paper.PAPER_DIR / "NOTICE").read_text()
     assert "QiyaoWei/Hypo-Test" in notice and "c586dfef5d8729ea1be0a0778ca8c7c0a04d25ca" in notice

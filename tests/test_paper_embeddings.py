@@ -13,8 +13,9 @@ from types import MappingProxyType
 import numpy as np
 import pytest
 
-from dbpa_core.audit import reproduce as r
-from dbpa_core.data import paper
+from dbpa_core import paper
+from dbpa_core import paper as r
+from dbpa_core.paper import embeddings
 from dbpa_core.data.store import SampleStore, text_hash
 from dbpa_core.embedders.minilm import MiniLMEmbedder
 
@@ -41,7 +42,7 @@ def no_minilm(monkeypatch):
 def hide_shipped_file(monkeypatch):
     """From here on the shipped file offers nothing (as for texts it lacks)."""
     empty = paper.ShippedEmbeddings(KEY, MappingProxyType({}), np.zeros((0, 384), np.float16))
-    monkeypatch.setattr(paper, "shipped_embeddings", lambda: empty)
+    monkeypatch.setattr(embeddings, "shipped_embeddings", lambda: empty)
 
 
 def test_the_file_covers_every_text_of_every_experiment():
@@ -140,7 +141,7 @@ def test_a_missing_or_wrong_file_names_itself_and_the_fix(tmp_path, monkeypatch,
         np.savez(path, vectors=np.zeros((2, 384), np.float16))
     elif content is not None:
         path.write_bytes(content)
-    monkeypatch.setattr(paper, "EMBEDDINGS_FILE", path)
+    monkeypatch.setattr(embeddings, "EMBEDDINGS_FILE", path)
     paper.shipped_embeddings.cache_clear()
     try:
         with pytest.raises(paper.PaperDataError, match="minilm_embeddings.npz.*(restore|scripts/embed_paper.py)"):

@@ -1,4 +1,4 @@
-"""dbpa_core.audit.reproduce: the paper's experiments on its shipped responses.
+"""dbpa_core.paper: the paper's experiments on its shipped responses.
 
 The embeddings come from the packaged MiniLM and are shared by the module
 through one store, so each response is embedded once per test session.
@@ -19,8 +19,9 @@ from sklearn.metrics import roc_auc_score
 
 import dbpa_core as d
 from conftest import REPO
-from dbpa_core.audit import reproduce as r
-from dbpa_core.data import paper
+from dbpa_core import paper as r
+from dbpa_core.present.reproduction import NOT_GIVEN
+from dbpa_core import paper
 from dbpa_core.present import reproduction as rp
 from dbpa_core.stats.similarity import embedding_similarity_matrix
 
@@ -114,7 +115,7 @@ def test_fig1_controls_targets_and_best_model(minilm, shared_store):
     record = rp.reproduction_record(study)
     assert record["experiment"] == "fig1"
     assert {"label", "auc_mean", "auc_sd", "tpr_at_fpr_0.01", "tpr_at_fpr_0.05"} <= set(record["rows"][0])
-    assert record["rows"][0]["reported_auc"] == r.NOT_GIVEN
+    assert record["rows"][0]["reported_auc"] == NOT_GIVEN
     # the reference run's target rejection rate is read from its result file (GPT-4 seed 9: none below .05)
     assert gpt4.target_rejection_rate(0.05, reported=True) == 0.0
 
@@ -147,7 +148,7 @@ def test_appendix_tables(minilm, shared_store):
     assert large.dollars == pytest.approx(large.tokens * 0.02 / 1e6)
     record = rp.reproduction_record(result)
     assert {row["table"] for row in record["rows"]} == {"C.2", "C.3", "C.4"}
-    assert all(row["reported"] == r.NOT_GIVEN for row in record["rows"])
+    assert all(row["reported"] == NOT_GIVEN for row in record["rows"])
 
 
 def test_second_run_embeds_nothing(minilm, shared_store, table2):

@@ -28,7 +28,7 @@ SOURCE_NOTE = ("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open mod
 # keys the cache by this function's own source), and a restart re-runs it from the stored vectors in seconds.
 @st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
 def reproduce(experiment: str, n_resamples: int, seed: int):
-    from dbpa_core.audit.reproduce import REPRODUCERS
+    from dbpa_core.paper.registry import REPRODUCERS
     from dbpa_core.embedders import get_embedder
 
     return REPRODUCERS[experiment](embedder=get_embedder("minilm"), store=store(), n_resamples=n_resamples,
@@ -37,7 +37,8 @@ def reproduce(experiment: str, n_resamples: int, seed: int):
 
 def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
     """Make sure the experiment's responses are embedded; when many are missing, ask first (st.stop())."""
-    from dbpa_core.audit.reproduce import embed_groups, experiment_texts, missing_embeddings
+    from dbpa_core.paper.embeddings import embed_groups
+    from dbpa_core.paper.registry import experiment_texts, missing_embeddings
     from dbpa_core.embedders import get_embedder
 
     missing = missing_embeddings(experiment, embedder_key=get_embedder("minilm").key, store=store())

@@ -33,6 +33,11 @@ key (``sampler.temperature``) and what is allowed.
 batches and stop as soon as a change is clear, each at α/m::
 
     sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.9
+
+``explain: true`` (or ``explain: {fdr: 0.1}``) adds to each perturbation of
+the report what changed: the themes whose share differs between the arms at
+that false discovery rate, and representative outputs
+(:func:`dbpa_core.explain_change`, with the SPEC's ``n_resamples`` and ``seed``).
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from ..stats.sequential import SPENDING
 from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
-        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential"}
+        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential", "explain"}
 _PROMPT = {"prompt", "system"}
 _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
 # A name becomes part of a folder name (audit-<name>): a file name, never a path.
@@ -89,6 +94,8 @@ class AuditSpec:
     source: dict = field(repr=False, default_factory=dict)
     # Keyword arguments of sequential_dbpa_test (k_max, batch_size, ...); then k = k_max.
     sequential: dict | None = None
+    # {"fdr": ...} of explain_change for each perturbation, or None (no explanation).
+    explain: dict | None = None
 
     @property
     def request(self) -> AuditRequest:
@@ -106,7 +113,8 @@ class AuditSpec:
         return {"sampler": self.sampler, "perturbed_sampler": self.perturbed_sampler, "embedder": self.embedder,
                 "scenario": self.scenario.id, "perturbations": list(self.perturbation_ids), "k": self.k,
                 "n_resamples": self.n_resamples, "similarity": self.similarity, "discrepancy": self.discrepancy,
-                "correction": self.correction, "alpha": self.alpha, "seed": self.seed, "sequential": self.sequential}
+                "correction": self.correction, "alpha": self.alpha, "seed": self.seed, "sequential": self.sequential,
+                "explain": self.explain}
 
 
 def _fail(key: str, message: str):
@@ -209,6 +217,18 @@ def _sequential(spec: dict) -> dict | None:
     return settings
 
 
+def _explain(value) -> dict | None:
+    """The ``explain`` option: ``true``/``false`` or ``{fdr: 0.1}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {"fdr": 0.1}
+    if not isinstance(value, dict):
+        _fail("explain", f"must be true, false or a mapping such as {{fdr: 0.1}}; got {value!r}.")
+    explain = _mapping(value, "explain", {"fdr"})
+    return {"fdr": _checked(check_probability, explain.get("fdr", 0.1), "explain.fdr")}
+
+
 def _prompts_scenario(value) -> Scenario:
     """A scenario built from literal prompts (no template, no simulated facets)."""
     prompts = _mapping(value, "prompts", {"original", "perturbations"})
@@ -280,6 +300,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         seed=_checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
         source=dict(spec),
         sequential=sequential,
+        explain=_explain(spec.get("explain")),
     )
 
 

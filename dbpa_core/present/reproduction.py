@@ -1,4 +1,4 @@
-"""Tables, readings and JSON records of the paper's reproduced experiments (:mod:`dbpa_core.audit.reproduce`).
+"""Tables, readings and JSON records of the paper's reproduced experiments (:mod:`dbpa_core.paper`).
 
 Rauba, Wei & van der Schaar (ICML 2025): Table 2 (§4.1), Figs 1–2 (§4.2),
 Fig 3 (§4.3) and appendix C.2–C.4, each beside the reference run's values.
@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..audit.reproduce import (NOT_GIVEN, AlignmentStudy, AppendixResult, ChoiceGrid, PersonaTable, ROCStudy)
-from ..data import paper
+from ..paper import loaders as paper
+from ..paper.appendix_c import AppendixResult, ChoiceGrid
+from ..paper.fig1 import ROCStudy
+from ..paper.fig3 import AlignmentStudy
+from ..paper.table2 import PersonaTable
 from .readings import format_pvalue, significance_stars
+
+NOT_GIVEN = "not given in the shipped data"
 
 
 # ------------------------------------------------------------------ Table 2

@@ -25,10 +25,8 @@ The reference run's own statistics (``cvd_guidelines_results.json`` for Table
 runs) are read by :func:`reported_personas`, :func:`reported_paraphrases` and
 :func:`reported_alignment`, so the reproduction can be set beside them.
 
-The packaged MiniLM's vectors of every response the experiments embed ship in
-:data:`EMBEDDINGS_FILE` (float16, keyed by the store's ``text_hash``; written
-by ``scripts/embed_paper.py``) and are read by :func:`shipped_embeddings`, so
-the experiments run without embedding anything.
+The packaged MiniLM's vectors of these responses are read by
+:mod:`dbpa_core.paper.embeddings`.
 """
 
 from __future__ import annotations
@@ -37,18 +35,13 @@ import json
 import lzma
 import re
 import tarfile
-import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
-import numpy as np
-
-from .assets import ASSETS
+from ..data.assets import ASSETS
 
 PAPER_DIR = ASSETS / "paper"
-#: MiniLM vectors of every response the experiments embed (``scripts/embed_paper.py``).
-EMBEDDINGS_FILE = PAPER_DIR / "minilm_embeddings.npz"
 SEEDS = (9, 68, 145, 5998, 66215)
 ARM_SIZE = 20
 
@@ -350,52 +343,3 @@ def reported_alignment(seed: int) -> dict[str, ReportedStatistic]:
     """The reference run's GPT-3.5 vs open-model statistics for one seed (keys: Hugging Face ids)."""
     name = f"reference/alignment/gpt-35-1106-vdsT-AE_alignment_{_check_seed(seed)}.json"
     return _reported_pairs(_member("reference", name), name)
-
-
-# -------------------------------------------------------------- embeddings
-@dataclass(frozen=True, eq=False)
-class ShippedEmbeddings:
-    """The vectors of :data:`EMBEDDINGS_FILE`.
-
-    Attributes
-    ----------
-    embedder_key : str
-        The embedder that computed them, as the store keys it
-        (``Embedder.key``, e.g. ``"minilm:all-MiniLM-L6-v2"``).
-    rows : mapping of str -> int
-        The store's ``text_hash`` of a response → its row of :attr:`vectors`.
-    vectors : ndarray of shape (n, dim), float16
-        The embedder's unit-norm output rounded to float16 (norms within
-        ≈ 1e-3 of 1: renormalise before use).
-    """
-
-    embedder_key: str
-    rows: MappingProxyType
-    vectors: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-
-@lru_cache(maxsize=1)
-def shipped_embeddings() -> ShippedEmbeddings:
-    """The shipped MiniLM vectors of the paper's responses (read once per process).
-
-    Raises
-    ------
-    PaperDataError
-        If the file is missing or not as ``scripts/embed_paper.py`` writes it.
-    """
-    path = EMBEDDINGS_FILE
-    try:
-        with np.load(path) as shipped:
-            hashes, vectors, key = shipped["text_hashes"], shipped["vectors"], str(shipped["embedder_key"])
-    except FileNotFoundError:
-        raise PaperDataError(f"{path}: the shipped embeddings are missing; restore assets/paper/ from git or "
-                             "rerun scripts/embed_paper.py.") from None
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile) as problem:
-        raise PaperDataError(f"{path}: not the file scripts/embed_paper.py writes ({problem}).") from None
-    if hashes.ndim != 2 or hashes.shape[1] != 32 or vectors.ndim != 2 or len(vectors) != len(hashes):
-        raise PaperDataError(f"{path}: expected one 32-byte sha256 per vector row; rerun scripts/embed_paper.py.")
-    vectors.setflags(write=False)
-    return ShippedEmbeddings(key, MappingProxyType({bytes(h).hex(): i for i, h in enumerate(hashes)}), vectors)
