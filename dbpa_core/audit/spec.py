@@ -159,6 +159,10 @@ def _sampler(value, key: str) -> dict:
     sampler["backend"] = backend
     if backend == "openai" and not sampler.get("model"):
         _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
+    if backend == "local" and "model" in sampler:
+        from ..samplers.quantize import LOCAL_MODELS
+
+        sampler["model"] = _checked(check_choice, sampler["model"], f"{key}.model", LOCAL_MODELS)
     if sampler.get("temperature") is not None:
         sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
     if "max_tokens" in sampler:
