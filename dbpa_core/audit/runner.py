@@ -158,7 +158,8 @@ class ArmSource:
                                   progress=lambda done, total: self._report("embedding", done, total))
         self.embeddings = new if not self.texts else np.vstack([self.embeddings, new])
         self.texts = list(texts)
-        self._report("drawn", n, n, self.arm(n))
+        if self.progress is not None:
+            self._report("drawn", n, n, self.arm(n))
 
     def embedder_known(self, texts) -> dict:
         return {} if self.kept else self.store.get_embeddings(self.embedder.key, list(texts))
