@@ -32,11 +32,14 @@ class RunProgress:
 
     The time left is extrapolated from the throughput measured so far in this
     run, shown once a run has taken a few seconds; a cached run never shows
-    the bar at all.
+    the bar at all.  ``listener`` (optional) receives every
+    :class:`~dbpa_core.audit.runner.RunUpdate` too, the arms as they are drawn
+    included: the one place a live view (clouds, null) can follow a run.
     """
 
-    def __init__(self, label: str, n_steps: int = 1):
+    def __init__(self, label: str, n_steps: int = 1, *, listener=None):
         self.label, self.n_steps, self.step = label, max(1, int(n_steps)), 0
+        self.listener = listener
         self.started = time.monotonic()
         self.kept = 0  # outputs sampled so far in this run (all in the store)
         self._arm_done: dict[str, int] = {}
@@ -67,6 +70,8 @@ class RunProgress:
             before = self._arm_done.get(update.label, 0)
             self._arm_done[update.label] = max(before, update.done)
             self.count_sampled(self.kept + max(0, update.done - before))
+        if self.listener is not None:
+            self.listener(update)
         if update.stage == "drawn":
             return
         request = self._request
