@@ -48,6 +48,7 @@ def write_spec(tmp_path, **overrides):
      "`sampler.base_url` holds a credential"),
     ({"sampler": {"backend": "openai", "model": "m", "timeout": 0}}, "`sampler.timeout` must be a positive"),
     ({"perturbed_sampler": {"backend": "local", "model": "x"}}, "`perturbed_sampler.model` must be one of"),
+    ({"perturbed_sampler": {"backend": "local", "n_gpu_layers": 3}}, "`perturbed_sampler.n_gpu_layers` is not a known key"),
     ({"scenario": "mars_mission"}, "`scenario` must be one of"),
     ({"perturbations": ["mars", "nope"]}, r"`perturbations\[1\]` must be one of"),
     ({"embedder": {"name": "bert"}}, "`embedder.name` must be one of 'minilm', 'openai'"),
@@ -84,7 +85,7 @@ def test_good_settings_reach_the_backends():
     spec = parse_spec({**BASE, "sampler": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
                                            "timeout": 2, "max_retries": 0, "max_concurrency": 3},
                        "embedder": {"name": "minilm", "batch_size": 8}})
-    sampler, embedder = build_sampler(spec.sampler), build_embedder(spec.embedder)
+    sampler, embedder = build_sampler(spec.request.sampler), build_embedder(spec.request.embedder)
     assert (sampler.timeout, sampler.max_retries, sampler.max_concurrency) == (2.0, 0, 3)
     assert embedder.batch_size == 8
 
