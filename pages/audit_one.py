@@ -59,7 +59,9 @@ with guard():
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
-    inputs = {**settings_inputs(settings), "x₀": original.prompt, "x₁": perturbed.prompt,
+    labels = ({"scenario": scenario.title, "perturbation": perturbation.label, "perturbation kind": perturbation.kind}
+              if source == "From a scenario" else {"perturbation": "typed prompts"})
+    inputs = {**settings_inputs(settings), **labels, "x₀": original.prompt, "x₁": perturbed.prompt,
               "system prompt": original.system, "perturbed system prompt": perturbed.system, "k": int(k),
               "B": int(n_resamples), "similarity": similarity, "ω": discrepancy}
     if sequential:  # its boundaries are set by α before sampling: a new α needs a new run
@@ -87,8 +89,11 @@ with guard():
             clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
             if result.test.kind == "fixed":
                 null_and_similarities(result.test, label=discrepancy, key="one")
-            downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
+            downloads(record=result_to_dict(result.test, inputs=inputs, original_prompt=result.original.prompt,
                                             perturbed_prompt=result.perturbed.prompt,
+                                            original_system_prompt=result.original.system,
+                                            perturbed_system_prompt=result.perturbed.system,
+                                            true_effect=result.true_effect,
                                             original_texts=list(result.original.texts),
                                             perturbed_texts=list(result.perturbed.texts), alpha=alpha,
                                             decision=decision(result.test.pvalue, alpha),

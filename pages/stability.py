@@ -7,7 +7,7 @@ import streamlit as st
 from dbpa_core.stability.rewrites import REWRITES
 from dbpa_core.stability.criterion import COSTS
 from dbpa_core.present.figures import stability_curves
-from ui.components import downloads, guard
+from ui.components import downloads, guard, show_table
 from ui.stability import RATIOS, RISKS, stability_view
 from ui.sidebar import current_settings
 
@@ -33,7 +33,7 @@ with guard():
         "error rate on the rewrites": [d.losses[:, 1:].mean() for d in data.values()],
         f"R at r = {r_fixed:g}": [view.criteria[name].value for name in data],
     })
-    st.dataframe(summary, hide_index=True, width="stretch")
+    show_table(summary)
     st.caption("R = 0 means the model already errs that often without any shift; R = ∞ would mean no rewrite can "
                "make it fail. Compare rows: the larger R at the same r, the more stable the setting.")
     left, right = st.columns(2)
@@ -62,7 +62,7 @@ with guard():
         "model answer": [chosen.answers[i, result.choices[i]] for i in order],
         "fails": [bool(chosen.losses[i, result.choices[i]]) for i in order],
     })
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table)
     st.caption(f"The cheapest way to reach an error rate of {r_fixed:g} costs R = {result.value:.3g}: it up-weights "
                "the questions at the top and asks each in the shown form. Answers are shown as text.")
     downloads(table=table, name="stability_sensitive_samples")

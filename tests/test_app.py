@@ -85,14 +85,14 @@ def test_many_perturbations(app):
     at.selectbox(key="many_scenario").set_value("seasons_question").run()
     at.number_input(key="many_k").set_value(20).run()
     at.button(key="many_run").click().run()
-    table = at.dataframe[0].value
-    assert len(table) == 6 and "p adjusted (bonferroni)" in table.columns
+    table = at.table[0].value
+    assert len(table) == 6 and "p adjusted (Bonferroni)" in table.columns
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
-    table = at.dataframe[0].value
-    assert "p adjusted (holm)" in table.columns
+    table = at.table[0].value
+    assert "p adjusted (Holm)" in table.columns
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "holm correction" in c.value
+    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "Holm correction" in c.value
                for c in at.caption)
     assert not any("Out of date" in w.value for w in at.warning)
     # Clearing the perturbations leaves the old table marked out of date, not current.
@@ -115,7 +115,7 @@ def test_tpr_fpr(app):
     at.button(key="roc_run").click().run()
     assert not at.exception
     assert any("Best model at an allowed FPR of 0.05" in s.value for s in at.info)
-    summary = at.dataframe[0].value
+    summary = at.table[0].value
     assert list(summary["model"]) == ["simulated T=0.5", "simulated T=2.0"]
     # the AUCs are those of the same audits run without the app (controls vs targets of both scenarios)
     expected = expected_aucs(["seasons_question", "customer_support"], {"simulated T=0.5": 0.5, "simulated T=2.0": 2.0},
@@ -125,7 +125,7 @@ def test_tpr_fpr(app):
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert any("Best model at an allowed FPR of 0.2" in s.value for s in at.info)
-    assert "TPR at FPR ≤ 0.2" in at.dataframe[0].value.columns
+    assert "TPR at FPR ≤ 0.2" in at.table[0].value.columns
     assert not any("Out of date" in w.value for w in at.warning)
     at.number_input(key="roc_k").set_value(12).run()
     assert any("Out of date" in w.value and "k: 10 → 12" in w.value for w in at.warning)
@@ -141,7 +141,7 @@ def test_alignment(app):
     at.number_input(key="align_k").set_value(10).run()
     at.button(key="align_run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
     from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run
@@ -214,7 +214,7 @@ def test_case_studies_open_on_the_papers_responses(app):
     at = open_page(app, "persona_study")
     assert at.radio(key="persona_source").value == "paper"
     assert any("no one on this project wrote" in c.value for c in at.caption)
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert len(table) == 8 and "p (paper)" in table.columns  # 7 personas and the doctor's two halves
     assert any("significant" in i.value for i in at.info)
     for page, key in (("tpr_fpr", "roc_source"), ("alignment", "align_source")):
@@ -228,7 +228,7 @@ def test_persona_study(app):
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
 
 
@@ -256,13 +256,13 @@ def test_model_audit_live_needs_an_endpoint(app):
 
 def test_stability_page(app):
     at = open_page(app, "stability")
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert set(table["model / setting"]) == {"greedy", "sampled T=0.8"}
-    assert len(at.dataframe[1].value) == 16
+    assert len(at.table[1].value) == 16
     r_column = [c for c in table.columns if c.startswith("R at r")][0]
     before = table[r_column].tolist()
     at.number_input(key="stab_theta").set_value(3.0).run()
-    after = at.dataframe[0].value[r_column].tolist()
+    after = at.table[0].value[r_column].tolist()
     assert not at.exception and after != before  # dearer shifts, larger R
 
 

@@ -29,7 +29,7 @@ def test_reproduce_page(page, monkeypatch):
     at = page
     assert at.title[0].value == "Reproduce the paper"
     # default view: Table 2 on the paper's responses, the paper's column beside ours
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["persona"])[:2] == ["doctor", "nurse"] and len(table) == 8
     assert {"p (ours)", "p (paper)", "stars (paper)"} <= set(table.columns)
     assert any("significant in both: comedian, robot from the future, child" in i.value for i in at.info)
@@ -38,11 +38,11 @@ def test_reproduce_page(page, monkeypatch):
     at.selectbox(key="reproduce_persona").set_value("child").run()
     assert any("declared to change" in c.value for c in at.caption)
     # new inputs, new results: the caption names them and the doctor halves are split anew
-    before = at.dataframe[0].value["p (ours)"].iloc[0]
+    before = at.table[0].value["p (ours)"].iloc[0]
     at.number_input(key="reproduce_seed").set_value(3).run()
     assert not at.exception
     assert any("seed 3" in c.value for c in at.caption)
-    assert at.dataframe[0].value["p (ours)"].iloc[0] != before
+    assert at.table[0].value["p (ours)"].iloc[0] != before
     # Figs 1–2 on a cold store without the shipped vectors: the page says what the first run
     # costs and waits for the button
     empty = paper.ShippedEmbeddings(paper.shipped_embeddings().embedder_key, {}, np.zeros((0, 384), np.float16))
@@ -51,18 +51,18 @@ def test_reproduce_page(page, monkeypatch):
         at.radio(key="reproduce_experiment").set_value("fig1").run()
         assert not at.exception
         assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
-        assert not at.dataframe
+        assert not at.table
         assert at.button(key="reproduce_embed")
     # with them (as shipped) it runs at once: nothing to embed
     at.number_input(key="reproduce_b").set_value(100).run()
     assert not at.exception
     assert "reproduce_embed" not in [b.key for b in at.button]
-    assert len(at.dataframe[0].value) == len(paper.PARAPHRASE_MODELS)
+    assert len(at.table[0].value) == len(paper.PARAPHRASE_MODELS)
     # the appendix reuses the persona embeddings: three tables, each with its reading
     at.radio(key="reproduce_experiment").set_value("appendix").run()
     at.number_input(key="reproduce_b").set_value(100).run()
     assert not at.exception
-    assert len(at.dataframe) == 3
+    assert len(at.table) == 3
     assert any("choices flag exactly the same personas" in i.value for i in at.info)
     assert any("Cost grows linearly" in c.value for c in at.caption)
 

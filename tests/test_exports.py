@@ -31,7 +31,7 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     table = family_frame(family)
     record = family_record(family, name="t", settings={"sampler": {"backend": "simulated"}})
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert "p adjusted (holm)" in table.columns
+    assert "p adjusted (Holm)" in table.columns
     assert record["summary"] == {"n_perturbations": 6, "n_rejected": n_declared, "change_detected": n_declared > 0,
                                  "correction": "holm", "alpha": 0.1}
     settings = record["settings"]
@@ -40,7 +40,7 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     assert [p["decision"] for p in record["perturbations"]] == list(table["decision"])
     assert family_csv(family) == table.to_csv(index=False)
     page = family_html(family, record)
-    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (holm correction" in page
+    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (Holm correction" in page
     assert "bonferroni" not in page
 
 

@@ -10,8 +10,9 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
-                                        read_statistic, significance_stars)
+from dbpa_core.present.formatting import format_number
+from dbpa_core.present.readings import (decision, format_pvalue, pvalue_floor_note, read_decision, read_effect,
+                                        read_pvalue, read_statistic, significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -59,9 +60,8 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
     columns[0].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
     columns[1].metric("α", f"{alpha:g}")
     columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
-    columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
-    columns[4].metric("p-value", f"{format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)} "
-                                 f"{significance_stars(result.pvalue)}".strip())
+    columns[3].metric(f"Observed {label}", format_number(result.statistic))
+    pvalue_metric(columns[4], result)
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
@@ -71,6 +71,15 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
         decision_box(result.pvalue, alpha)
     for message in result.warnings:
         st.warning(message)
+
+
+def pvalue_metric(column, result, *, stars: bool = True) -> None:
+    """The p-value card: short enough never to be cut ("≤ 0.001"); at its floor the label says so
+    ("p-value · floor 1/(B+1)"), and the reading below the strip spells the floor out."""
+    note = pvalue_floor_note(result.pvalue, result.n_resamples, exact=result.exact)
+    value = format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)
+    column.metric("p-value" + (f" · {note}" if note else ""),
+                  f"{value} {significance_stars(result.pvalue) if stars else ''}".strip())
 
 
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
@@ -166,7 +175,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
 
     columns = st.columns(3)
     columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
-    columns[1].metric(f"{label} at the stop", f"{result.statistic:.4g}")
+    columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
     st.caption(read_sequential(result))
@@ -227,6 +236,15 @@ def settings_inputs(settings) -> dict:
             else f"{sampler.model} at {sampler.base_url or 'api.openai.com'}",
             "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
             "embedder": embedder.name if embedder.name == "minilm" else f"{embedder.model} at {embedder.base_url}"}
+
+
+def show_table(frame) -> None:
+    """A result table on screen: every number written for people (:func:`dbpa_core.present.formatting.people_frame`)
+    in a static table whose columns are sized to their content and whose cells wrap, so no header or cell is
+    ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers)."""
+    from dbpa_core.present.formatting import people_formatters
+
+    st.table(frame.style.format(people_formatters(frame)), hide_index=True)
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:

@@ -13,7 +13,7 @@ import streamlit as st
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
-from .components import downloads
+from .components import downloads, show_table
 from .resources import store
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
@@ -62,10 +62,10 @@ def show_table2(result, *, key: str = "reproduce"):
     table = rp.persona_frame(result)
     st.info(rp.persona_agreement(result))
     st.plotly_chart(discrepancy_bars([r.persona for r in result.rows], [r.statistic for r in result.rows],
-                                     [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)",
+                                     [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)", pvalue_label="p",
                                      title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
-    st.dataframe(rp.persona_frame(result, formatted=True), hide_index=True, width="stretch")
+    show_table(rp.persona_frame(result, formatted=True))
     st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
                "similarities (0 = the same spread; at most 0.83); JSD bits is the same comparison on the app's "
                "default scale (0 to 1). Stars: * p < 0.05, ** p < 0.01, *** p < 0.001, unadjusted as in the "
@@ -105,7 +105,7 @@ def show_fig1(result, *, key: str = "reproduce"):
     st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
                "test keeps the dashed lines near α.")
     table = rp.roc_frame(result)
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table)
     st.caption("AUC mean ± sd over the 5 seeds; TPR at FPR ≤ 1 % / 5 % read off the pooled curve. The paper "
                "run tested only targets: its column is the share of its target p-values below 0.05; it gives "
                "no AUC.")
@@ -125,7 +125,7 @@ def show_fig3(result, *, key: str = "reproduce"):
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
                "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table)
     st.caption("'seeds p ≤ .05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
                "chance explains; a model is said to differ when that holds in most seeds. The paper-run columns "
                "are the reference code's per-seed result files.")
@@ -137,16 +137,16 @@ def show_appendix(result, *, key: str = "reproduce"):
     omega, similarity, costs = rp.grid_frame(result.omega), rp.grid_frame(result.similarity), rp.cost_frame(result)
     st.subheader("C.2 · choices of ω (persona vs doctor)")
     st.info(rp.grid_agreement(result.omega))
-    st.dataframe(omega, hide_index=True, width="stretch")
+    show_table(omega)
     st.caption("Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
                "re-splits of the same answers, so only the choice of ω differs.")
     st.subheader("C.4 · similarities (ω = JSD in bits)")
     st.info(rp.grid_agreement(result.similarity))
-    st.dataframe(similarity, hide_index=True, width="stretch")
+    show_table(similarity)
     st.caption("Cosine of MiniLM embeddings compares meaning; BLEU and ROUGE-L compare shared words, so they "
                "can flag a change of wording that leaves the meaning intact.")
     st.subheader("C.3 · embedding cost as k grows")
-    st.dataframe(costs, hide_index=True, width="stretch")
+    show_table(costs)
     priciest = costs.sort_values("US$").iloc[-1]
     st.caption(f"Cost grows linearly with k × arms: embedding {priciest['k']:,} answers per arm for all 8 "
                f"personas ({priciest['tokens']:,} tokens) costs ${priciest['US$']:.3f} with "

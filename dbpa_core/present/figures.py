@@ -248,14 +248,19 @@ def power_curve(curve, *, target_power: float | None = None) -> go.Figure:
     return figure
 
 
-def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, label: str = "ω") -> go.Figure:
-    """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3)."""
+def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, label: str = "ω",
+                     pvalue_label: str = "adjusted p") -> go.Figure:
+    """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3).
+
+    Each bar is labelled with the p-value that decided its colour, named by ``pvalue_label`` (``"adjusted p"``
+    after a correction, ``"p"`` when none), so the label matches the table column beside it.
+    """
     colours = [ORIGINAL_COLOUR if p <= alpha else NULL_COLOUR for p in pvalues]
     figure = go.Figure(go.Bar(x=list(statistics), y=[html.escape(str(n)) for n in names], orientation="h",
-                              marker_color=colours, text=[f"p = {format_pvalue(p)}" for p in pvalues], textposition="outside",
-                              cliponaxis=False))
-    figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed"),
-                         **{**LAYOUT, "margin": dict(l=40, r=90, t=50, b=40)})
+                              marker_color=colours, text=[f"{pvalue_label} = {format_pvalue(p)}" for p in pvalues],
+                              textposition="outside", cliponaxis=False))
+    figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed", automargin=True),
+                         **{**LAYOUT, "margin": dict(l=40, r=130, t=50, b=40)})
     return figure
 
 
