@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
+from .formatting import format_number
 from .readings import format_pvalue
 
 ORIGINAL_COLOUR = "#1f77b4"
@@ -19,8 +20,10 @@ PERTURBED_COLOUR = "#d62728"
 NULL_COLOUR = "#9aa5b1"
 TAIL_COLOUR = "#f28e2b"
 #: Models side by side: the i-th model of a page has the i-th colour in every chart (Plotly's D3 palette
-#: without blue and red, which mean "original" and "perturbed" here).
-MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f")
+#: without blue and red, which mean "original" and "perturbed" here, then the darker shades of D3's
+#: category20b): sixteen colours, so the paper's nine models never share one on a chart (issue 29).
+MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f",
+                 "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
 LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
 
 
@@ -140,14 +143,17 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
     if layout["far"]:
         edge = layout["range"][1] if observed > edges[-1] else layout["range"][0]
-        figure.add_annotation(x=edge, y=peak * 0.55, ax=-70 if observed > edges[-1] else 70, ay=0,
-                              text=f"T_obs = {observed:.4g}<br>far beyond every re-split<br>(axis broken)",
+        right = observed > edges[-1]
+        # The label sits on the plot's side of the arrow (xanchor), so it is never cut by the chart's edge.
+        figure.add_annotation(x=edge, y=peak * 0.55, ax=-30 if right else 30, ay=0,
+                              xanchor="right" if right else "left",
+                              text=f"T_obs = {format_number(observed)}<br>beyond every<br>re-split (axis broken)",
                               showarrow=True, arrowhead=2, arrowwidth=2, align="center",
                               bgcolor="white", bordercolor="black")
         figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
     else:
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                         annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
+                         annotation_text=f"T_obs = {format_number(observed)}", annotation_position="top")
     if layout["overflow"]:
         beyond = int(np.sum(null > edges[-1]))
         figure.add_annotation(x=centres[-1], y=peak * 0.3, text=f"last bar: + {beyond} re-splits<br>up to "
@@ -191,8 +197,26 @@ def similarity_histograms(result) -> go.Figure:
 
 
 def model_colour(index: int) -> str:
-    """The colour of the index-th model of a page, the same in every chart that lists the models in one order."""
-    return MODEL_COLOURS[index % len(MODEL_COLOURS)]
+    """The colour of the index-th model of a page, the same in every chart that lists the models in one order.
+
+    Past the sixteenth model colours would repeat: an error, not a chart in which two models look alike.
+    """
+    if not 0 <= index < len(MODEL_COLOURS):
+        raise ValueError(f"`index` {index}: a chart shows at most {len(MODEL_COLOURS)} models in distinct colours; "
+                         "show fewer models at once.")
+    return MODEL_COLOURS[index]
+
+
+def _log_axis(values) -> dict:
+    """A log axis whose ticks are plain numbers (1–2–5 per decade while few), never Plotly's bare mantissas."""
+    from .formatting import log_ticks
+
+    parts = values if isinstance(values, (list, tuple)) else [values]  # ragged parts (paths, boundary) allowed
+    positive = [float(v) for part in parts for v in np.ravel(np.asarray(part, dtype=float)) if np.isfinite(v) and v > 0]
+    if not positive:
+        return dict(type="log")
+    ticks, labels = log_ticks(min(positive), max(positive))
+    return dict(type="log", tickvals=ticks, ticktext=labels)
 
 
 def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None) -> go.Figure:
@@ -329,10 +353,11 @@ def substitution_power_curve(power) -> go.Figure:
 def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool = False) -> go.Figure:
     """R against r (or against θ1/θ2) for several models or settings."""
     figure = go.Figure()
-    for name, values in curves.items():
-        figure.add_trace(go.Scatter(x=list(x), y=list(values), mode="lines+markers", name=html.escape(name)))
+    for index, (name, values) in enumerate(curves.items()):
+        figure.add_trace(go.Scatter(x=list(x), y=list(values), mode="lines+markers", name=html.escape(name),
+                                    line=dict(color=model_colour(index))))
     figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="R(β, r): cost of the cheapest shift",
-                         xaxis_type="log" if log_x else "linear", **LAYOUT)
+                         xaxis=_log_axis(x) if log_x else dict(type="linear"), **LAYOUT)
     return figure
 
 
@@ -349,14 +374,14 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
     for index, row in enumerate(study.task_rows(task)):
         figure.add_trace(go.Scatter(x=list(study.risks if curve == "risk" else study.ratios), y=list(values[index]),
                                     mode="lines+markers", name=html.escape(row.target),
-                                    line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
+                                    line=dict(color=model_colour(index))))
     r = study.settings["r_high" if curve == "ratio_high" else "r"]
     title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
              f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})")
     figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
                          "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
                          yaxis_title="R(β, r): cost of the cheapest shift",
-                         xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
+                         xaxis=dict(type="linear") if curve == "risk" else _log_axis(study.ratios), **LAYOUT)
     return figure
 
 
@@ -393,5 +418,6 @@ def sequential_path(result, *, label: str = "ω", shown_resamples: int = 40) -> 
     positive = all(value > 0 for value in statistics) and np.all(np.asarray(result.null_paths) > 0)
     figure.update_layout(title=f"Sequential test: {label} after each batch of {result.batch_size} per arm",
                          xaxis_title="samples per arm so far", yaxis_title=label,
-                         yaxis_type="log" if positive else "linear", **LAYOUT)
+                         yaxis=_log_axis([statistics, np.asarray(result.null_paths), [b for b in boundary if b]])
+                         if positive else dict(type="linear"), **LAYOUT)
     return figure
