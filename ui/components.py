@@ -193,8 +193,11 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
     """CSV of a table, JSON of a result and the self-contained HTML report.
 
     ``report_html`` is a callable: the report (≈5 MB with plotly.js inlined,
-    ≈0.5 s to build) is generated only when the button is clicked, never on
-    every rerun.  An out-of-date result is never offered for download.
+    ≈0.5 s to build) is built when the user asks for it and kept for the
+    session, keyed by what it reports, so a later click always finds its file
+    (a deferred download once vanished between reruns: "MediaFileStorageError:
+    Deferred file … not found", issue 29); a report that cannot be built says
+    why instead of doing nothing.  An out-of-date result is never offered.
     """
     if not current:
         st.caption("Downloads are offered for current results only: run again to export.")
@@ -202,15 +205,50 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
     columns = st.columns(3)
     if table is not None:
         columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
-                                   "text/csv", key=f"{name}_csv")
+                                   "text/csv", key=f"{name}_csv", on_click="ignore")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
-                                   f"{name}.json", "application/json", key=f"{name}_json")
+                                   f"{name}.json", "application/json", key=f"{name}_json", on_click="ignore")
     if report_html is not None:
-        columns[2].download_button("Download report (HTML)", lambda: report_html().encode(), f"{name}.html",
-                                   "text/html",
-                                   key=f"{name}_html", help="One file with the figures, readings and settings; "
-                                                            "opens without a network.")
+        with columns[2]:
+            report_download(report_html, name=name, about=(table.to_csv(index=False) if table is not None else "",
+                                                           record))
+
+
+def report_download(report_html, *, name: str, about) -> None:
+    """The HTML report: built on the first click, kept in the session for what it reports (``about``), then
+    offered as an ordinary download of bytes that stay on the server for the session."""
+    import hashlib
+
+    def steady(value):  # the creation time and versions do not change what a report says
+        if isinstance(value, dict):
+            return {k: steady(v) for k, v in value.items() if k not in ("created", "versions")}
+        return [steady(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+    def fingerprint(value) -> str:
+        return json.dumps(steady(value), sort_keys=True, default=str)
+
+    key = f"{name}_html_report"
+    token = hashlib.sha256(fingerprint(about).encode()).hexdigest()
+    kept = st.session_state.get(key)
+    if kept is None or kept[0] != token:
+        slot = st.empty()
+        if slot.button("Prepare report (HTML)", key=f"{name}_html_prepare",
+                       help="One file with the figures, readings and settings; opens without a network."):
+            slot.empty()
+            try:
+                with st.spinner("Building the report…"):
+                    st.session_state[key] = kept = (token, report_html().encode())
+            except Exception as error:  # noqa: BLE001 - say why, never fail silently
+                log.error("report %s failed\n%s", name, traceback.format_exc())
+                st.error(f"The HTML report could not be built ({type(error).__name__}: {error}). The CSV and JSON "
+                         "downloads hold the same numbers.")
+                return
+        else:
+            return
+    st.download_button("Download report (HTML)", kept[1], f"{name}.html", "text/html", key=f"{name}_html",
+                       on_click="ignore", help="One file with the figures, readings and settings; opens without a "
+                                               "network.")
 
 
 def family_downloads(family, settings, *, name: str, current: bool = True, **context) -> None:
