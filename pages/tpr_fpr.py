@@ -60,9 +60,14 @@ with guard():
         if comparison is not None:
             best = comparison.best_model_at(max_fpr)
             tpr, alpha_used = comparison.rocs[best].tpr_at_fpr(max_fpr)
+            leaders = comparison.leaders_at(max_fpr)
             (st.info if shown.current else st.caption)(
                 f"Best model at an allowed FPR of {max_fpr:g}: **{best}** — at α = {alpha_used:.3g} it flags "
-                f"{tpr:.0%} of the target perturbations while false alarms on controls stay within {max_fpr:.0%}.")
+                f"{tpr:.0%} of the target perturbations while false alarms on controls stay within {max_fpr:.0%}."
+                if len(leaders) == 1 else
+                f"No best model at an allowed FPR of {max_fpr:g}: a tie — {' and '.join(leaders)} each flag "
+                f"{tpr:.0%} of the target perturbations with false alarms on controls within {max_fpr:.0%} (the "
+                f"thicker curve, {best}, only has the larger AUC).")
             st.caption("Outputs: " + "; ".join(models) + " · the simulated models' texts are synthetic, their "
                        "controls and targets hold by construction.")
             st.plotly_chart(roc_curves(comparison.rocs, max_fpr=max_fpr, best=best), width="stretch",

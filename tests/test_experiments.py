@@ -90,3 +90,18 @@ def test_alignment_family_is_one_corrected_family():
     np.testing.assert_array_equal(aligned.adjusted.pvalues_adjusted, expected.pvalues_adjusted)
     assert aligned.settings["correction"] == "holm" and aligned.settings["reference"] == "reference"
     assert list(aligned.adjusted.reject) == [False, True]
+
+
+def test_a_tie_in_tpr_is_called_a_tie():
+    """Two models flagging the same share of targets at the allowed FPR are both leaders (issue 29: "best
+    model" was declared on a tie, T = 1.0 and T = 0.5 both at TPR 0.8); a clear winner leads alone."""
+    from dbpa_core import roc_analysis
+    from dbpa_core.audit.experiments import RatesComparison
+
+    target = np.r_[np.zeros(10, bool), np.ones(10, bool)]
+    strong = np.r_[np.linspace(0.3, 1, 10), np.linspace(0.001, 0.01, 10)]
+    rocs = {"A": roc_analysis(strong, target), "B": roc_analysis(strong.copy(), target),
+            "C": roc_analysis(np.r_[np.linspace(0.5, 1, 10), np.linspace(0.001, 1, 10)], target)}
+    comparison = RatesComparison(("A", "B", "C"), rocs)
+    assert comparison.leaders_at(0.05) == ("A", "B")
+    assert RatesComparison(("A", "C"), rocs).leaders_at(0.05) == ("A",)

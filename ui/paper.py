@@ -93,10 +93,15 @@ def show_fig1(result, *, key: str = "reproduce"):
     best = result.best_model_at(max_fpr)
     best_tpr = result.model(best).tpr_at_fpr(max_fpr)
     st.info(rp.roc_finding(result))
-    st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
-               "content changes while flagging at most that share of mere paraphrases.")
+    leaders = result.comparison.leaders_at(max_fpr)
+    if len(leaders) == 1:
+        st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
+                   "content changes while flagging at most that share of mere paraphrases.")
+    else:
+        st.info(f"At an allowed FPR of {max_fpr:.0%} no model is best: {', '.join(leaders)} tie, each flagging "
+                f"{best_tpr:.0%} of content changes (the thicker curve, {best}, only has the larger AUC).")
     curves = {m.label: m.pooled for m in result.models}
-    figure = roc_curves(curves, max_fpr=max_fpr, best=best)
+    figure = roc_curves(curves, max_fpr=max_fpr, best=best, auc_label="pooled AUC")
     st.plotly_chart(figure, width="stretch", key=f"{key}_roc")
     st.caption("One curve per model, all 5 seeds pooled (140 controls: paraphrase vs paraphrase of the same "
                "patient; 40 targets: another patient vs a paraphrase). AUC is the chance that a random target "
@@ -106,7 +111,9 @@ def show_fig1(result, *, key: str = "reproduce"):
                "test keeps the dashed lines near α.")
     table = rp.roc_frame(result)
     show_table(table)
-    st.caption("AUC mean ± sd over the 5 seeds; TPR at FPR ≤ 1 % / 5 % read off the pooled curve. The paper "
+    st.caption("AUC mean ± sd over the 5 seeds; the legend's pooled AUC is of the one curve drawn from all 5 seeds' "
+               "p-values together, so it differs a little from the mean of the per-seed AUCs. TPR at FPR ≤ 1 % / 5 % "
+               "read off the pooled curve. The paper "
                "run tested only targets: its column is the share of its target p-values below 0.05; it gives "
                "no AUC.")
     return [("Figs 1–2: TPR and FPR over α", [rp.roc_finding(result)], [table], [figure])]

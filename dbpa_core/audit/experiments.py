@@ -49,6 +49,12 @@ class RatesComparison:
 
         return max(enumerate(self.models), key=merit)[1]
 
+    def leaders_at(self, max_fpr: float) -> tuple[str, ...]:
+        """Every model sharing the highest TPR at FPR ≤ ``max_fpr``: more than one is a tie, which a page must
+        call a tie rather than declare one model "best" on the AUC tie-break alone."""
+        best = max(self.rocs[name].tpr_at_fpr(max_fpr)[0] for name in self.models)
+        return tuple(name for name in self.models if self.rocs[name].tpr_at_fpr(max_fpr)[0] == best)
+
     def summary(self, max_fpr: float):
         """One row per model: AUC, best TPR at FPR ≤ ``max_fpr``, the α achieving it, counts (a DataFrame)."""
         import pandas as pd

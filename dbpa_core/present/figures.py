@@ -219,14 +219,18 @@ def _log_axis(values) -> dict:
     return dict(type="log", tickvals=ticks, ticktext=labels)
 
 
-def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None) -> go.Figure:
-    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model)."""
+def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None,
+               auc_label: str = "AUC") -> go.Figure:
+    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model).
+
+    ``auc_label`` names the AUC in the legend (``"pooled AUC"`` where a table beside it averages per-seed AUCs).
+    """
     figure = go.Figure()
     for index, (name, roc) in enumerate(curves.items()):
         width = 5 if name == best else 2
         figure.add_trace(go.Scatter(x=np.concatenate([[0], roc.fpr]), y=np.concatenate([[0], roc.tpr]),
                                     mode="lines+markers", line=dict(width=width, shape="hv", color=model_colour(index)),
-                                    name=f"{name} (AUC {roc.auc:.2f})" + (" ★ best" if name == best else "")))
+                                    name=f"{name} ({auc_label} {roc.auc:.2f})" + (" ★ best" if name == best else "")))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                                 name="chance"))
     if max_fpr is not None:
