@@ -23,8 +23,12 @@ with guard():
         all_scenarios = scenarios()
         scenario = all_scenarios[st.selectbox("Scenario", list(all_scenarios), key="one_scenario",
                                               format_func=lambda s: all_scenarios[s].title)]
+        ids = [p.id for p in scenario.perturbations]
+        # Opens on the scenario's first target, a real change the test should detect (issue 29); its
+        # controls sit in the same list, and Many perturbations tests them side by side.
+        first_target = next((i for i, p in enumerate(scenario.perturbations) if p.is_target), 0)
         perturbation = scenario.perturbation(st.selectbox(
-            "Perturbation", [p.id for p in scenario.perturbations], key="one_perturbation",
+            "Perturbation", ids, index=first_target, key="one_perturbation",
             format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]"))
         original = Prompt(scenario.prompt, scenario.system)
         perturbed = Prompt(*scenario.apply(perturbation))

@@ -20,7 +20,7 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
-from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
+from ui.components import detection_and_control, family_downloads, guard, provenance, show_prompt  # noqa: E402
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
@@ -142,6 +142,8 @@ with guard():
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
     provenance(settings)
     st.caption(truth_note(settings, result))
+    # The method working at a glance, whichever intervention is picked below: a detection beside a control.
+    detection_and_control(family.recorrected("bonferroni", alpha))
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
 

@@ -8,7 +8,8 @@ from dbpa_core.present.readings import read_family, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import required_sample_size, simulate_power
-from ui.components import cost_note, family_downloads, guard, provenance, settings_inputs, show_table
+from ui.components import (cost_note, detection_and_control, family_downloads, guard, provenance,
+                           settings_inputs, show_table)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import family as run_family
@@ -61,6 +62,7 @@ with guard():
             stops = [r.test for r in family.results] if family.kind == "sequential" else []
             if stops:
                 table.insert(2, "samples per arm", [test.n_per_arm for test in stops])
+            detection_and_control(family)
             show_table(table)
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "

@@ -82,6 +82,31 @@ def pvalue_metric(column, result, *, stars: bool = True) -> None:
                   f"{value} {significance_stars(result.pvalue) if stars else ''}".strip())
 
 
+def detection_and_control(family) -> None:
+    """The method working, on one screen: the family's strongest target beside its first control, each with
+    its decision, (corrected) p-value and one-sentence reading (issue 29: a first-time audience should not
+    see "FAIL TO REJECT" before ever seeing the test detect anything).  Nothing is drawn for a family
+    without both kinds.  A control that was (falsely) flagged is shown as it is."""
+    from dbpa_core.present.readings import format_share, read_adjusted_decision
+
+    adjusted = family.adjusted
+    rows = list(zip(family.results, adjusted.pvalues_adjusted))
+    targets = [row for row in rows if row[0].kind == "target"]
+    controls = [row for row in rows if row[0].kind == "control"]
+    if not targets or not controls:
+        return
+    m = len(rows)
+    shown = ((f"A real change (the strongest of {len(targets)} targets)", min(targets, key=lambda row: row[1])),
+             (f"A control beside it (the first of {len(controls)})", controls[0]))
+    for column, (title, (result, pvalue)) in zip(st.columns(2), shown):
+        with column.container(border=True):
+            st.caption(title)
+            truth = (f"Simulated true effect: {format_share(result.true_effect)}. "
+                     if result.true_effect is not None else "")
+            st.markdown(f"**{decision(pvalue, adjusted.alpha)}** · {result.label}")
+            st.caption(truth + read_adjusted_decision(float(pvalue), adjusted.alpha, adjusted.method, m))
+
+
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
     """The decision's reading in a box.  A detected change is a finding, not a success: a warning box
     when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first."""

@@ -100,9 +100,11 @@ def read_decision(pvalue: float, alpha: float) -> str:
 def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int) -> str:
     """One sentence that reads a family member's decision from its *adjusted* p-value."""
     if pvalue_adjusted <= alpha:
-        return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} ≤ "
+        return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
+                f"{format_pvalue(pvalue_adjusted)} ≤ "
                 f"α = {alpha:g}: declared to change the output distribution.")
-    return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} > "
+    return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
+            f"{format_pvalue(pvalue_adjusted)} > "
             f"α = {alpha:g}: no change declared (which is not proof of no change).")
 
 
