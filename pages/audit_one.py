@@ -46,15 +46,17 @@ with guard():
     with right:
         show_prompt("x₁ · perturbed, as sent", perturbed.prompt, perturbed.system)
 
-    # The discrepancy's name is the longest label: its box gets twice the room (no truncation at 1024 px).
-    columns = st.columns([1, 1, 1, 2, 1.2])
+    # Two rows, so that every box shows its whole value at a projector's 1024 px (issue 29: one row of five
+    # cut "cosine" and the discrepancy's name).
+    columns = st.columns(3)
     k = columns[0].number_input("Samples per arm k", 2, 500, 20 if settings.sampler.backend != "simulated" else 40,
                                 key="one_k")
     n_resamples = columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="one_b")
-    similarity = columns[2].selectbox("Similarity", SIMILARITIES, key="one_similarity")
-    discrepancy = columns[3].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
+    alpha = columns[2].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
+    columns = st.columns([1, 2])
+    similarity = columns[0].selectbox("Similarity", SIMILARITIES, key="one_similarity")
+    discrepancy = columns[1].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
                                        format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
-    alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
     st.caption(get_discrepancy(discrepancy).reading)
     sequential = st.toggle("Sequential: draw in batches and stop as soon as the answer is clear (k is the most "
                            "drawn per arm)", key="one_sequential")

@@ -220,18 +220,22 @@ def wait_for_results(page, timeout=300_000):
     wait_until_idle(page, timeout)
 
 
-def click(name: str):
-    """A view reached by pressing the button ``name`` (the page's main action)."""
+def click(name: str, ready: str):
+    """A view reached by pressing the button ``name`` (the page's main action); it is there once the text
+    ``ready`` is shown and the run is over (a run samples in a thread while the script waits, so an idle
+    status alone can come before the run has even started)."""
     def action(page, tmp_path):
         page.get_by_role("button", name=name, exact=True).first.click()
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
         wait_for_results(page)
     return action
 
 
-def choose(label: str):
-    """A view reached by picking the radio option whose label starts with ``label``."""
+def choose(label: str, ready: str):
+    """A view reached by picking the radio option whose label starts with ``label``, there once ``ready`` shows."""
     def action(page, tmp_path):
         page.locator("[role='radiogroup'] label").filter(has_text=label).first.click()
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
         wait_for_results(page)
     return action
 
@@ -253,23 +257,31 @@ def upload_samples(page, tmp_path):
     wait_until_idle(page)
 
 
-def first_view(page, tmp_path):
-    wait_for_results(page)
+def shown(ready: str):
+    """The view a page opens on, there once the text ``ready`` is shown and nothing runs."""
+    def action(page, tmp_path):
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
+        wait_for_results(page)
+    return action
 
 
 #: Per page, the views a user reaches by its main actions: (view name, how to get there from the previous view).
 VIEWS = {
-    "": [("first", first_view)],
-    "audit_one": [("run", click("Run the test"))],
-    "many_perturbations": [("run", click("Run the family")), ("planner", click("Check by simulation"))],
-    "tpr_fpr": [("paper", first_view), ("live", then(choose("Sample now"), click("Run")))],
-    "alignment": [("paper", first_view), ("live", then(choose("Sample now"), click("Compare")))],
-    "byo_samples": [("run", then(upload_samples, click("Run the test")))],
-    "persona_study": [("paper", first_view), ("live", then(choose("Sample now"), click("Run the study")))],
-    "reproduce": [("table2", first_view), ("fig1", choose("Figs 1")), ("fig3", choose("Fig 3")),
-                  ("appendix", choose("Appendix"))],
-    "model_audit": [("recorded", first_view), ("power", click("Compute the power curve"))],
-    "stability": [("first", first_view)],
+    "": [("first", shown("03 · A family of perturbations"))],
+    "audit_one": [("run", click("Run the test", "Download result (JSON)"))],
+    "many_perturbations": [("run", click("Run the family", "Download table (CSV)")),
+                           ("planner", click("Check by simulation", "Each point is the share"))],
+    "tpr_fpr": [("paper", shown("Results for:")),
+                ("live", then(choose("Sample now", "Run"), click("Run", "Download table (CSV)")))],
+    "alignment": [("paper", shown("Results for:")),
+                  ("live", then(choose("Sample now", "Compare"), click("Compare", "Download table (CSV)")))],
+    "byo_samples": [("run", then(upload_samples, click("Run the test", "Download result (JSON)")))],
+    "persona_study": [("paper", shown("Results for:")),
+                      ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
+    "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
+                  ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
+    "model_audit": [("recorded", shown("Decision")), ("power", click("Compute the power curve", "With a share q"))],
+    "stability": [("first", shown("R = 0 means"))],
 }
 HEADINGS = {slug: heading for slug, _, heading in PAGES} | {"reproduce": "Reproduce the paper"}
 
