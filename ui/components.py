@@ -56,12 +56,13 @@ def guard():
 
 def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
     """Samples per arm, α, B, T, p and the decision, each with a plain reading."""
-    columns = st.columns([1, 0.7, 1, 1, 1])
-    columns[0].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
-    columns[1].metric("α", f"{alpha:g}")
-    columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
-    columns[3].metric(f"Observed {label}", format_number(result.statistic))
-    pvalue_metric(columns[4], result)
+    # Three cards, not five: at a projector's 1024 px five cut the p-value ("≤ 1/(B+1…", issue 29).
+    columns = st.columns([1, 1.4, 1])
+    columns[0].metric(f"Observed {label}", format_number(result.statistic))
+    pvalue_metric(columns[1], result)
+    columns[2].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
+    st.caption(f"α = {alpha:g} · permutations B = {result.n_resamples:,}"
+               + (" (every split: exact)" if result.exact else " random re-splits"))
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))

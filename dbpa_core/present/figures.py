@@ -24,7 +24,9 @@ TAIL_COLOUR = "#f28e2b"
 #: category20b): sixteen colours, so the paper's nine models never share one on a chart (issue 29).
 MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f",
                  "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
-LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
+#: The legend sits well below the x-axis title (at y = -0.15 it covered "PCA 1", issue 29).
+LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40),
+              legend=dict(orientation="h", y=-0.25, yanchor="top"))
 
 
 def hover_text(text: str, width: int = 70, max_lines: int = 8) -> str:
@@ -152,8 +154,11 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
                               bgcolor="white", bordercolor="black")
         figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
     else:
+        # The label reads towards the middle of the axis, so it is never cut by the chart's edge.
+        middle = sum(layout["range"]) / 2
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                         annotation_text=f"T_obs = {format_number(observed)}", annotation_position="top")
+                         annotation_text=f"T_obs = {format_number(observed)}",
+                         annotation_position="top left" if observed > middle else "top right")
     if layout["overflow"]:
         beyond = int(np.sum(null > edges[-1]))
         figure.add_annotation(x=centres[-1], y=peak * 0.3, text=f"last bar: + {beyond} re-splits<br>up to "
