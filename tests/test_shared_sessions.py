@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -99,6 +100,12 @@ def _live(at, key):
     return at
 
 
+#: A class's example file for "Bring your own samples": two arms of eight outputs.
+BYO_FILE = "\n".join(
+    [json.dumps({"arm": "original", "text": f"Stop smoking and take a statin, option {i}."}) for i in range(8)]
+    + [json.dumps({"arm": "perturbed", "text": f"Why did the statin cross the road? Joke {i}."}) for i in range(8)]
+).encode()
+
 ACTIONS = {
     "how_it_works": [],
     "audit_one": [lambda at: press(at, "one_run")],
@@ -119,6 +126,9 @@ ACTIONS = {
                     lambda at: at.number_input(key="rut_trials").set_value(20).run(),
                     lambda at: press(at, "rut_power")],
     "stability": [],
+    "byo_samples": [lambda at: at.file_uploader(key="byo_file").set_value(("class.jsonl", BYO_FILE,
+                                                                            "application/json")).run(),
+                    lambda at: press(at, "byo_run")],
 }
 
 

@@ -319,6 +319,30 @@ def self_comparison(arm, request: AuditRequest):
     return shared_call(compare_halves, arm, request.tests_only())
 
 
+def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, similarity: str, discrepancy: str,
+                  n_resamples: int):
+    """The test of an uploaded file's two arms (:func:`dbpa_core.audit.runner.compare_arms`), shared.
+
+    Keyed by the file's rows (texts and any embeddings, every byte), the arms
+    chosen, the embedder (none when the file brings embeddings), the test's
+    settings and the seed — a class given one example file tests it once.
+    The embedder's key is used, never part of the key.
+    """
+    from dbpa_core.audit.runner import compare_arms, uploaded_arms
+
+    embedder = None if table.embeddings else settings.embedder
+
+    def compute():
+        arms = uploaded_arms(table, original, perturbed, store=store(),
+                             embedder=None if embedder is None else embedder_for(embedder, settings.keys.embedder))
+        return compare_arms(*arms, label=perturbed, similarity=similarity, discrepancy=discrepancy,
+                            n_resamples=n_resamples, rng=settings.seed)
+
+    key = digest("uploaded test", table, original, perturbed, embedder, similarity, discrepancy, n_resamples,
+                 settings.seed)
+    return _value(key, compute)
+
+
 def rut_live(settings: Settings, *, score: str, system: str | None, temperature: float, n_prompts: int, m: int,
              target_source: str = "local", uploaded: dict | None = None, run: bool = True):
     """The live RUT audit's scores (:class:`dbpa_core.rut.data.AuditScores`), shared per input.
