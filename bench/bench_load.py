@@ -2,6 +2,9 @@
 
     python bench/bench_load.py                       # waves of 1, 4, 8, 16 on the home page and Reproduce
     python bench/bench_load.py --waves 1 4 --pages home --cold 0
+    git archive 11eed57 | tar -x -C /tmp/base        # the app before issue 31, as the baseline …
+    python bench/bench_load.py --baseline /tmp/base  # … measured first, then side by side with ratios
+    python bench/bench_load.py --option server.fileWatcherType=auto   # one server option's effect
 
 Starts ``streamlit run app.py`` on 127.0.0.1 (a free port, an empty sample
 store, the repository's .streamlit/config.toml), then:
@@ -16,7 +19,9 @@ store, the repository's .streamlit/config.toml), then:
    session's first result (median, max), the server's CPU seconds per
    session (process and its children, from /proc), the server's memory, the
    exceptions (on the pages and in the server log), the browsers' CPU
-   seconds and the browsers' share of all CPU spent in the wave.
+   seconds and the browsers' share of all CPU spent in the wave.  Each wave is
+   run twice: first visits (each browser fetches the app's static files) and
+   with the static files already in each browser's cache (a reload, a tab).
 
 Server CPU per session is the figure that decides capacity: what a new session
 of an already-computed view costs the server (goal: ≤ 0.2 s).  The browsers run
@@ -31,6 +36,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -189,21 +195,24 @@ HEADER = ("     page   n  visit | first result s  | server  | browsers CPU   | s
           "                     | median    max  | CPU s/session | s/sess  share | MiB    |          | 1 min")
 
 
-async def main_async(args) -> None:
+async def measure(app_dir: Path, args, title: str) -> list[dict]:
+    """Start ``app_dir``'s app on a fresh store and run the cold wave, the warm-up and every wave; print the rows."""
     from playwright.async_api import async_playwright
 
     folder = Path(tempfile.mkdtemp(prefix="bench-load-"))
     log = folder / "streamlit.log"
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+    options = [f"--{option.partition('=')[0]}={option.partition('=')[2]}" for option in args.option]
+    command = [sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-               "--server.disconnectedSessionTTL", str(args.session_ttl)]
+               "--server.disconnectedSessionTTL", str(args.session_ttl), *options]
     base = f"http://127.0.0.1:{port}"
     timeout_ms = int(args.timeout * 1000)
-    print(f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f} (1 min), "
+    print(f"\n== {title}: {app_dir}{' ' + ' '.join(options) if options else ''}\n"
+          f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f} (1 min), "
           f"{os.getloadavg()[1]:.1f} (5 min)")
-    with serve(command, f"{base}/_stcore/health", log, env={"DBPA_STORE": str(folder / "store.sqlite")}, cwd=REPO,
-               timeout=180) as process:
+    with serve(command, f"{base}/_stcore/health", log, env={"DBPA_STORE": str(folder / "store.sqlite")},
+               cwd=app_dir, timeout=180) as process:
         server = process.pid
         print(f"server pid {server}: {rss_mib(server):.0f} MiB after start")
         async with async_playwright() as playwright:
@@ -249,6 +258,64 @@ async def main_async(args) -> None:
     if warm:
         print(f"browsers' share of the CPU spent in the waves: {min(r['browser_share'] for r in warm):.0%}–"
               f"{max(r['browser_share'] for r in warm):.0%}")
+    return rows
+
+
+def compare(ours: list[dict], baseline: list[dict]) -> None:
+    """The two runs side by side: server CPU per session and time to the first result, with their ratios."""
+    print("\n== side by side (baseline → this checkout)\n"
+          "     page   n  visit | server CPU s/session        | first result, median s")
+    before = {(r["page"], r["n"], r["cached"]): r for r in baseline}
+    for row in ours:
+        old = before.get((row["page"], row["n"], row["cached"]))
+        if old is None:
+            continue
+        print(f"{row['page']:>9} {row['n']:>3} {'cached' if row['cached'] else 'first':>6} | "
+              f"{old['server_cpu']:6.3f} → {row['server_cpu']:6.3f} ({old['server_cpu'] / row['server_cpu']:4.1f}×) | "
+              f"{old['median']:6.2f} → {row['median']:6.2f} ({old['median'] / row['median']:4.1f}×)")
+
+
+PER_RUN = r"""
+import gc, os, statistics, sys, time
+sys.path.insert(0, os.getcwd())
+import ui  # noqa: F401 - the app's process: pandas, PIL, one BLAS thread
+import dbpa_core.present.figures, dbpa_core.stats.permutation, dbpa_core.audit.runner  # noqa: E401, F401
+from dbpa_core.embedders import get_embedder
+get_embedder("minilm").model  # the server holds MiniLM once its home page has been viewed
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.watcher.local_sources_watcher import LocalSourcesWatcher
+
+def cpu(work, repeats=5):
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        work()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+def watch():  # what every new session's first run does with server.fileWatcherType = "auto"
+    watcher = LocalSourcesWatcher(PagesManager(os.path.join(os.getcwd(), "app.py")))
+    watcher.update_watched_modules()
+    watcher.close()
+
+print(f"{len(sys.modules)} modules, {len(gc.get_objects()):,} objects tracked by the garbage collector")
+print(f"source watcher, a new session's first run:  {cpu(watch):.3f} s CPU")
+print(f"full garbage collection after a script run: {cpu(lambda: gc.collect(2)):.3f} s CPU")
+"""
+
+
+def per_run_costs() -> None:
+    """What the two runner/server options of .streamlit/config.toml save, in a process holding the app's stack."""
+    print(f"\n== per-run costs switched off in .streamlit/config.toml (load average {os.getloadavg()[0]:.1f})")
+    subprocess.run([sys.executable, "-c", PER_RUN], cwd=REPO, check=True,
+                   env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"})
+
+
+async def main_async(args) -> None:
+    baseline = await measure(Path(args.baseline).resolve(), args, "baseline") if args.baseline else None
+    ours = await measure(REPO, args, "this checkout")
+    if baseline:
+        compare(ours, baseline)
 
 
 def main() -> None:
@@ -259,7 +326,17 @@ def main() -> None:
     parser.add_argument("--session-ttl", type=int, default=10,
                         help="server.disconnectedSessionTTL for this run (s), so memory release shows within it")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds a session may wait for its result")
+    parser.add_argument("--option", action="append", default=[], metavar="SECTION.NAME=VALUE",
+                        help="a Streamlit option for the server(s), e.g. server.fileWatcherType=auto (repeatable)")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also measure this checkout's app first (e.g. a worktree of the commit before issue 31) "
+                             "and print both side by side")
+    parser.add_argument("--per-run", action="store_true",
+                        help="only measure what fileWatcherType=none and postScriptGC=false save per script run")
     args = parser.parse_args()
+    if args.per_run:
+        per_run_costs()
+        return
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found: install Debian's chromium (scripts/install.sh)")
     asyncio.run(main_async(args))

@@ -307,6 +307,45 @@ def test_correction_and_alpha_re_read_the_cached_tests(name, value, app_backends
     assert same_result(result, expected(dataclasses.replace(base, **{name: value})))
 
 
+def test_a_room_pressing_the_same_button_at_once_samples_once(app_backends, monkeypatch):
+    """Two sessions ask for the same uncached request at the same moment: one runs it live, the other waits for
+    it and takes its result from the cache (without the wait, both would sample and embed everything)."""
+    import threading
+    import time
+
+    import dbpa_core.audit.runner as runner
+    import ui.runs
+
+    class SlowEmbedder(FakeEmbedder):
+        def embed(self, texts, store=None, progress=None):
+            time.sleep(0.5)  # long enough for the second session to arrive while the first runs
+            return super().embed(texts, store=store, progress=progress)
+
+    monkeypatch.setattr(ui.runs, "embedder_for", lambda config, key="": SlowEmbedder(config))
+    live = []
+    real_run = runner.run
+
+    def counting_run(request, **kwargs):
+        if not kwargs.get("offline"):
+            live.append(request.key)
+        return real_run(request, **kwargs)
+
+    monkeypatch.setattr(runner, "run", counting_run)
+    results = []
+
+    def person():
+        results.append(ui.runs.family(app_backends, _base()))
+
+    people = [threading.Thread(target=person) for _ in range(2)]
+    for started in people:
+        started.start()
+        time.sleep(0.1)
+    for started in people:
+        started.join()
+    assert len(live) == 1
+    assert len(results) == 2 and same_result(results[0], results[1]) and same_result(results[0], expected(_base()))
+
+
 def test_derived_views_are_keyed_by_every_byte(app_backends):
     """Projections, self-comparisons and figures are shared only for equal inputs — even large arrays that
     differ in one number (Streamlit's own hash samples arrays of ≥ 500 000 numbers)."""
