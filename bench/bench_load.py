@@ -146,7 +146,8 @@ async def visit(context, url: str, ready: str, timeout_ms: int) -> None:
     await page.close()
 
 
-async def wave(browser, url: str, ready: str, n: int, *, server: int, timeout_ms: int, cached: bool):
+async def wave(browser, url: str, ready: str, n: int, *, server: int, timeout_ms: int, cached: bool,
+               settle: float = 0.0):
     """n sessions at once, one browser context (one person) each; their times, exceptions and failures, and the
     CPU and memory readings.
 
@@ -156,7 +157,8 @@ async def wave(browser, url: str, ready: str, n: int, *, server: int, timeout_ms
     contexts, me = [await browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(n)], os.getpid()
     if cached:
         await asyncio.gather(*(visit(context, url, ready, timeout_ms) for context in contexts))
-        wait_until_quiet(server)
+    await asyncio.sleep(settle)  # the sessions of earlier tabs are released first (after disconnectedSessionTTL)
+    wait_until_quiet(server)
     server_cpu, browser_cpu = cpu_seconds(server), tree_cpu(me, exclude={server})
     started = time.perf_counter()
     outcomes = await asyncio.gather(*(open_session(context, url, ready, started, timeout_ms)
@@ -236,10 +238,10 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
                 path, ready = PAGES[name]
                 for n in args.waves:
                     for cached in (False, True):
-                        wait_until_quiet(server)
                         mark, load = log.stat().st_size, os.getloadavg()[0]
                         outcomes, reading = await wave(browser, base + path, ready, n, server=server,
-                                                       timeout_ms=timeout_ms, cached=cached)
+                                                       timeout_ms=timeout_ms, cached=cached,
+                                                       settle=args.session_ttl + 2)
                         rows.append(summary(name, n, outcomes, reading, log_errors(log, mark), load, cached))
                         print_row(rows[-1])
             await browser.close()

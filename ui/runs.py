@@ -8,7 +8,13 @@ what its user chose.  A request whose samples or embeddings are not all in
 the store is run live, outside the cache, under a :class:`RunProgress` (the
 one place a run reports progress: :meth:`RunProgress.update` receives each
 :class:`~dbpa_core.audit.runner.RunUpdate`, the drawn arms included), and its
-result is then put in the cache.
+result is then put in the cache; sessions asking for the same request
+meanwhile wait for it (:func:`one_run_at_a_time`) instead of sampling again.
+
+What pages derive from results — projections, the test of an arm's halves,
+figures, an uploaded file's test — is shared the same way, keyed by a digest
+of every byte of its inputs (:func:`shared_call`, :func:`shared_figure`), so a
+new session of a view anyone has computed costs the server only its rendering.
 """
 
 from __future__ import annotations
