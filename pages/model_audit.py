@@ -7,7 +7,7 @@ import streamlit as st
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.present.exports import rut_record
 from dbpa_core.present.figures import rank_ecdf, rank_histogram, substitution_power_curve
-from dbpa_core.present.readings import read_rut_decision, rut_readings, rut_strip
+from dbpa_core.present.readings import decision, format_rut_pvalue, read_rut_decision, rut_readings, rut_strip
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import load_recorded_rut, rut_arrays
 from dbpa_core.rut.scoring import SCORES
@@ -24,7 +24,8 @@ st.write("Score each answer of the API (the *target*) and many answers of a loca
 
 with guard():
     mode = st.radio("Data", ["Recorded audit (instant)", "Live: local model (slow)"], horizontal=True, key="rut_mode")
-    columns = st.columns(4)
+    # The target's name is the longest value: its box gets the most room (no "Jailbreak-style system pr" cut).
+    columns = st.columns([1.1, 2, 1, 1.1])
     score = columns[0].selectbox("Score (by the reference model)", SCORES, key="rut_score",
                                  help="log_rank: mean log of each token's rank under the reference model.")
     alpha = columns[3].select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
@@ -33,7 +34,10 @@ with guard():
     if mode.startswith("Recorded"):
         data = load_recorded_rut(score)
         targets = {"reference": "The reference model itself (H₀ holds)", **data.labels}
-        target = columns[1].selectbox("Target (the 'API')", list(targets), format_func=targets.get, key="rut_target")
+        # Opens on a substituted model, a detection; the reference itself (the control) is read beside it below.
+        target = columns[1].selectbox("Target (the 'API')", list(targets), format_func=targets.get, key="rut_target",
+                                      index=list(targets).index("simulated_model") if "simulated_model" in targets
+                                      else 0)
         n_prompts = int(columns[2].number_input("Prompts n", 2, len(data.prompts), len(data.prompts), key="rut_n"))
         m = int(st.slider("Reference samples per prompt m", 1, data.reference_pool.shape[1] - 1,
                           data.reference_pool.shape[1] - 1, key="rut_m"))
@@ -88,6 +92,15 @@ with guard():
         st.caption(f"{len(scores.dropped)} prompt(s) left out because an answer was empty (no tokens to score): "
                    + "; ".join(scores.dropped))
     (st.warning if result.pvalue <= alpha else st.info)(f"**{target_label}:** {read_rut_decision(result.pvalue, alpha)}")
+    if mode.startswith("Recorded") and target != "reference":
+        # The control beside the detection: the same audit with the reference model itself as the target.
+        control_scores = rut_arrays(data, "reference", n_prompts=n_prompts, m=m,
+                                    rng=np.random.default_rng(settings.seed))
+        control = rank_uniformity_test(control_scores.target_scores, control_scores.reference_scores,
+                                       rng=np.random.default_rng(settings.seed))
+        st.caption(f"Control beside it: the same audit with the reference model itself as the target gives "
+                   f"p = {format_rut_pvalue(control.pvalue)} ({decision(control.pvalue, alpha)}). "
+                   + read_rut_decision(control.pvalue, alpha))
     left, right = st.columns(2)
     left.plotly_chart(shared_figure(rank_histogram, result), width="stretch", key="rut_hist")
     left.caption("Flat bars mean the target behaves like the reference model; a pile at one end means its answers "

@@ -160,8 +160,9 @@ def show_appendix(result, *, key: str = "reproduce"):
     st.subheader("C.2 · choices of ω (persona vs doctor)")
     st.info(rp.grid_agreement(result.omega))
     show_table(omega)
-    st.caption("Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
-               "re-splits of the same answers, so only the choice of ω differs.")
+    st.caption("Each cell: the statistic and its stars (permutation p: * < 0.05, ** < 0.01, *** < 0.001; the JSON "
+               "download holds every p); every ω is tested with the same re-splits of the same answers, so only "
+               "the choice of ω differs.")
     st.subheader("C.4 · similarities (ω = JSD in bits)")
     st.info(rp.grid_agreement(result.similarity))
     show_table(similarity)

@@ -124,12 +124,17 @@ def alignment_frame(result: AlignmentStudy):
 
 # --------------------------------------------------------------- appendix
 def grid_frame(grid: ChoiceGrid):
-    """One row per persona; each choice as "ω (p …) stars"."""
+    """One row per persona; each choice as "ω stars" (the stars give p's class; the JSON record keeps every p).
+
+    Nine choices of "ω (p ≤ 0.001)***" did not fit a projector's 1024 px (issue 29): the cells are short.
+    """
     import pandas as pd
+
+    from .formatting import format_number
 
     table = pd.DataFrame({"persona": list(grid.personas)})
     for j, choice in enumerate(grid.choices):
-        table[choice] = [f"{s:.4g} (p {format_pvalue(p, grid.settings['n_resamples'])}){significance_stars(p)}"
+        table[choice] = [f"{format_number(s)} {significance_stars(p)}".strip()
                          for s, p in zip(grid.statistics[:, j], grid.pvalues[:, j])]
     table["paper"] = NOT_GIVEN
     return table
