@@ -20,7 +20,8 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
-from ui.components import detection_and_control, family_downloads, guard, provenance, show_prompt  # noqa: E402
+from ui.components import (detection_and_control, family_downloads, guard, provenance,  # noqa: E402
+                           show_prompt, show_table)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
@@ -173,7 +174,7 @@ with guard():
     simulated = settings.sampler.backend == "simulated"
     table = exposition_table(family, label=label, simulated=simulated)
     # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
-    st.table(table, hide_index=True)
+    show_table(table)
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "

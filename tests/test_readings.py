@@ -76,3 +76,22 @@ def test_log_ticks_are_plain_numbers():
     assert log_ticks(2.1, 2.9)[0] == [2.1, 2.9]  # inside one step: the ends
     with pytest.raises(ValueError, match="`low` and `high` must be positive"):
         log_ticks(0, 1)
+
+
+def test_tables_are_shown_for_people_and_keep_their_numbers():
+    """The screen's formatters: p-values short, shares as percentages, floating-point noise as 0 (the alignment
+    table once showed an sd of 8.6e-17 as "0000000008"); the frame itself keeps its numbers."""
+    import pandas as pd
+
+    from dbpa_core.present.formatting import people_formatters, people_frame
+
+    frame = pd.DataFrame({"model": ["a", "b"], "ω sd": [8.6e-17, 0.0123456], "p": [0.0004, 0.5],
+                          "true effect (simulated)": [0.569, 0.0], "TPR at FPR ≤ 5%": [0.8, 0.25],
+                          "targets": [40, 1200]})
+    shown = people_frame(frame)
+    assert list(shown["ω sd"]) == ["0", "0.0123"]
+    assert list(shown["p"]) == ["0.0004", "0.500"]
+    assert list(shown["true effect (simulated)"]) == ["57 %", "0 %"]
+    assert list(shown["TPR at FPR ≤ 5%"]) == ["80 %", "25 %"]
+    assert list(shown["targets"]) == ["40", "1,200"]
+    assert "model" not in people_formatters(frame) and frame["ω sd"].iloc[0] == 8.6e-17

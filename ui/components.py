@@ -313,7 +313,17 @@ def show_table(frame) -> None:
     ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers)."""
     from dbpa_core.present.formatting import people_formatters
 
-    st.table(frame.style.format(people_formatters(frame)), hide_index=True)
+    # st.table renders its cells as Markdown: a lone "*" (one star) became a bullet and "***" a rule.
+    text = {column: markdown_text for column in frame.columns if frame[column].dtype == object
+            or str(frame[column].dtype) in ("str", "string")}
+    st.table(frame.style.format({**text, **people_formatters(frame)}), hide_index=True)
+
+
+def markdown_text(value) -> str:
+    """``value`` as literal text inside Markdown (stars, underscores, back-ticks, … escaped)."""
+    import re
+
+    return re.sub(r"([\\`*_#~|\[\]])", r"\\\1", str(value))
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:

@@ -115,6 +115,8 @@ def alignment_table(family):
     from ..audit.experiments import aligned
 
     table = family_frame(family).rename(columns={"perturbation": "model", "ω": "ω (JSD)"})
+    if not any(table["kind"]):  # models have no control/target kind: an empty column only takes room
+        table = table.drop(columns=["kind"])
     # Not rejecting is not evidence of alignment (a small k cannot tell real from synthetic text): say only that.
     table["aligned with reference"] = ["no difference shown at this k" if same else "no (differs)"
                                        for same in aligned(family)]
