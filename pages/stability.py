@@ -47,8 +47,8 @@ with guard():
                                      "re-weighting price)", title=f"R against θ₁/θ₂ at r = {r_fixed:g}",
                                      log_x=True),
                        width="stretch", key="stab_ratio_curve")
-    right.caption("Left: rewriting is cheap, so R measures sensitivity to rewrites; right: re-weighting is cheap, "
-                  "so R measures how unevenly errors spread over the questions.")
+    right.caption("At this axis' left end rewriting is cheap, so R measures sensitivity to rewrites; at its right "
+                  "end re-weighting is cheap, so R measures how unevenly errors spread over the questions.")
 
     st.subheader("Most sensitive samples")
     setting = st.selectbox("Model / setting", list(data), key="stab_setting")

@@ -110,3 +110,6 @@ def test_log_axes_are_labelled_with_plain_numbers():
     assert figure.layout.xaxis.type == "log"
     assert list(figure.layout.xaxis.ticktext) == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
     assert figure.data[0].line.color != figure.data[1].line.color
+    flat = stability_curves({"greedy": [0.0] * 9}, ratios, x_title="θ₁/θ₂", title="t", log_x=True)
+    assert list(flat.layout.yaxis.range) == [0, 1] and "R = 0 everywhere" in flat.layout.annotations[0].text
+    assert "β" not in figure.layout.yaxis.title.text  # the page speaks of θ

@@ -365,9 +365,24 @@ def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool =
     for index, (name, values) in enumerate(curves.items()):
         figure.add_trace(go.Scatter(x=list(x), y=list(values), mode="lines+markers", name=html.escape(name),
                                     line=dict(color=model_colour(index))))
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="R(β, r): cost of the cheapest shift",
+    # The pages speak of θ₁ and θ₂ (the paper's β = (θ₁, θ₂)): the axis says R(r), not R(β, r).
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="R(r): cost of the cheapest shift",
                          xaxis=_log_axis(x) if log_x else dict(type="linear"), **LAYOUT)
+    _flat_zero_note(figure, curves)
     return figure
+
+
+def _flat_zero_note(figure: go.Figure, curves) -> None:
+    """Every curve at R = 0 reads as a chart of nothing on Plotly's default −1…1 axis: start the axis at 0 and
+    say why (issue 29: "a flat-zero chart on a −1…1 axis at r = 0.5")."""
+    values = np.asarray([v for values in dict(curves).values() for v in values], dtype=float)
+    if values.size and np.all(values[np.isfinite(values)] == 0):
+        figure.update_layout(yaxis_range=[0, 1])
+        figure.add_annotation(text="R = 0 everywhere: the model already errs this often<br>without any shift "
+                                   "(r ≤ its own error rate)", xref="paper", yref="paper", x=0.5, y=0.6,
+                              showarrow=False, font=dict(size=12))
+    else:
+        figure.update_yaxes(rangemode="tozero")
 
 
 def stability_figure(study, task: str, curve: str) -> go.Figure:
@@ -389,7 +404,7 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
              f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})")
     figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
                          "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
-                         yaxis_title="R(β, r): cost of the cheapest shift",
+                         yaxis_title="R(r): cost of the cheapest shift",
                          xaxis=dict(type="linear") if curve == "risk" else _log_axis(study.ratios), **LAYOUT)
     return figure
 
