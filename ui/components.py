@@ -294,8 +294,12 @@ def family_downloads(family, settings, *, name: str, current: bool = True, **con
 
 def report_settings(settings) -> dict:
     """The sidebar settings as a report records them (no API key; requests hold no credentials)."""
-    return {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
-            "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
+    recorded = {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
+                "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
+    if settings.sampler.backend == "simulated":  # a report read away from the screen must say so too
+        recorded["outputs"] = ("synthetic text from the simulated backend (not a language model): true effects "
+                               "are known by construction; a teaching aid, not a finding about a real model")
+    return recorded
 
 
 def settings_inputs(settings) -> dict:
