@@ -30,6 +30,8 @@ PAPER_TABLE1 = {
                "Llama2-7B": (0.849, 4.39), "Mistral-7B": (0.738, 6.20), "DeepSeek-7B": (0.877, 4.25),
                "ChatGLM2-6B": (0.837, 3.09), "Qwen2-7B": (0.824, 4.77)},
 }
+#: The paper's dataset each of our tasks stands in for.
+PAPER_DATASET = {"qa": "alpaca", "secret": "jailbreak"}
 
 #: Figure 1's settings: r = 50 % for the θ curve, θ1 = θ2 = 2 (c = 1) for the r curve.
 PAPER_R = 0.5
