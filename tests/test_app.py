@@ -281,11 +281,14 @@ def test_stability_page(app):
     def tree():
         return next(d.value for d in at.dataframe if "verdict" in d.value.columns)
 
-    assert tree()["verdict"].iloc[0] == "the item as written"
+    # the browser opens on the first item a rewrite broke: its tree ends in the failing answer
+    assert tree()["verdict"].iloc[0] == "the item as written" and tree()["fails"].iloc[-1]
+    assert any(c.value.startswith("smollm2 gets this item right") and "made it fail" in c.value for c in at.caption)
     first = tree()["prompt"].iloc[0]
-    at.selectbox(key="stab_browse_qa_item").set_value(1).run()
-    assert tree()["prompt"].iloc[0] != first
-    assert any(c.value.startswith("smollm2 ") and "as written" in c.value for c in at.caption)
+    at.selectbox(key="stab_browse_qa_item").set_value(0).run()
+    assert tree()["prompt"].iloc[0] != first and len(tree()) == 1  # item 1 fails as written: nothing searched
+    assert any(c.value == "smollm2 fails this item as written, so no rewrite can add to its error rate."
+               for c in at.caption)
 
 
 def test_stability_live_needs_a_model_that_answers(app):

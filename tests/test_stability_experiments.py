@@ -349,6 +349,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     task = study.tasks[0]
     figure = stability_figure(study, task, "ratio")
     assert len(figure.data) == len(TARGETS) and figure.layout.xaxis.type == "log"
+    assert list(figure.layout.xaxis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]  # not "2", "5" for 0.2
     with pytest.raises(ValueError, match="`curve` must be"):
         stability_figure(study, task, "theta")
 
@@ -400,3 +401,21 @@ def test_readings_of_the_stability_numbers():
     assert "2.5 questions" in read_mean_queries(2.5) and "no query count" in read_mean_queries(float("nan"))
     assert read_stability(0.0, 0.5).startswith("R = 0") and "∞" in read_stability(float("inf"), 0.5)
     assert "costs 0.123" in read_stability(0.123, 0.5)
+
+
+def test_browsing_a_recorded_search():
+    """The Stability page's search browser: one row per prompt of the tree, and a sentence on how it went."""
+    from dbpa_core.present.stability_report import read_search, search_frame
+    from dbpa_core.stability.runs import load_searches
+
+    _, searches = load_searches()
+    broken = next(s for s in searches if s.adversarial)
+    frame = search_frame(broken)
+    assert len(frame) == len(broken.nodes) and frame["verdict"].iloc[0] == "the item as written"
+    assert frame["fails"].iloc[-1] and not frame["fails"].iloc[0]  # the search stops at its first failure
+    assert frame["node"].iloc[-1].startswith(f"#{len(broken.nodes) - 1} ← #")
+    assert "made it fail" in read_search(broken)
+    failed = next(s for s in searches if s.original_loss == 1)
+    assert len(search_frame(failed)) == 1 and "fails this item as written" in read_search(failed)
+    held = next(s for s in searches if s.original_loss == 0 and not s.adversarial and s.queries > 1)
+    assert f"the judge kept {held.queries} " in read_search(held) and "the item held" in read_search(held)

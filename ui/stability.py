@@ -124,7 +124,7 @@ def show_task(study, task: str, *, key: str):
     from dbpa_core.present.figures import stability_figure
 
     ours = sr.table1_frame(study, task)
-    left, right = st.columns([1.5, 1])
+    left, right = st.columns([1.2, 1])
     left.markdown("**Table 1 · ours**")
     left.dataframe(ours[["model", "error rate (original)", "Adversarial %", "# Avg. Queries"]], hide_index=True,
                    width="stretch", key=f"{key}_{task}_table1",
@@ -135,9 +135,10 @@ def show_task(study, task: str, *, key: str):
     printed = sr.paper_table1_frame(task)
     right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
     right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",
+                    # The heading above says "paper (printed)"; the columns keep the paper's own names.
                     column_config={"Adversarial % (paper, printed)": st.column_config.NumberColumn(
-                        "Adversarial % (printed)", format="percent"),
-                        "# Avg. Queries (paper, printed)": st.column_config.NumberColumn("# Avg. Queries (printed)")})
+                        "Adversarial %", format="percent"),
+                        "# Avg. Queries (paper, printed)": st.column_config.NumberColumn("# Avg. Queries", format="%.2f")})
     for row in study.task_rows(task):
         st.caption(sr.read_table1_row(row))
     st.caption("The paper's models (6–13 B parameters, GPT-4 judge, Vicuna-13B proposing rewrites) are not ours: "
@@ -158,7 +159,10 @@ def show_task(study, task: str, *, key: str):
     sensitive = sr.sensitive_frame(study, task)
     if len(sensitive):
         st.dataframe(sensitive, hide_index=True, width="stretch", key=f"{key}_{task}_sensitive",
-                     column_config={"weight": st.column_config.NumberColumn(format="%.3f"),
+                     column_config={"item": st.column_config.TextColumn(width="medium"),
+                                    "winning rewrite": st.column_config.TextColumn(width="medium"),
+                                    "answer": st.column_config.TextColumn(width="large"),
+                                    "weight": st.column_config.NumberColumn(format="%.3f"),
                                     "cost": st.column_config.NumberColumn(format="%.4f")})
     st.caption(sr.read_sensitive(study, task))
     return ranking
@@ -197,10 +201,14 @@ def show_searches(task: str, *, key: str) -> None:
                " · broken by a rewrite" if search.adversarial else " · held")
         return f"{i + 1}. {search.item.prompt[:90]}{tag}"
 
-    index = columns[1].selectbox("Item", range(len(mine)), format_func=label, key=f"{key}_{task}_item")
+    # Opens on the first item a rewrite broke: the search worth seeing first.
+    first = next((i for i, search in enumerate(mine) if search.adversarial), 0)
+    index = columns[1].selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
     search = mine[index]
     st.dataframe(sr.search_frame(search), hide_index=True, width="stretch", key=f"{key}_{task}_tree",
-                 column_config={"similarity": st.column_config.NumberColumn(
+                 column_config={"prompt": st.column_config.TextColumn(width="medium"),
+                                "answer": st.column_config.TextColumn(width="large"),
+                                "similarity": st.column_config.NumberColumn(
                      format="%.3f", help="Cosine similarity of the embeddings to the item as written; the judge "
                                          "keeps a rewrite at or above its calibrated threshold.")})
     st.caption(sr.read_search(search))

@@ -356,6 +356,9 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
                          "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
                          yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
                          xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
+    if curve != "risk":  # plotly's log axis labels 0.2 and 0.5 as "2" and "5": name every tick in full
+        ticks = [v for v in (0.1, 0.2, 0.5, 1, 2, 5, 10) if study.ratios.min() <= v <= study.ratios.max()]
+        figure.update_xaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     return figure
 
 

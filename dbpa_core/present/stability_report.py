@@ -140,11 +140,13 @@ def _graded(search) -> list:
 def search_frame(search):
     """One recorded search's tree, a row per prompt: what the assistant proposed, the judge's verdict, the answer.
 
+    ``node`` reads "#3 ← #0, round 1": prompt 3, a rewrite of prompt 0 proposed in the first round.
+
     ``search`` is a :class:`~dbpa_core.stability.search.Search`.
     """
     import pandas as pd
 
-    return pd.DataFrame([{"#": i, "round": n.round, "from": "" if n.parent < 0 else f"#{n.parent}",
+    return pd.DataFrame([{"node": f"#{i}" if n.parent < 0 else f"#{i} ← #{n.parent}, round {n.round}",
                           "prompt": n.text, "verdict": NODE_STATUS[n.status],
                           "similarity": n.similarity if n.status in ("original", "queried", "rejected") else None,
                           "answer": n.answer or "", "fails": None if loss is None else bool(loss)}
