@@ -357,6 +357,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
 def test_live_runs_feed_the_study(minilm):
     """A live run on uploaded items and a user's target gives the study's rows, as the recorded searches do."""
     from dbpa_core.paper.stability import stability_study
+    from dbpa_core.present.stability_report import stability_record
     from dbpa_core.stability.runs import live_runs
 
     (item,) = items_from_rows("qa", [{"question": "What is the capital of Japan?", "answers": ["Tokyo"]}])
@@ -370,6 +371,9 @@ def test_live_runs_feed_the_study(minilm):
     assert list(runs) == [("qa", "fixture")] and seen == [("stability: fixture", 1, 1)]
     (row,) = stability_study(runs=runs, n_resamples=5).rows
     assert row.adversarial_fraction == 1.0 and row.mean_queries in (1.0, 2.0) and row.headline > 0
+    (unmeasured,) = stability_study(runs=runs, n_resamples=0).rows  # B = 0: not measured, not a support of 0 %
+    assert np.isnan(unmeasured.rank_support) and stability_record(
+        stability_study(runs=runs, n_resamples=0))["rows"][0]["rank_support"] is None  # JSON has no NaN
     with pytest.raises(ValueError, match="`items` and `targets`"):
         live_runs([], [target], assistant, _AcceptAll(), minilm)
 

@@ -207,7 +207,7 @@ def stability_record(study: StabilityStudy) -> dict:
              "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
              "curve_risk": [_number(v) for v in r.curve_risk],
              "curve_ratio_r75": [_number(v) for v in r.curve_ratio_high], "R_headline": _number(r.headline),
-             "rank_support": r.rank_support, "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
+             "rank_support": _number(r.rank_support), "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
     return {"experiment": "stability", "rows": rows,
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
             "findings": {task: ranking_finding(study, task) for task in study.tasks},
