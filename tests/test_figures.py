@@ -101,15 +101,11 @@ def test_nine_models_never_share_a_colour():
 
 
 def test_log_axes_are_labelled_with_plain_numbers():
-    """Stability's θ-ratio axis and the sequential boundary once read "5 0.1 2 5 1 2 5 10 2"."""
-    from dbpa_core.present.figures import stability_curves
+    """Log axes once read "5 0.1 2 5 1 2 5 10 2" (Stability) and "4, 3, 2, 0.1, 9, 8" (the sequential boundary):
+    every tick is a whole number as a person writes it."""
+    from dbpa_core.present.figures import log_axis
 
-    ratios = [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20]
-    figure = stability_curves({"greedy": [1.0] * 9, "sampled": [2.0] * 9}, ratios, x_title="θ₁/θ₂", title="t",
-                              log_x=True)
-    assert figure.layout.xaxis.type == "log"
-    assert list(figure.layout.xaxis.ticktext) == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
-    assert figure.data[0].line.color != figure.data[1].line.color
-    flat = stability_curves({"greedy": [0.0] * 9}, ratios, x_title="θ₁/θ₂", title="t", log_x=True)
-    assert list(flat.layout.yaxis.range) == [0, 1] and "R = 0 everywhere" in flat.layout.annotations[0].text
-    assert "β" not in figure.layout.yaxis.title.text  # the page speaks of θ
+    axis = log_axis([[0.05, 0.1, 0.2], np.array([1.0, 5.0, 20.0])])  # ragged parts: paths and a boundary
+    assert axis["type"] == "log"
+    assert axis["ticktext"] == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
+    assert log_axis([0.0, -1.0]) == {"type": "log"}  # nothing positive: Plotly's own axis
