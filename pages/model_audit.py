@@ -24,21 +24,22 @@ st.write("Score each answer of the API (the *target*) and many answers of a loca
 
 with guard():
     mode = st.radio("Data", ["Recorded audit (instant)", "Live: local model (slow)"], horizontal=True, key="rut_mode")
-    # The target's name is the longest value: its box gets the most room (no "Jailbreak-style system pr" cut).
-    columns = st.columns([1.1, 2, 1, 1.1])
+    # The target's name is the longest value: it gets a row of its own (no "Jailbreak-style system pr" cut).
+    target_row = st.container()
+    columns = st.columns([1.1, 1, 1.1])
     score = columns[0].selectbox("Score (by the reference model)", SCORES, key="rut_score",
                                  help="log_rank: mean log of each token's rank under the reference model.")
-    alpha = columns[3].select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
+    alpha = columns[2].select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
     # One stream for the choice of recorded answers and the ranks' tie-breaking uniforms.
     rng = np.random.default_rng(settings.seed)
     if mode.startswith("Recorded"):
         data = load_recorded_rut(score)
         targets = {"reference": "The reference model itself (H₀ holds)", **data.labels}
         # Opens on a substituted model, a detection; the reference itself (the control) is read beside it below.
-        target = columns[1].selectbox("Target (the 'API')", list(targets), format_func=targets.get, key="rut_target",
+        target = target_row.selectbox("Target (the 'API')", list(targets), format_func=targets.get, key="rut_target",
                                       index=list(targets).index("simulated_model") if "simulated_model" in targets
                                       else 0)
-        n_prompts = int(columns[2].number_input("Prompts n", 2, len(data.prompts), len(data.prompts), key="rut_n"))
+        n_prompts = int(columns[1].number_input("Prompts n", 2, len(data.prompts), len(data.prompts), key="rut_n"))
         m = int(st.slider("Reference samples per prompt m", 1, data.reference_pool.shape[1] - 1,
                           data.reference_pool.shape[1] - 1, key="rut_m"))
         scores = rut_arrays(data, target, n_prompts=n_prompts, m=m, rng=rng)
@@ -47,18 +48,18 @@ with guard():
                    "sample" + (" and another one is the target" if target == "reference" else "")
                    + "; the sidebar seed picks which, so each seed is another audit from the same recording.")
     else:
-        source = columns[1].selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
+        source = target_row.selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
                                       key="rut_source")
         system, temperature, uploaded = None, REFERENCE_TEMPERATURE, None
         if source == "local":
-            system = columns[2].text_input("Target system prompt", "You are a pirate. Answer like a pirate.",
+            system = columns[1].text_input("Target system prompt", "You are a pirate. Answer like a pirate.",
                                            key="rut_system")
             temperature = st.slider("Target temperature", 0.0, 2.0, REFERENCE_TEMPERATURE, key="rut_temperature")
         elif source == "openai":
             if settings.sampler.backend != "openai":
                 raise ValueError("Choose 'OpenAI-compatible API' as the backend in the sidebar (base URL, model, key) "
                                  "to audit an endpoint.")
-            columns[2].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
+            columns[1].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
                                f"T = {REFERENCE_TEMPERATURE:g}.")
         else:
             file = st.file_uploader("Target responses (JSONL: one object per line with `prompt` and `text`)",
@@ -103,7 +104,8 @@ with guard():
                    + read_rut_decision(control.pvalue, alpha))
     left, right = st.columns(2)
     left.plotly_chart(shared_figure(rank_histogram, result), width="stretch", key="rut_hist")
-    left.caption("Flat bars mean the target behaves like the reference model; a pile at one end means its answers "
+    left.caption("Rank 0: the target's answer scores lowest among the reference's answers; 1: highest. "
+                 "Flat bars mean the target behaves like the reference model; a pile at one end means its answers "
                  "consistently score lower (or higher) under the reference model than the reference's own.")
     right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
     right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic.")

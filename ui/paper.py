@@ -159,13 +159,15 @@ def show_appendix(result, *, key: str = "reproduce"):
     omega, similarity, costs = rp.grid_frame(result.omega), rp.grid_frame(result.similarity), rp.cost_frame(result)
     st.subheader("C.2 · choices of ω (persona vs doctor)")
     st.info(rp.grid_agreement(result.omega))
-    show_table(omega)
+    # The grids' "paper" column is the same "not given" in every row: on screen the caption says it instead,
+    # and nine choices fit a projector's 1024 px (the downloads keep the column).
+    show_table(omega.drop(columns=["paper"], errors="ignore"))
     st.caption("Each cell: the statistic and its stars (permutation p: * < 0.05, ** < 0.01, *** < 0.001; the JSON "
-               "download holds every p); every ω is tested with the same re-splits of the same answers, so only "
+               "download holds every p; the paper prints no numbers for these grids); every ω is tested with the same re-splits of the same answers, so only "
                "the choice of ω differs.")
     st.subheader("C.4 · similarities (ω = JSD in bits)")
     st.info(rp.grid_agreement(result.similarity))
-    show_table(similarity)
+    show_table(similarity.drop(columns=["paper"], errors="ignore"))
     st.caption("Cosine of MiniLM embeddings compares meaning; BLEU and ROUGE-L compare shared words, so they "
                "can flag a change of wording that leaves the meaning intact.")
     st.subheader("C.3 · embedding cost as k grows")

@@ -326,7 +326,7 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
                      annotation_text="expected if it is the reference model", annotation_position="top left")
     # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
     figure.update_layout(title="Ranks of the target's answers",
-                         xaxis_title="rank r (0: lowest score among the reference's, 1: highest)",
+                         xaxis_title="rank r (0 lowest, 1 highest)",
                          xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
     return figure
 
@@ -352,8 +352,8 @@ def substitution_power_curve(power) -> go.Figure:
     figure.add_trace(go.Scatter(x=power.q, y=power.power_ks, mode="lines+markers", line=dict(dash="dash"),
                                 name=f"Kolmogorov–Smirnov (AUC {power.auc_ks:.2f})"))
     figure.add_hline(y=power.alpha, line=dict(dash="dot", color="grey"), annotation_text=f"α = {power.alpha:g}")
-    figure.update_layout(title=f"Detection rate when a share q of answers comes from the other model "
-                               f"({power.n_trials} simulated audits per q)",
+    # Short enough for a projector's 1024 px; the caption beside it says what q is.
+    figure.update_layout(title=f"Power against substitution ({power.n_trials} audits per q)",
                          xaxis_title="substitution probability q", yaxis_title="power", yaxis_range=[0, 1.05],
                          **LAYOUT)
     return figure
