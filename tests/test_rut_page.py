@@ -20,8 +20,14 @@ def page(tmp_path, monkeypatch):
 
 
 def test_default_view_reads_its_result_and_never_calls_a_rejection_success(page):
-    """The default target is the reference model itself (H₀ holds): the recorded audit does not reject, and
-    says so in an information box, never a success box."""
+    """The page opens on a detection with its control beside it (issue 29): text from another model is flagged,
+    and the same audit of the reference model itself is read in the caption below it.  With the reference model
+    as the target (H₀ holds) the recorded audit does not reject, and says so in an information box, never a
+    success box."""
+    assert metric(page, "Decision") == "REJECT H₀" and not page.success
+    control = next(c.value for c in page.caption if c.value.startswith("Control beside it"))
+    assert "FAIL TO REJECT H₀" in control and "rank like the claimed model" in control
+    page.selectbox(key="rut_target").set_value("reference").run()
     assert not page.success
     p = metric(page, "p-value")
     assert metric(page, "Decision") == "FAIL TO REJECT H₀" and float(p) > 0.05
@@ -30,6 +36,7 @@ def test_default_view_reads_its_result_and_never_calls_a_rejection_success(page)
     assert "rank like the claimed model" in box.value and "The reference model itself" in box.value
     assert any("The reference model itself" in m.value for m in page.markdown)  # the target beside the result
     assert "W² =" in " ".join(c.value for c in page.caption)
+    assert not any(c.value.startswith("Control beside it") for c in page.caption)  # it is the control
 
 
 def test_a_rejection_is_a_warning_with_the_target_named(page):
