@@ -281,7 +281,7 @@ VIEWS = {
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
                   ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
     "model_audit": [("recorded", shown("Decision")), ("power", click("Compute the power curve", "With a share q"))],
-    "stability": [("first", shown("R = 0 means"))],
+    "stability": [("first", shown("of 200 resamples"))],
 }
 HEADINGS = {slug: heading for slug, _, heading in PAGES} | {"reproduce": "Reproduce the paper"}
 
