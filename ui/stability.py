@@ -188,7 +188,7 @@ def show_searches(task: str, *, key: str) -> None:
     from dbpa_core.present import stability_report as sr
 
     searches = [s for s in recorded_searches() if s.item.task == task]
-    columns = st.columns([1, 4])
+    columns = st.columns([1, 2])  # the item, a whole question, gets a row of its own below
     target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), key=f"{key}_{task}_model")
     mine = [s for s in searches if s.target == target]
 
@@ -200,7 +200,7 @@ def show_searches(task: str, *, key: str) -> None:
 
     # Opens on the first item a rewrite broke: the search worth seeing first.
     first = next((i for i, search in enumerate(mine) if search.adversarial), 0)
-    index = columns[1].selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
+    index = st.selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
     search = mine[index]
     show_table(sr.search_frame(search))  # whole prompts and answers, wrapped (a grid cut them)
     st.caption(sr.read_search(search) + " Similarity: cosine of the embeddings to the item as written; the judge "

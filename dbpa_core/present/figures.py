@@ -391,7 +391,7 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
     title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
              f"R against θ₁/θ₂ at r = {r:.0%}<br><sup>1/θ₁ + 1/θ₂ = {study.settings['c']:g}</sup>")
     figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
-                         "θ₁ / θ₂<br>(price of rewriting ÷ price of re-weighting)",
+                         "θ₁ / θ₂<br>(rewriting ÷ re-weighting price)",
                          yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
                          xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
     if curve != "risk":  # plotly's log axis labels 0.2 and 0.5 as "2" and "5": name every tick in full
