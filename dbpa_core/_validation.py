@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 import re
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,15 +19,86 @@ import numpy as np
 #: local models accept more, and nothing sensible happens above 5).
 MAX_TEMPERATURE = 5.0
 
+# Every size a user can set has an upper bound tied to memory or time, checked before any work starts
+# (library, command line, SPEC and app alike); each message says the bound and why (``*_WHY``).
+
 #: Largest number of resamples B a permutation test accepts: the null
 #: distribution alone takes 8·B bytes, and 10⁶ resamples already resolve
 #: p-values down to 10⁻⁶ (Bonferroni over a thousand perturbations at
 #: α = 0.05 needs 5·10⁻⁵).
 MAX_RESAMPLES = 1_000_000
+RESAMPLES_WHY = "10⁶ re-splits resolve p-values down to 10⁻⁶, finer than any correction needs"
+
+#: Most outputs per arm a test takes: the pooled similarity matrix of 2 × 5 000 outputs is 800 MB (float64).
+MAX_SAMPLES = 5_000
+SAMPLES_WHY = "the similarity matrix of 2 × 5,000 pooled outputs already takes 800 MB of memory"
+
+#: Most cells B·(k₀ + k₁)² the re-splits of one test may visit: ≈ 10 ns per cell on a 2-core laptop
+#: (bench/bench_permutation.py), so the largest test takes a few minutes, never hours.
+MAX_PERMUTATION_WORK = 20_000_000_000
+PERMUTATION_WORK_WHY = ("B × (k₀ + k₁)² must stay under 2·10¹⁰ (≈ 10 ns each: a few minutes); lower B or k "
+                        "(B = 10,000 already resolves p down to 10⁻⁴)")
+
+#: Most perturbations in one audit: Bonferroni over 1 000 tests at α = 0.05 already needs p ≤ 5·10⁻⁵.
+MAX_PERTURBATIONS = 1_000
+PERTURBATIONS_WHY = "Bonferroni over 1,000 tests already asks for p ≤ α/1,000; split the family into audits"
+
+#: Most outputs one audit draws, (m + 1)·k: texts and vectors of 500 000 outputs take ≈ 1.5 GB of memory.
+MAX_AUDIT_SAMPLES = 500_000
+AUDIT_SAMPLES_WHY = "(m + 1) × k outputs are held in memory with their vectors (≈ 3 KB each)"
+
+#: Longest generation asked for: 32 768 tokens is the context of most served models.
+MAX_TOKENS = 32_768
+TOKENS_WHY = "32,768 tokens is the whole context of most models; a longer answer cannot be generated"
+
+#: Longest completion text accepted from a server or a batch file (UTF-8 bytes): 32 768 tokens are
+#: ≈ 130 kB of text, so a longer one is a broken reply, not an answer.
+MAX_COMPLETION_BYTES = 2**20
+
+#: Calls in flight at once to one endpoint (threads on this machine; servers rate-limit far below).
+MAX_CONCURRENCY = 256
+CONCURRENCY_WHY = "each call in flight is a thread here, and servers rate-limit far below that"
+
+#: Seconds one attempt of an HTTP call may take (an hour: nothing answers slower and is still alive).
+MAX_TIMEOUT = 3_600.0
+#: Extra attempts of a failed call (20 attempts with backoff already span several minutes).
+MAX_RETRIES = 20
+RETRIES_WHY = "20 attempts with backoff already wait several minutes on a server that is down"
+
+#: Texts per embeddings call: 512 × a 3 072-dimensional vector is a 33 MB reply (OpenAI takes at most 2 048).
+MAX_EMBED_BATCH = 512
+EMBED_BATCH_WHY = "a reply of 512 vectors of 3,072 numbers is already ≈ 33 MB of JSON"
+
+#: Largest embedding dimension accepted from a file or a server (the largest models' are 4 096–8 192).
+MAX_DIMENSION = 16_384
+DIMENSION_WHY = "no embedding model has more than 16,384 dimensions; a larger vector is a broken file"
+
+#: Context of the local model (SmolLM2 was trained on 8 192 tokens; beyond it its output degrades).
+MAX_N_CTX = 8_192
+N_CTX_WHY = "SmolLM2 was trained with a context of 8,192 tokens"
 
 # Names that hold credentials (matched as whole words of a snake_case name,
 # so `max_tokens` is fine and `api_key` is a secret).
-SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer|auth)($|_)")
+SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|passwd|pwd|authorization|bearer|auth|"
+                         r"credentials?|signature|sig|session)($|_)")
+
+
+class InvalidValue(ValueError):
+    """A parameter outside what is accepted: ``name``, the requirement, and the value received.
+
+    ``str()`` is the full message (the library's); :attr:`without_value` leaves the
+    value out, for places that must not echo what a user typed (a SPEC, which may
+    hold a key written in the wrong place).
+    """
+
+    def __init__(self, name: str, requirement: str, got: str | None = None, fix: str = ""):
+        self.name, self.requirement, self.got = name, requirement, got
+        super().__init__(f"`{name}` {requirement}" + (f"; got {got}." if got is not None else ".")
+                         + (f" {fix}" if fix else ""))
+
+    @property
+    def without_value(self) -> str:
+        return f"`{self.name}` {self.requirement}."
 
 
 def check_rng(rng) -> np.random.Generator:
@@ -46,47 +117,99 @@ def check_rng(rng) -> np.random.Generator:
     )
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``]."""
-    wanted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
+def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None,
+                       why: str | None = None) -> int:
+    """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``].
+
+    ``why`` says why the maximum is what it is; the message gives it.
+    """
+    wanted = f"must be an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
+    if why and maximum is not None:
+        wanted += f" ({why})"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ValueError(f"`{name}` must be {wanted}; got {value!r}.")
+            raise InvalidValue(name, wanted, _shown(value))
     value = int(value)
     if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"`{name}` must be {wanted}; got {value:,}.")
+        raise InvalidValue(name, wanted, _shown(value))
     return value
+
+
+def _shown(value) -> str:
+    """A received value for a message: short, never a secret, and cheap whatever it is (a container is
+    named by its type: the repr of a YAML "billion laughs" list would never end)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}" if abs(int(value)).bit_length() <= 256 else "an integer too large to write out"
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, str):
+        return redact(repr(value[:60]) + ("..." if len(value) > 60 else ""))
+    return f"a {type(value).__name__}"
 
 
 def check_n_resamples(value, name: str = "n_resamples") -> int:
     """The number of resamples B of a permutation test: an integer in [1, :data:`MAX_RESAMPLES`]."""
-    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
+    return check_positive_int(value, name, maximum=MAX_RESAMPLES, why=RESAMPLES_WHY)
+
+
+def check_test_size(n_original: int, n_perturbed: int, n_resamples: int, *, names=("x", "y"),
+                    resamples_name: str = "n_resamples", batch_size: int | None = None) -> None:
+    """Refuse, before any work, a test whose memory or time has no reasonable bound.
+
+    Each arm holds at most :data:`MAX_SAMPLES` outputs (memory of the similarity
+    matrix), and B·(k₀ + k₁)² — the cells the re-splits visit, times ``looks`` for a
+    sequential test — at most :data:`MAX_PERMUTATION_WORK` (time).  An exact test
+    enumerates C(k₀ + k₁, k₀) ≤ B splits, and only those count.
+    """
+    import math
+
+    for name, size in zip(names, (n_original, n_perturbed)):
+        if size > MAX_SAMPLES:
+            raise InvalidValue(name, f"holds at most {MAX_SAMPLES:,} outputs ({SAMPLES_WHY}); test a random subset",
+                               f"{size:,}")
+    pooled = n_original + n_perturbed
+    splits = min(n_resamples, math.comb(pooled, n_original)) if pooled <= 1_000 else n_resamples
+    if batch_size:  # a sequential test recomputes ω on everything drawn so far at every look
+        looks = range(batch_size, n_original + batch_size, batch_size)
+        cells = sum((2 * min(n, n_original)) ** 2 for n in looks)
+        work = n_resamples * cells
+    else:
+        work = splits * pooled**2
+    if work > MAX_PERMUTATION_WORK:
+        raise InvalidValue(resamples_name, f"is too large for {n_original:,} + {n_perturbed:,} outputs: "
+                                           f"{PERMUTATION_WORK_WHY}", f"B = {n_resamples:,}")
 
 
 def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
     """Return ``value`` as a float strictly (or not) inside (0, 1)."""
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number between 0 and 1; got {value!r}.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, "must be a number between 0 and 1", _shown(value)) from None
     low_ok = value > 0 if open_low else value >= 0
     high_ok = value < 1 if open_high else value <= 1
     if not (np.isfinite(value) and low_ok and high_ok):
         low = "(0" if open_low else "[0"
         high = "1)" if open_high else "1]"
-        raise ValueError(f"`{name}` must lie in {low}, {high}; got {value}.")
+        raise InvalidValue(name, f"must lie in {low}, {high}", f"{value}")
     return value
 
 
-def check_positive_float(value, name: str) -> float:
+def check_positive_float(value, name: str, *, maximum: float | None = None, why: str | None = None) -> float:
+    """A positive finite number, at most ``maximum`` (``why`` says why)."""
+    wanted = "must be a positive finite number" + ("" if maximum is None else f" <= {maximum:g}")
+    if why and maximum is not None:
+        wanted += f" ({why})"
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a positive number; got {value!r}.") from None
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value}.")
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, wanted, _shown(value)) from None
+    if not (np.isfinite(value) and value > 0) or (maximum is not None and value > maximum):
+        raise InvalidValue(name, wanted, f"{value}")
     return value
 
 
@@ -94,10 +217,10 @@ def check_temperature(value, name: str = "temperature") -> float:
     """A sampling temperature in [0, :data:`MAX_TEMPERATURE`] (0 = greedy decoding)."""
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value!r}.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, f"must be a number in [0, {MAX_TEMPERATURE:g}]", _shown(value)) from None
     if not (np.isfinite(value) and 0 <= value <= MAX_TEMPERATURE):
-        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value}.")
+        raise InvalidValue(name, f"must be a number in [0, {MAX_TEMPERATURE:g}]", f"{value}")
     return value
 
 
@@ -106,8 +229,96 @@ def check_choice(value, name: str, choices: Iterable[str]) -> str:
     choices = tuple(choices)
     by_case = {choice.lower(): choice for choice in choices}
     if not isinstance(value, str) or (value not in choices and value.lower() not in by_case):
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}.")
+        raise InvalidValue(name, f"must be one of {', '.join(map(repr, choices))}", _shown(value))
     return value if value in choices else by_case[value.lower()]
+
+
+# --------------------------------------------------------------------------- secrets
+# One function, :func:`redact`, removes credentials from any text that leaves the program: the terminal,
+# logs, exports, the store and the app.  It knows the forms a credential takes in a message: a URL's
+# user:password@ (any scheme, or none), a secret-named query parameter or setting (`api_key=…`,
+# `"token": "…"`), an Authorization header (`Bearer …`, `Basic …`), the shapes of common API keys
+# (`sk-…`, a key masked by the server as `sk-abc***wxyz`), and the values of the keys in use
+# (:func:`register_secret`, and secret-named environment variables such as OPENAI_API_KEY).
+
+REDACTED = "[REDACTED]"
+_SECRET_SETTING = (r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_.\-])*(?:api|access|auth|refresh|secret|client|private|"
+                   r"session|id)?(?:api[_\-]?key|key|token|secret|passwd|password|pwd|authorization|auth|"
+                   r"credentials?|signature|sig|session)(?:[_.\-][A-Za-z0-9]+)*)(?![A-Za-z0-9])")
+_SECRET_VALUE = r"(?!\[?REDACTED\]?(?![A-Za-z0-9])|(?:bearer|basic|token|digest)\s)([^\s'\"&,;}<>]+)"
+_KNOWN_SECRETS: set[str] = set()
+_KEY_VARIABLE = re.compile(r"(?i)(^|_)(api_?key|token|secret|password|access_key)($|_)")
+# A secret value needs some length to be recognised as one (and not to redact every "a").
+_MIN_SECRET = 8
+_PATTERNS = (
+    # scheme://user:password@host or scheme://token@host (any scheme)
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?://|\\\\))[^\s/@?#\\]+@"), r"\1" + REDACTED + "@"),
+    # user:password@host without a scheme
+    (re.compile(r"(?<![\w.+\-/:@])[^\s/@:?#'\"<>()\[\]{},;=]+:[^\s/@'\"<>]+@(?=[\w\[])"), REDACTED + "@"),
+    # Authorization: Bearer/Basic/Token …, and a bare "Bearer …"
+    (re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=\-]{6,}"), r"\1\2" + REDACTED),
+    # name=value, name: value, "name": "value" for a secret-looking name (query strings, headers, JSON, YAML):
+    # the secret word is a whole segment of the name (`max_tokens` is not a secret, `x-api-key` is).  After a
+    # colon, a short plain word (lower case or Capitalised, < 12 letters) followed by more words is prose
+    # ("invalid_api_key: Incorrect API key …"), not a value: keys are longer and mix cases and digits.
+    (re.compile(_SECRET_SETTING + r"(['\"]?\s*=\s*['\"]?)" + _SECRET_VALUE), r"\1\2" + REDACTED),
+    (re.compile(_SECRET_SETTING + r"(['\"]?\s*:\s*['\"]?)(?![A-Z]?[a-z]{0,10}\s)" + _SECRET_VALUE), r"\1\2" + REDACTED),
+    # well-known key shapes: OpenAI/Anthropic sk-…, GitHub, Hugging Face, Slack, AWS, Google, JWTs
+    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_*\-]{6,}"), REDACTED),
+    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat|hf|xox[abprs])_[A-Za-z0-9_\-]{10,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
+    # a key the server masked, keeping its ends (`abcd****wxyz`): the ends are part of the key
+    (re.compile(r"[A-Za-z0-9_\-]*\*{3,}[A-Za-z0-9_\-]*"), REDACTED),
+)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a credential in use (an API key given to a client), so that :func:`redact` removes it
+    wherever it appears, even in a form no pattern knows."""
+    if isinstance(value, str) and len(value.strip()) >= _MIN_SECRET:
+        _KNOWN_SECRETS.add(value.strip())
+
+
+def _secrets_in_use() -> list[str]:
+    import os
+
+    found = set(_KNOWN_SECRETS)
+    for name, value in os.environ.items():
+        # API keys in the environment (OPENAI_API_KEY, HF_TOKEN, …); not paths such as SSH_AUTH_SOCK.
+        if _KEY_VARIABLE.search(name) and len(value.strip()) >= _MIN_SECRET and not re.search(r"[\s/]", value):
+            found.add(value.strip())
+    return sorted(found, key=len, reverse=True)  # a longer secret first: it may contain a shorter one
+
+
+def redact(text):
+    """``text`` without credentials (see the comment above); anything else is returned as it is.
+
+    Every text that leaves the program through a boundary — a message on the
+    terminal, a log record, an exported file, a row of the store, an error
+    in the app — goes through here.  Idempotent.
+
+    Examples
+    --------
+    >>> redact("http://me:sk-abc123456789@host/v1?api_key=XYZ12345")
+    'http://[REDACTED]@host/v1?api_key=[REDACTED]'
+    """
+    if not isinstance(text, str) or not text:
+        return text
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    for secret in _secrets_in_use():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+        # a server may quote only the start and the end of a key: its last 6 characters narrow the key
+        # down, so they go too.
+        tail = secret[-6:]
+        if len(secret) >= 16 and tail in text:
+            text = text.replace(tail, REDACTED)
+    while REDACTED + REDACTED in text:
+        text = text.replace(REDACTED + REDACTED, REDACTED)
+    return text
 
 
 def redact_url(url: str | None) -> str | None:
@@ -115,7 +326,7 @@ def redact_url(url: str | None) -> str | None:
 
     Use it on every URL that is stored, logged, shown or exported: a key
     typed into a base URL (``http://user:KEY@host/v1``, ``?api_key=KEY``)
-    must never reach the sample store or a report.
+    must never reach the sample store or a report.  The fragment goes too.
     """
     if not url:
         return url
@@ -123,15 +334,28 @@ def redact_url(url: str | None) -> str | None:
     netloc = parts.netloc.rpartition("@")[2]
     query = urllib.parse.urlencode([(k, "REDACTED" if is_secret_name(k) else v)
                                     for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    # The text-level pass catches what the URL parser cannot see (no scheme, a key in the path).
+    return redact(urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, "")))
+
+
+def redact_mapping(value):
+    """A JSON-like value (settings, a record) with :func:`redact` applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {key: redact_mapping(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_mapping(item) for item in value)
+    return value
 
 
 def has_credentials(url: str | None) -> bool:
-    """Whether ``url`` carries a user, a password or a secret-looking query parameter."""
+    """Whether ``url`` carries a user, a password, a secret-looking query parameter or a key."""
     if not url:
         return False
     parts = urllib.parse.urlsplit(url)
-    return "@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
+    return ("@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
+            or redact(url) != url)
 
 
 def is_secret_name(name: str) -> bool:
@@ -144,18 +368,19 @@ def check_base_url(value, name: str = "base_url") -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
-        raise ValueError(f"`{name}` must be a URL such as http://127.0.0.1:8000/v1; got {type(value).__name__}.")
+        raise InvalidValue(name, "must be a URL such as http://127.0.0.1:8000/v1", f"a {type(value).__name__}")
     url = value.strip()
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https"):
-        raise ValueError(f"`{name}` must start with http:// or https://; got {redact_url(url)!r}. "
-                         f"Write e.g. http://{url.split('://')[-1]}.")
+        raise InvalidValue(name, "must start with http:// or https://", repr(redact_url(url)),
+                           fix=redact(f"Write e.g. http://{url.split('://')[-1]}."))
     try:
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError:
-        raise ValueError(f"`{name}` has an invalid port: {redact_url(url)!r}.") from None
+        raise InvalidValue(name, "has an invalid port (a number up to 65535 after the host)",
+                           repr(redact_url(url))) from None
     if not parts.hostname:
-        raise ValueError(f"`{name}` has no host name: {redact_url(url)!r}; write e.g. http://127.0.0.1:8000/v1.")
+        raise InvalidValue(name, "has no host name; write e.g. http://127.0.0.1:8000/v1", repr(redact_url(url)))
     return url
 
 
@@ -196,6 +421,20 @@ def check_embeddings(value, name: str, *, min_rows: int = 2, check_norms: bool =
             raise ValueError(f"`{name}` row {bad} has a norm too large to compute (overflow); rescale the "
                              "embeddings, e.g. divide each row by its largest absolute value.")
     return array
+
+
+def check_completion_text(text: str) -> str | None:
+    """Why a completion text cannot be stored (None when it can): over :data:`MAX_COMPLETION_BYTES`,
+    or not encodable as UTF-8 (a lone surrogate such as JSON's ``"\\ud800"``)."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        return (f"the text holds a character that is not valid Unicode (U+{ord(text[error.start]):04X}, a lone "
+                "surrogate) and cannot be stored as UTF-8")
+    if size > MAX_COMPLETION_BYTES:
+        return (f"the text is {size / 2**20:,.1f} MB; at most {MAX_COMPLETION_BYTES / 2**20:g} MB is accepted "
+                f"({TOKENS_WHY}: ≈ 130 kB of text)")
+    return None
 
 
 def check_texts(value, name: str, *, min_rows: int = 2) -> list[str]:

@@ -48,7 +48,8 @@ with guard():
               "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.label}
     if st.button("Run the test", type="primary", key="byo_run"):
         embedder = None if table.embeddings else embedder_for(settings.embedder, settings.keys.embedder)
-        arms = uploaded_arms(table, original_name, perturbed_name, store=store(), embedder=embedder)
+        arms = uploaded_arms(table, original_name, perturbed_name, store=store(), embedder=embedder,
+                             similarity=similarity, n_resamples=n_resamples)
         keep("byo_result", inputs, compare_arms(*arms, label=perturbed_name, similarity=similarity,
                                                 discrepancy=discrepancy, n_resamples=n_resamples, rng=settings.seed))
     with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:

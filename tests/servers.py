@@ -109,14 +109,18 @@ class Reply:
     JSON, bytes as they are with ``content_type``); ``stall``: seconds to
     wait before answering; ``trickle``: seconds between the bytes of the
     body; ``die``: drop the connection without a reply and stop the server
-    (later connections are refused).
+    (later connections are refused); ``content_length``: the length
+    announced instead of the body's (a longer one: a body cut short);
+    ``endless``: no length announced, ``body`` sent again and again until the
+    client hangs up.
     """
 
     def __init__(self, body=None, *, status: int = 200, headers: dict | None = None,
                  content_type: str = "application/json", stall: float = 0.0, trickle: float = 0.0,
-                 die: bool = False):
+                 die: bool = False, content_length: int | None = None, endless: bool = False):
         self.body, self.status, self.headers = body, status, headers or {}
         self.content_type, self.stall, self.trickle, self.die = content_type, stall, trickle, die
+        self.content_length, self.endless = content_length, endless
 
 
 @contextmanager
@@ -155,11 +159,22 @@ def misbehaving_server(script):
             try:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
-                self.send_header("Content-Length", str(len(payload)))
+                if reply.endless:
+                    self.close_connection = True  # the body ends when the connection does
+                else:
+                    self.send_header("Content-Length", str(reply.content_length or len(payload)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                if reply.trickle:
+                if reply.endless:
+                    while not stopping.is_set():
+                        self.wfile.write(payload)
+                elif reply.content_length and reply.content_length > len(payload):
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.trickle:
                     for byte in payload:
                         self.wfile.write(bytes([byte]))
                         self.wfile.flush()

@@ -15,7 +15,7 @@ from dbpa_core.present.readings import (decision, format_pvalue, read_decision, 
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from dbpa_core.samplers import redact_url
+from dbpa_core.samplers import redact, redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
@@ -31,15 +31,15 @@ def guard():
     try:
         yield
     except SamplingCancelled as error:
-        st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+        st.warning(redact(f"Cancelled: {error} Run again to continue from where it stopped."))
     except EndpointError as error:
         # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
         # for SamplingFailed, how many samples are kept in the store.
-        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
+        st.error(redact(f"The model endpoint could not answer. {error}"), icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
-        st.error(f"{str(error).strip(chr(39))}")
+        st.error(redact(str(error).strip(chr(39))))
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback
-        log.error("unexpected error\n%s", traceback.format_exc())
+        log.error("unexpected error\n%s", redact(traceback.format_exc()))
         name = type(error).__name__
         hint = ""
         if "Connection" in name or "Timeout" in name or "APIConnection" in name:
@@ -50,7 +50,7 @@ def guard():
             hint = " Check the model name in the sidebar."
         elif "RateLimit" in name:
             hint = " The server is rate-limiting: lower 'Parallel calls' or try again later."
-        st.error(f"{name}: {error}.{hint}")
+        st.error(redact(f"{name}: {error}.{hint}"))
 
 
 def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
@@ -192,7 +192,9 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         return
     columns = st.columns(3)
     if table is not None:
-        columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
+        from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
+
+        columns[0].download_button("Download table (CSV)", frame_csv(table).encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
