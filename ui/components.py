@@ -71,6 +71,13 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
         decision_box(result.pvalue, alpha)
     for message in result.warnings:
         st.warning(message)
+    if result.kind == "fixed":  # B too small for α: "no change" would say nothing (a sequential test says it itself)
+        from dbpa_core.stats.permutation import resolution_warning
+
+        unreachable = resolution_warning(alpha, n_original=result.n_original, n_perturbed=result.n_perturbed,
+                                         n_resamples=result.n_resamples, alternative=result.alternative)
+        if unreachable:
+            st.warning(unreachable)
 
 
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:

@@ -297,7 +297,8 @@ def frame_csv(frame) -> str:
     the project writes (the command line's results.csv, the app's downloads) is made."""
     safe = frame.map(csv_safe)
     safe.columns = [csv_safe(str(column)) for column in safe.columns]
-    return safe.to_csv(index=False)
+    # CRLF rows (RFC 4180): a cell holding a lone carriage return is then quoted, so it cannot split its row.
+    return safe.to_csv(index=False, lineterminator="\r\n")
 
 
 def explanation_csv(explanation, *, arms=ARM_NAMES) -> str:

@@ -68,6 +68,9 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 def write_spec(folder: Path, text: str | dict, name: str = "spec.yaml") -> Path:
+    """A SPEC file; keys given as None are left out."""
+    if isinstance(text, dict):
+        text = {key: value for key, value in text.items() if value is not None}
     path = Path(folder) / name
     path.write_text(text if isinstance(text, str) else yaml.safe_dump(text, allow_unicode=True), encoding="utf-8")
     return path

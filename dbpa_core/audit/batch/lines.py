@@ -174,7 +174,12 @@ def _embedding_vectors(body: dict, n_texts: int, dimension: int | None) -> np.nd
     if dimension is not None and vectors.shape[1] != dimension:
         raise _Refused("bad_vector", f"vectors of dimension {vectors.shape[1]:,}, but this embedder's stored "
                                      f"vectors have {dimension:,} (at most {MAX_DIMENSION:,} in any case).")
-    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    # Scaled to unit length in float64: in float32 the norm of a tiny (subnormal) vector underflows to 0.
+    wide = vectors.astype(np.float64)
+    unit = wide / np.linalg.norm(wide, axis=1, keepdims=True)
+    if not np.all(np.isfinite(unit)):
+        raise _Refused("bad_vector", "a vector cannot be scaled to unit length (too small or too large).")
+    return unit.astype(np.float32)
 
 
 def parse_line(raw: bytes | None, number: int) -> dict | LineFailure:

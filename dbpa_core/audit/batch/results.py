@@ -87,17 +87,21 @@ class BatchImport:
 
 def _raw_lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
     """(number, bytes) of each non-blank line; None for a line over :data:`MAX_LINE_BYTES`, which is read past
-    in pieces and never held whole."""
+    in pieces of 1 MB and never held whole."""
     with open(path, "rb") as handle:
         number = 0
-        while raw := handle.readline(MAX_LINE_BYTES + 1):
+        while piece := handle.readline(2**20):
             number += 1
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while (rest := handle.readline(2**20)) and not rest.endswith(b"\n"):
+            line = bytearray(piece)
+            while not line.endswith(b"\n") and len(line) <= MAX_LINE_BYTES and (piece := handle.readline(2**20)):
+                line += piece
+            if len(line) > MAX_LINE_BYTES:
+                del line  # what was read of it goes at once; the rest is skipped
+                while not piece.endswith(b"\n") and (piece := handle.readline(2**20)):
                     pass
                 yield number, None
-            elif raw.strip():
-                yield number, raw
+            elif line.strip():
+                yield number, bytes(line)
 
 
 def _chunks(path: Path) -> Iterator[list[tuple[int, dict | LineFailure]]]:

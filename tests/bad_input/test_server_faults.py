@@ -1,0 +1,135 @@
+"""Server faults: every failure that is the server's ends with exit 3 and a one-line reason naming the URL,
+never exit 2 (the user's input) and never a traceback; huge replies are capped while they are read.
+
+The servers are real HTTP servers on 127.0.0.1 (tests/servers.py) that misbehave on purpose.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sqlite3
+import time
+import tracemalloc
+from contextlib import closing
+
+import pytest
+
+from dbpa_core.samplers._http import MAX_REPLY_BYTES
+from servers import Reply, chat_completion, misbehaving_server
+
+from .conftest import SECRET, assert_clean, cli, simulated_spec, write_spec
+
+CHAT_FAULTS = {
+    "non-JSON 200": Reply(b"this is not json", content_type="application/json"),
+    "HTML 200": Reply(b"<!doctype html><title>Sign in</title>", content_type="text/html"),
+    "truncated JSON": Reply(b'{"id": "x", "choices": [{"message": {"content": "hi"', content_type="application/json"),
+    "body cut short": Reply(chat_completion("hello"), content_length=10_000),
+    "choices a mapping": Reply({"choices": {"0": {"message": {"content": "hi"}}}}),
+    "choices a string": Reply({"choices": "hi"}),
+    "choice null": Reply({"choices": [None]}),
+    "message a string": Reply({"choices": [{"message": "hi"}]}),
+    "content a number": Reply({"choices": [{"message": {"content": 5}}]}),
+    "a JSON list": Reply([1, 2, 3]),
+    "JSON null": Reply(None),
+    "nested 100 000 deep": Reply(b"[" * 100_000 + b"]" * 100_000),
+    "lone surrogate in the text": Reply(b'{"choices": [{"message": {"content": "half \\ud800"}}]}'),
+    "a 2 MB answer": Reply(chat_completion("x" * (2 * 2**20))),
+    "500 after retries": Reply({"error": {"message": "boom"}}, status=500),
+    "503 HTML after retries": Reply(b"<html>Bad gateway</html>", status=503, content_type="text/html"),
+    "401 repeating the key": Reply({"error": {"message": f"Incorrect API key provided: {SECRET}"}}, status=401),
+    "huge Content-Length": Reply(b"{}", content_length=MAX_REPLY_BYTES + 1),
+    "endless body": Reply(b'{"choices": [' * 4096, endless=True),
+    "gzip bomb": Reply(gzip.compress(b" " * (MAX_REPLY_BYTES + 2**20)), headers={"Content-Encoding": "gzip"}),
+    "unknown encoding": Reply(b"xx", headers={"Content-Encoding": "br"}),
+}
+
+
+def openai_spec(tmp_path, url, **overrides):
+    # One call at a time, so that the memory bound below is the cap of one reply.
+    return write_spec(tmp_path, simulated_spec(sampler={"backend": "openai", "model": "m", "base_url": url,
+                                                        "max_retries": 1, "timeout": 20, "max_concurrency": 1},
+                                               **overrides))
+
+
+def samples_in(path) -> int:
+    if not path.exists():
+        return 0
+    with closing(sqlite3.connect(path)) as connection:
+        return connection.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+
+
+@pytest.mark.parametrize("case", CHAT_FAULTS, ids=CHAT_FAULTS)
+def test_chat_faults_are_exit_3_with_one_line(tmp_path, case):
+    reply = CHAT_FAULTS[case]
+    tracemalloc.start()
+    try:
+        with misbehaving_server(lambda n, r: reply) as (url, requests):
+            started = time.monotonic()
+            outcome = assert_clean(cli("audit", openai_spec(tmp_path, url), "--store", tmp_path / "s.sqlite",
+                                       "--out", tmp_path / "o"), 3)
+            elapsed = time.monotonic() - started
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert url in outcome.error and elapsed < 60
+    assert samples_in(tmp_path / "s.sqlite") == 0 and not (tmp_path / "o").exists()
+    assert peak < 3 * MAX_REPLY_BYTES  # a huge reply is cut while it is read, never held whole
+
+
+EMBEDDING_FAULTS = {
+    "data not a list": {"object": "list", "data": {"0": [1, 2]}},
+    "too few vectors": {"object": "list", "data": [{"index": 0, "embedding": [1.0, 0.0]}]},
+    "NaN": {"object": "list", "data": None},
+    "zero vector": {"object": "list", "data": None},
+    "mixed dimensions": {"object": "list", "data": None},
+    "strings for numbers": {"object": "list", "data": None},
+    "index repeated": {"object": "list", "data": None},
+    "a chat completion": chat_completion("not an embedding"),
+}
+
+
+def embedding_reply(case, request):
+    n = len(request["input"])
+    body = EMBEDDING_FAULTS[case]
+    if body.get("data", 1) is not None:
+        return Reply(body)
+    vectors = {"NaN": [[float("nan"), 1.0]] * n, "zero vector": [[0.0, 0.0]] + [[1.0, 0.0]] * (n - 1),
+               "mixed dimensions": [[1.0, 0.0]] + [[1.0, 0.0, 0.0]] * (n - 1),
+               "strings for numbers": [["1", "0"]] * n, "index repeated": [[1.0, 0.0]] * n}[case]
+    data = [{"object": "embedding", "index": 0 if case == "index repeated" else i, "embedding": v}
+            for i, v in enumerate(vectors)]
+    payload = ('{"object": "list", "data": ' + str(data).replace("'", '"').replace("nan", "NaN") + "}").encode()
+    return Reply(payload)
+
+
+@pytest.mark.parametrize("case", EMBEDDING_FAULTS, ids=EMBEDDING_FAULTS)
+def test_embedding_faults_are_exit_3_and_store_no_vector(tmp_path, case):
+    with misbehaving_server(lambda n, r: embedding_reply(case, r)) as (url, _):
+        spec = write_spec(tmp_path, simulated_spec(embedder={"name": "openai", "model": "e", "base_url": url,
+                                                             "max_retries": 0}))
+        outcome = assert_clean(cli("audit", spec, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "o"), 3)
+    assert f"{url}/embeddings" in outcome.error
+    with closing(sqlite3.connect(tmp_path / "s.sqlite")) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM embeddings").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(("command", "reply"), [
+    (["status", "batch_abc"], Reply({"error": {"message": "Not Found"}}, status=404)),
+    (["status", "batch_abc"], Reply(b"<html>hello</html>", content_type="text/html")),
+    (["status", "batch_abc"], Reply({"object": "list", "data": []})),
+    (["fetch", "batch_abc", "--out", "results.jsonl"], Reply({"error": {"message": "Not Found"}}, status=404)),
+    (["submit", "requests.jsonl"], Reply({"detail": "Not Found"}, status=404)),
+    (["status", "batch_abc"], Reply(b"not json at all", content_type="application/json")),
+], ids=["status 404", "status HTML", "status another object", "fetch 404", "submit 404", "status not JSON"])
+def test_a_server_without_a_batch_api(tmp_path, command, reply):
+    (tmp_path / "requests.jsonl").write_text('{"custom_id": "x", "method": "POST", "url": "/v1/chat/completions", '
+                                             '"body": {"model": "m"}}\n')
+    with misbehaving_server(lambda n, r: reply) as (url, _):
+        outcome = assert_clean(cli("batch", *command, "--base-url", url), 3)
+    assert url in outcome.error
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_batch_id_that_is_not_one_is_bad_input(tmp_path):
+    outcome = assert_clean(cli("batch", "status", "../../etc/passwd", "--base-url", "http://127.0.0.1:9/v1"), 2)
+    assert "`BATCH_ID`" in outcome.error
