@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbpa_core.present.exports import csv_safe, frame_csv
+from dbpa_core.present.exports import csv_safe
 
 from .conftest import assert_clean, cli, write_spec
 
@@ -49,6 +49,8 @@ def cells(csv_text: str) -> list[str]:
 
 
 def test_frame_csv_neutralises_cells_and_column_names():
+    from dbpa_core.present.exports import frame_csv
+
     frame = pd.DataFrame({"=label": FORMULAS, "value": range(len(FORMULAS))})
     for cell in cells(frame_csv(frame)):
         assert not RISKY.match(cell) or cell.lstrip("-").replace(".", "").isdigit(), cell

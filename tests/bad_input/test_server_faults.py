@@ -14,10 +14,11 @@ from contextlib import closing
 
 import pytest
 
-from dbpa_core.samplers._http import MAX_REPLY_BYTES
 from servers import Reply, chat_completion, misbehaving_server
 
 from .conftest import SECRET, assert_clean, cli, simulated_spec, write_spec
+
+MAX_REPLY_BYTES = 64 * 2**20  # the README's cap on a reply
 
 CHAT_FAULTS = {
     "non-JSON 200": Reply(b"this is not json", content_type="application/json"),

@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 
 import dbpa_core as d
-from dbpa_core._validation import (MAX_AUDIT_SAMPLES, MAX_CONCURRENCY, MAX_EMBED_BATCH, MAX_N_CTX, MAX_PERTURBATIONS,
-                                   MAX_RESAMPLES, MAX_RETRIES, MAX_SAMPLES, MAX_TOKENS)
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
 
 from .conftest import assert_clean, cli, simulated_spec, snapshot, write_jsonl, write_spec
 
 REPO = Path(__file__).resolve().parents[2]
+# The bounds the README documents (section "Bad input").
+MAX_SAMPLES, MAX_RESAMPLES, MAX_PERTURBATIONS, MAX_AUDIT_SAMPLES = 5_000, 1_000_000, 1_000, 500_000
+MAX_TOKENS, MAX_CONCURRENCY, MAX_RETRIES, MAX_N_CTX, MAX_EMBED_BATCH = 32_768, 256, 20, 8_192, 512
 OPENAI = {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from dbpa_core.data.store import APPLICATION_ID, SCHEMA_VERSION, SampleStore
+from dbpa_core.data.store import SampleStore
 
 from .conftest import assert_clean, cli, simulated_spec, snapshot, write_spec
 
 REPO = Path(__file__).resolve().parents[2]
+APPLICATION_ID, SCHEMA_VERSION = 0x44425041, 1  # "DBPA" in the SQLite header, and the schema this version writes
 
 
 def sqlite_file(path: Path, *statements: str) -> Path:
