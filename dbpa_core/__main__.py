@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ._validation import check_positive_int, redact
-from .data.files import write_text
+from .data.files import writable_file, writable_folder, write_text
 from .data.store import StoreError
 
 EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
@@ -70,40 +70,6 @@ class ProgressBar:
             self(update.text, update.done, update.total)
 
 
-def _can_write_in(folder: Path) -> bool:
-    """Whether a file can be created in ``folder`` (tried and removed: permission bits do not tell for root,
-    a read-only mount or an immutable folder)."""
-    import tempfile
-
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
-
-
-def _writable_folder(path: Path, option: str) -> Path:
-    """``path`` as a folder that exists or can be created and written (checked before any sampling)."""
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
-    if not _can_write_in(existing):
-        raise ValueError(f"`{option}`: {existing} is read-only; give a folder you can write to.")
-    return path
-
-
-def _writable_file(path: Path, option: str) -> Path:
-    if path.is_dir():
-        raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
-    if not path.parent.is_dir():
-        raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
-    if not _can_write_in(path.parent):
-        raise ValueError(f"`{option}`: the folder {path.parent} is read-only; give a path you can write to.")
-    return path
-
-
 def _warn(message: str) -> None:
     print(f"warning: {redact(message)}", file=sys.stderr)
 
@@ -134,7 +100,7 @@ def _audit(args) -> int:
         # The SPEC's fixed k becomes the most a sequential test may draw per arm.
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     request = spec.request  # every size checked before anything is opened or drawn
-    out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
+    out = writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
     for message in request_warnings(request):
         _warn(message)
@@ -192,7 +158,7 @@ def _test(args) -> int:
     alpha = check_probability(args.alpha, "--alpha")
     check_probability(args.fdr, "--fdr")
     check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
-    json_path = _writable_file(Path(args.json), "--json") if args.json else None
+    json_path = writable_file(Path(args.json), "--json") if args.json else None
     (table_a, texts_a, vectors_a), (table_b, texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
     # Checked before anything is embedded: the sizes, and that a text-only measure has texts to read.
     check_test_size(len(texts_a), len(texts_b), args.n_resamples, names=(args.a, args.b),
@@ -278,7 +244,7 @@ def _batch(args) -> int:
     if args.batch_command == "export":
         max_lines = check_positive_int(args.max_lines or MAX_LINES, "--max-lines", maximum=MAX_LINES,
                                        why="OpenAI's limit of requests in one batch file")
-        _writable_file(Path(args.out), "--out")
+        writable_file(Path(args.out), "--out")
         store = SampleStore(args.store) if args.store else SampleStore()
         export = export_requests(spec, store=store, embeddings=args.embeddings)
         print(read_export(export))
@@ -363,7 +329,7 @@ def _reproduce(args) -> int:
 
     check_n_resamples(args.n_resamples, "--n-resamples")
     check_positive_int(args.seed, "--seed", minimum=0)
-    json_path = _writable_file(Path(args.json), "--json") if args.json else None
+    json_path = writable_file(Path(args.json), "--json") if args.json else None
     store = SampleStore(args.store) if args.store else SampleStore()
     result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
                                           progress=ProgressBar())

@@ -8,6 +8,7 @@ offending parameter and says what would be accepted instead.
 
 from __future__ import annotations
 
+import logging
 import numbers
 import re
 import urllib.parse
@@ -184,6 +185,19 @@ def check_test_size(n_original: int, n_perturbed: int, n_resamples: int, *, name
                                            f"{PERMUTATION_WORK_WHY}", f"B = {n_resamples:,}")
 
 
+def check_audit_size(n_perturbations: int, k: int, n_resamples: int, *, batch_size: int | None = None) -> None:
+    """An audit of ``n_perturbations`` tests of ``k`` outputs per arm: at most :data:`MAX_PERTURBATIONS`
+    tests, :data:`MAX_AUDIT_SAMPLES` outputs in all, and each test within :func:`check_test_size`."""
+    if n_perturbations > MAX_PERTURBATIONS:
+        raise InvalidValue("perturbations", f"holds at most {MAX_PERTURBATIONS:,} ({PERTURBATIONS_WHY})",
+                           f"{n_perturbations:,}")
+    if (n_perturbations + 1) * k > MAX_AUDIT_SAMPLES:
+        raise InvalidValue("k", f"× (perturbations + 1) outputs must be at most {MAX_AUDIT_SAMPLES:,} per audit "
+                                f"({AUDIT_SAMPLES_WHY}); split it into several audits",
+                           f"{(n_perturbations + 1) * k:,}")
+    check_test_size(k, k, n_resamples, names=("k", "k"), batch_size=batch_size)
+
+
 def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
     """Return ``value`` as a float strictly (or not) inside (0, 1)."""
     try:
@@ -264,7 +278,7 @@ _PATTERNS = (
     (re.compile(_SECRET_SETTING + r"(['\"]?\s*=\s*['\"]?)" + _SECRET_VALUE), r"\1\2" + REDACTED),
     (re.compile(_SECRET_SETTING + r"(['\"]?\s*:\s*['\"]?)(?![A-Z]?[a-z]{0,10}\s)" + _SECRET_VALUE), r"\1\2" + REDACTED),
     # well-known key shapes: OpenAI/Anthropic sk-…, GitHub, Hugging Face, Slack, AWS, Google, JWTs
-    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_*\-]{6,}"), REDACTED),
+    (re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}"), REDACTED),  # not a host such as rk-cluster
     (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat|hf|xox[abprs])_[A-Za-z0-9_\-]{10,}"), REDACTED),
     (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
@@ -319,6 +333,29 @@ def redact(text):
     while REDACTED + REDACTED in text:
         text = text.replace(REDACTED + REDACTED, REDACTED)
     return text
+
+
+class _RedactingFilter(logging.Filter):
+    """Passes every record on with its message (and traceback) through :func:`redact`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+#: The loggers a credential could reach: ours and the HTTP clients' (their debug records name URLs).
+LOGGERS = ("dbpa_core", "dbpa_explorer", "openai", "httpx", "httpx2", "httpcore", "httpcore2")
+
+
+def redact_logs(names=LOGGERS) -> None:
+    """Install :func:`redact` on the given loggers (once each): what they log never holds a credential."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, _RedactingFilter) for existing in logger.filters):
+            logger.addFilter(_RedactingFilter())
 
 
 def redact_url(url: str | None) -> str | None:

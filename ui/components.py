@@ -15,11 +15,12 @@ from dbpa_core.present.readings import (decision, format_pvalue, read_decision, 
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from dbpa_core.samplers import redact, redact_url
+from dbpa_core.samplers import redact, redact_logs, redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
 log = logging.getLogger("dbpa_explorer")
+redact_logs()  # this logger and the HTTP clients' never write a credential
 
 PROJECTION_CAVEAT = ("The test runs in the full embedding space (384 dimensions for MiniLM); this picture is a "
                      "2-D projection, so arms that overlap here can still differ, and the reverse.")

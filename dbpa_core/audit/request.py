@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .._validation import (AUDIT_SAMPLES_WHY, MAX_AUDIT_SAMPLES, MAX_PERTURBATIONS, MAX_SAMPLES, MAX_TOKENS,
-                           PERTURBATIONS_WHY, SAMPLES_WHY, TOKENS_WHY, check_base_url, check_choice, check_n_resamples,
-                           check_positive_int, check_probability, check_temperature, check_test_size, has_credentials,
-                           redact, redact_url)
+from .._validation import (MAX_SAMPLES, MAX_TOKENS, SAMPLES_WHY, TOKENS_WHY, check_audit_size, check_base_url,
+                           check_choice, check_n_resamples, check_positive_int, check_probability, check_temperature,
+                           has_credentials, redact, redact_url)
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
 from ..samplers import SAMPLER_SETTINGS, SAMPLERS
 
@@ -341,14 +340,8 @@ class AuditRequest:
         if not normalise["perturbations"]:
             raise ValueError("`perturbations` must hold at least one perturbed prompt.")
         # Every size is checked here, before anything is drawn (the app and the command line alike).
-        m, k = len(normalise["perturbations"]), normalise["k"]
-        if m > MAX_PERTURBATIONS:
-            raise ValueError(f"`perturbations` holds {m:,}; at most {MAX_PERTURBATIONS:,} ({PERTURBATIONS_WHY}).")
-        if (m + 1) * k > MAX_AUDIT_SAMPLES:
-            raise ValueError(f"`k` × (perturbations + 1) = {(m + 1) * k:,} outputs; an audit draws at most "
-                             f"{MAX_AUDIT_SAMPLES:,} ({AUDIT_SAMPLES_WHY}).")
-        check_test_size(k, k, normalise["n_resamples"], names=("k", "k"),
-                        batch_size=self.sequential.batch_size if self.sequential is not None else None)
+        check_audit_size(len(normalise["perturbations"]), normalise["k"], normalise["n_resamples"],
+                         batch_size=self.sequential.batch_size if self.sequential is not None else None)
         ids = [p.id for p in normalise["perturbations"]]
         if len(set(ids)) != len(ids):
             raise ValueError(f"`perturbations` repeat an id ({', '.join(ids)}); ids must be unique.")

@@ -48,12 +48,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._validation import (AUDIT_SAMPLES_WHY, CONCURRENCY_WHY, EMBED_BATCH_WHY, MAX_AUDIT_SAMPLES, MAX_CONCURRENCY,
-                           MAX_EMBED_BATCH, MAX_N_CTX, MAX_PERTURBATIONS, MAX_RETRIES, MAX_SAMPLES, MAX_TIMEOUT,
-                           MAX_TOKENS, N_CTX_WHY, PERTURBATIONS_WHY, RESAMPLES_WHY, RETRIES_WHY, SAMPLES_WHY,
-                           TOKENS_WHY, InvalidValue, check_base_url, check_choice, check_positive_float,
-                           check_positive_int, check_probability, check_temperature, check_test_size, has_credentials,
-                           redact)
+from .._validation import (CONCURRENCY_WHY, EMBED_BATCH_WHY, MAX_CONCURRENCY, MAX_EMBED_BATCH, MAX_N_CTX,
+                           MAX_PERTURBATIONS, MAX_RETRIES, MAX_SAMPLES, MAX_TIMEOUT, MAX_TOKENS, N_CTX_WHY,
+                           PERTURBATIONS_WHY, RESAMPLES_WHY, RETRIES_WHY, SAMPLES_WHY, TOKENS_WHY, InvalidValue,
+                           check_audit_size, check_base_url, check_choice, check_positive_float, check_positive_int,
+                           check_probability, check_temperature, has_credentials, redact)
 from ..data.assets import key_lines, read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
@@ -324,8 +323,6 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         ids = [p.id for p in scenario.perturbations]
     if not isinstance(ids, list) or not ids:
         _fail("perturbations", "must be a non-empty list of perturbation ids.")
-    if len(ids) > MAX_PERTURBATIONS:
-        _fail("perturbations", f"holds at most {MAX_PERTURBATIONS:,} perturbations ({PERTURBATIONS_WHY}).")
     known_ids = tuple(p.id for p in scenario.perturbations)
     ids = [_checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
     sequential = _sequential(spec)
@@ -334,12 +331,9 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
     n_resamples = _checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples", maximum=MAX_RESAMPLES,
                            why=RESAMPLES_WHY)
     try:
-        check_test_size(k, k, n_resamples, names=("k", "k"), batch_size=sequential["batch_size"] if sequential else None)
+        check_audit_size(len(ids), k, n_resamples, batch_size=sequential["batch_size"] if sequential else None)
     except InvalidValue as error:
         raise SpecError(error.without_value, error.name) from None
-    if (len(ids) + 1) * k > MAX_AUDIT_SAMPLES:
-        _fail("k", f"× (perturbations + 1) = {(len(ids) + 1) * k:,} outputs; an audit draws at most "
-                   f"{MAX_AUDIT_SAMPLES:,} ({AUDIT_SAMPLES_WHY}); split it into several audits.")
     return AuditSpec(
         name=_name(spec.get("name"), scenario.id),
         sampler=sampler, perturbed_sampler=perturbed, embedder=embedder, scenario=scenario,

@@ -102,3 +102,38 @@ def write_texts(texts: dict[Path, str]) -> None:
                 os.unlink(temporary)
             except OSError:
                 pass
+
+
+# ------------------------------------------------- checked before any work starts
+def can_write_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (tried and removed: permission bits do not tell for root,
+    a read-only mount or an immutable folder)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def writable_folder(path: Path, option: str) -> Path:
+    """``path`` as a folder that exists or can be created and written (checked before any sampling)."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
+    if not can_write_in(existing):
+        raise ValueError(f"`{option}`: {existing} is read-only; give a folder you can write to.")
+    return path
+
+
+def writable_file(path: Path, option: str) -> Path:
+    """``path`` as a file that can be written: not a folder, in a folder that exists and is writable (checked
+    before any work, so that a result is never computed for nothing)."""
+    if path.is_dir():
+        raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
+    if not path.parent.is_dir():
+        raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
+    if not can_write_in(path.parent):
+        raise ValueError(f"`{option}`: the folder {path.parent} is read-only; give a path you can write to.")
+    return path

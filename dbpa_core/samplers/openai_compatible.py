@@ -25,7 +25,8 @@ import time
 import urllib.parse
 
 from .._validation import (CONCURRENCY_WHY, MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, RETRIES_WHY, check_base_url,
-                           check_completion_text, check_positive_float, check_positive_int, redact_url, register_secret)
+                           check_completion_text, check_positive_float, check_positive_int, redact_logs, redact_url,
+                           register_secret)
 from . import DEFAULT_TEMPERATURE
 from .base import Completion, EndpointError, Sampler, sample_seed
 
@@ -57,6 +58,7 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float, *, ma
     register_secret(key if key != NO_KEY else None)
     if base_url:
         register_secret(urllib.parse.urlsplit(base_url).password)
+    redact_logs()
     return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0,
                   http_client=capped_http_client(max_reply_bytes or MAX_REPLY_BYTES))
 

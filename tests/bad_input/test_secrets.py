@@ -89,7 +89,7 @@ SECRET_TEXT = st.text(string.ascii_letters + string.digits, min_size=12, max_siz
 NOISE = st.text(string.ascii_letters + string.digits + " .,;()\n", max_size=40)
 TEMPLATES = ["https://user:{s}@host.example/v1", "http://{s}@10.0.0.1:8000/v1", "user:{s}@host/v1",
              "http://h/v1?api_key={s}", "http://h/v1?a=1&token={s}", "Authorization: Bearer {s}",
-             '"api_key": "{s}"', "secret={s}", "password: {s}", "X-Api-Key: {s}", "sk-{s}", "sk-proj-{s}"]
+             '"api_key": "{s}"', "secret={s}", "password: {s}", "X-Api-Key: {s}", "sk-proj-{s}", "sk-{s}{s}"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -190,3 +190,19 @@ def test_the_app_shows_and_logs_errors_without_the_key(caplog):
     with caplog.at_level(logging.ERROR, logger="dbpa_explorer"), guard():
         raise RuntimeError(f"boom while calling http://u:{SECRET}@h/v1 with Bearer {SECRET}")
     assert "boom" in caplog.text and SECRET not in caplog.text and SECRET[-6:] not in caplog.text
+
+
+def test_the_http_clients_logs_never_hold_a_credential(caplog):
+    """The openai client logs requests at debug level: once a client is made, those records are redacted."""
+    from dbpa_core.samplers.openai_compatible import make_client
+
+    make_client(f"http://alice:{KEY}@127.0.0.1:9/v1", SECRET, 5.0)
+    with caplog.at_level(logging.DEBUG, logger="openai"):
+        logging.getLogger("openai").debug("Request options: %s", {"url": f"http://alice:{KEY}@h/v1",
+                                                                   "headers": {"Authorization": f"Bearer {SECRET}"}})
+        try:
+            raise RuntimeError(f"failed with key {SECRET}")
+        except RuntimeError:
+            logging.getLogger("openai").exception("call failed")
+    assert "Request options" in caplog.text and "call failed" in caplog.text
+    assert KEY not in caplog.text and SECRET not in caplog.text

@@ -182,6 +182,7 @@ def test_the_upload_limit_is_the_one_the_page_announces():
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES  # Streamlit's MB are 2²⁰ bytes
     page = (REPO / "pages" / "byo_samples.py").read_text()
     assert "Up to {MAX_BYTES // 2**20} MB and" in page and "{MAX_ROWS:,} rows" in page
+    assert "at most {MAX_SAMPLES:,} per arm" in page  # the per-arm bound the reader checks, announced too
 
 
 def test_an_upload_with_an_oversized_arm_is_refused_before_it_is_embedded():
