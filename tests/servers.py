@@ -109,7 +109,8 @@ class Reply:
     JSON, bytes as they are with ``content_type``); ``stall``: seconds to
     wait before answering; ``trickle``: seconds between the bytes of the
     body; ``die``: drop the connection without a reply and stop the server
-    (later connections are refused); ``content_length``: the length
+    (later connections are refused); ``hangup``: drop the connection without
+    a reply and keep serving; ``content_length``: the length
     announced instead of the body's (a longer one: a body cut short);
     ``endless``: no length announced, ``body`` sent again and again until the
     client hangs up.
@@ -117,7 +118,9 @@ class Reply:
 
     def __init__(self, body=None, *, status: int = 200, headers: dict | None = None,
                  content_type: str = "application/json", stall: float = 0.0, trickle: float = 0.0,
-                 die: bool = False, content_length: int | None = None, endless: bool = False):
+                 die: bool = False, content_length: int | None = None, endless: bool = False,
+                 hangup: bool = False):
+        self.hangup = hangup
         self.body, self.status, self.headers = body, status, headers or {}
         self.content_type, self.stall, self.trickle, self.die = content_type, stall, trickle, die
         self.content_length, self.endless = content_length, endless
@@ -156,6 +159,10 @@ def misbehaving_server(script):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 threading.Thread(target=stop, daemon=True).start()
+                return
+            if reply.hangup:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
                 return
             if reply.stall and stopping.wait(reply.stall):
                 return

@@ -7,6 +7,7 @@ The servers are real HTTP servers on 127.0.0.1 (tests/servers.py) that misbehave
 from __future__ import annotations
 
 import gzip
+import hashlib
 import sqlite3
 import time
 import tracemalloc
@@ -134,3 +135,80 @@ def test_a_server_without_a_batch_api(tmp_path, command, reply):
 def test_a_batch_id_that_is_not_one_is_bad_input(tmp_path):
     outcome = assert_clean(cli("batch", "status", "../../etc/passwd", "--base-url", "http://127.0.0.1:9/v1"), 2)
     assert "`BATCH_ID`" in outcome.error
+
+
+# --------------------------------------------------------------------------- the command line against a server
+# that misbehaves part-way: a clear one-line error, the samples already drawn kept, and the same command resumes
+def answer(request, number):
+    """A chat completion, or for an embeddings call one vector per text (a digest of it: finite, non-zero)."""
+    if "input" in request:
+        texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        vectors = [[1.0 + b / 255 for b in hashlib.sha256(text.encode()).digest()[:4]] for text in texts]
+        return Reply({"object": "list", "model": "e", "data": [{"object": "embedding", "index": i, "embedding": v}
+                                                               for i, v in enumerate(vectors)]})
+    return Reply(chat_completion(f"answer {number}"))
+
+
+PART_WAY_FAULTS = {  # fault → what the one error line says
+    "slow (stalls past the timeout)": (Reply({}, stall=30), "no complete reply within `timeout` = 1 s, 2 attempt(s)"),
+    "500s": (Reply({"error": {"message": "boom"}}, status=500), "HTTP 500: server error after 2 attempts"),
+    "malformed JSON": (Reply(b'{"choices": [{"message": ', content_type="application/json"), "is not valid JSON"),
+    "429 with Retry-After": (Reply({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "1"}),
+                             "HTTP 429: rate limited after 2 attempts"),
+    "cut connection": (Reply(hangup=True), "the connection failed 2 times"),
+}
+KEPT = 4  # requests answered before the server starts to misbehave
+
+
+@pytest.mark.parametrize("case", PART_WAY_FAULTS, ids=PART_WAY_FAULTS)
+def test_a_server_failing_part_way_loses_no_sample_and_the_run_resumes(tmp_path, case):
+    fault, reason = PART_WAY_FAULTS[case]
+    state = {"healed": False, "chat": 0}
+
+    def script(number, request):
+        if "input" in request or state["healed"] or state["chat"] < KEPT:
+            state["chat"] += "input" not in request
+            return answer(request, state["chat"] - 1)
+        return fault
+
+    store = tmp_path / "s.sqlite"
+    with misbehaving_server(script) as (url, requests):
+        spec = write_spec(tmp_path, simulated_spec(
+            sampler={"backend": "openai", "model": "m", "base_url": url, "max_retries": 1, "timeout": 1,
+                     "max_concurrency": 1},
+            embedder={"name": "openai", "model": "e", "base_url": url, "max_retries": 0}))
+        started = time.monotonic()
+        failed = assert_clean(cli("audit", spec, "--store", store, "--out", tmp_path / "o"), 3)
+        assert time.monotonic() - started < 30  # retries are bounded: the run never hangs
+        assert f"{url}/chat/completions" in failed.error and reason in failed.error, failed.error
+        assert f"{KEPT} of 6 samples of this arm are kept in the store" in failed.err
+        assert samples_in(store) == KEPT and not (tmp_path / "o").exists()
+
+        state["healed"] = True
+        before = len(requests)
+        resumed = assert_clean(cli("audit", spec, "--store", store, "--out", tmp_path / "o"), 0)
+        chat_calls = [r for r in requests[before:] if "messages" in r]
+    # 3 arms of k = 6: the second run asks only for the 14 samples the first did not get
+    assert len(chat_calls) == 3 * 6 - KEPT, resumed.text[-2000:]
+    assert samples_in(store) == 3 * 6 and (tmp_path / "o" / "results.csv").exists()
+    with closing(sqlite3.connect(store)) as connection:
+        texts = {row[0] for row in connection.execute("SELECT text FROM samples")}
+    assert {f"answer {i}" for i in range(KEPT)} <= texts  # the first run's samples are the ones used
+
+
+def test_a_429_with_retry_after_is_waited_for_and_the_run_finishes(tmp_path):
+    """Within the retries, Retry-After is honoured: the audit waits and finishes (exit 0), nothing drawn twice."""
+    def script(number, request):
+        if number == 1:
+            return Reply({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "2"})
+        return answer(request, number)
+
+    with misbehaving_server(script) as (url, requests):
+        spec = write_spec(tmp_path, simulated_spec(
+            sampler={"backend": "openai", "model": "m", "base_url": url, "max_retries": 2, "max_concurrency": 1},
+            embedder={"name": "openai", "model": "e", "base_url": url, "max_retries": 0}))
+        started = time.monotonic()
+        assert_clean(cli("audit", spec, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "o"), 0)
+        elapsed = time.monotonic() - started
+    assert elapsed >= 2  # the server's Retry-After, not the default backoff of 0.5 s
+    assert len([r for r in requests if "messages" in r]) == 3 * 6 + 1 and samples_in(tmp_path / "s.sqlite") == 18
