@@ -367,7 +367,10 @@ def redact_url(url: str | None) -> str | None:
     """
     if not url:
         return url
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # unparseable (an unclosed IPv6 bracket): drop whatever precedes an "@" of the host
+        return redact(re.sub(r"^([A-Za-z][\w+.\-]*://)?[^/?#]*@", r"\1", url))
     netloc = parts.netloc.rpartition("@")[2]
     query = urllib.parse.urlencode([(k, "REDACTED" if is_secret_name(k) else v)
                                     for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
@@ -390,7 +393,10 @@ def has_credentials(url: str | None) -> bool:
     """Whether ``url`` carries a user, a password, a secret-looking query parameter or a key."""
     if not url:
         return False
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "@" in url or redact(url) != url
     return ("@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
             or redact(url) != url)
 
@@ -407,7 +413,11 @@ def check_base_url(value, name: str = "base_url") -> str | None:
     if not isinstance(value, str):
         raise InvalidValue(name, "must be a URL such as http://127.0.0.1:8000/v1", f"a {type(value).__name__}")
     url = value.strip()
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # an unclosed "[" of an IPv6 host: urlsplit's own message names no field
+        raise InvalidValue(name, "is not a URL (an IPv6 host is written in brackets: http://[::1]:8000/v1)",
+                           repr(redact_url(url))) from None
     if parts.scheme not in ("http", "https"):
         raise InvalidValue(name, "must start with http:// or https://", repr(redact_url(url)),
                            fix=redact(f"Write e.g. http://{url.split('://')[-1]}."))

@@ -206,3 +206,14 @@ def test_the_http_clients_logs_never_hold_a_credential(caplog):
             logging.getLogger("openai").exception("call failed")
     assert "Request options" in caplog.text and "call failed" in caplog.text
     assert KEY not in caplog.text and SECRET not in caplog.text
+
+
+@pytest.mark.parametrize("url", [f"http://alice:{KEY}@[::1/v1", f"https://{KEY}@[fe80::1/v1?x=1", f"alice:{KEY}@[::1"])
+def test_a_url_the_parser_cannot_read_is_still_redacted(url):
+    """An unclosed IPv6 bracket makes urlsplit raise: the redaction must not (nor leak what precedes the "@")."""
+    from dbpa_core._validation import check_base_url, has_credentials, redact_url
+
+    assert KEY not in redact_url(url) and has_credentials(url)
+    with pytest.raises(ValueError, match="`base_url`") as caught:
+        check_base_url(url)
+    assert KEY not in str(caught.value)
