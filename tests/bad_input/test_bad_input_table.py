@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
+import sys
+from collections import Counter
 from contextlib import closing
 from pathlib import Path
 
@@ -15,20 +18,41 @@ from .conftest import SECRET, assert_clean, cli, simulated_spec, write_jsonl, wr
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def table_rows() -> dict[str, tuple[list[str], set[int]]]:
+def section() -> str:
+    return README.read_text(encoding="utf-8").split("## Bad input", 1)[1].split("\n## ", 1)[0]
+
+
+def table_rows() -> dict[str, tuple[list[str], set[int], int]]:
     """class (the first cell up to its colon or parenthesis) → (the quoted snippets of what the user sees,
-    the exit codes)."""
-    section = README.read_text(encoding="utf-8").split("## Bad input", 1)[1].split("\n## ", 1)[0]
+    the exit codes, the number of cases)."""
     rows = {}
-    for line in section.splitlines():
+    for line in section().splitlines():
         if not line.startswith("| ") or line.startswith("| class") or line.startswith("|---"):
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split(" | ")]
-        assert len(cells) == 3, line
+        assert len(cells) == 4, line
         name = cells[0].split(":")[0].split(" (")[0].lower()
         snippets = [a or b for a, b in re.findall(r"``\s?(.+?)\s?``|`([^`]+)`", cells[1])]
-        rows[name] = (snippets, {int(code) for code in re.findall(r"\b[0-3]\b", cells[2])})
+        rows[name] = (snippets, {int(code) for code in re.findall(r"\b[0-3]\b", cells[2])}, int(cells[3]))
     return rows
+
+
+#: The file of each row's cases (one file per class).
+FILES = {"secrets": "test_secrets.py", "batch import": "test_batch_import.py", "sizes": "test_sizes.py",
+         "text-only measures": "test_text_measures.py", "store": "test_store_files.py",
+         "store or output": "test_full_disk.py", "server faults": "test_server_faults.py",
+         "parsing": "test_parsing.py", "csv exports": "test_csv_injection.py",
+         "statistical footguns": "test_footguns.py"}
+
+
+def collected() -> Counter:
+    """File name → the number of tests pytest collects from it (each parametrized case one, a Hypothesis
+    test one)."""
+    folder = Path(__file__).resolve().parent
+    result = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                             str(folder)], capture_output=True, text=True, timeout=300, cwd=folder.parents[1])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return Counter(Path(line.split("::")[0]).name for line in result.stdout.splitlines() if "::" in line)
 
 
 def openai_spec(tmp_path, url, **overrides):
@@ -126,12 +150,21 @@ CASES = {"secrets": secrets, "batch import": batch, "sizes": sizes, "text-only m
 
 
 def test_every_row_has_a_case_and_every_case_a_row():
-    assert set(table_rows()) == set(CASES)
+    assert set(table_rows()) == set(CASES) == set(FILES)
+
+
+def test_the_counts_of_cases_are_the_suites():
+    """Each row's *cases* is what its file holds, and the sentence under the table counts the app's pages."""
+    counts = collected()
+    assert {name: row[2] for name, row in table_rows().items()} == {name: counts[f] for name, f in FILES.items()}
+    app = re.search(r"The app's pages have (\d+) cases", section())
+    assert app and int(app.group(1)) == counts["test_app_pages.py"] > 0
+    assert set(counts) <= {*FILES.values(), "test_app_pages.py", "test_bad_input_table.py"}  # no file uncounted
 
 
 @pytest.mark.parametrize("name", CASES, ids=CASES)
 def test_the_row_is_what_a_user_sees(tmp_path, monkeypatch, name):
-    snippets, codes = table_rows()[name]
+    snippets, codes, _ = table_rows()[name]
     case = CASES[name]
     outcomes = case(tmp_path, monkeypatch) if case is store_full else case(tmp_path)
     assert {outcome.code for outcome in outcomes} <= codes, (name, [o.text[-500:] for o in outcomes])
