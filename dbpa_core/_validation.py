@@ -269,8 +269,13 @@ _PATTERNS = (
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*:(?://|\\\\))[^\s/@?#\\]+@"), r"\1" + REDACTED + "@"),
     # user:password@host without a scheme
     (re.compile(r"(?<![\w.+\-/:@])[^\s/@:?#'\"<>()\[\]{},;=]+:[^\s/@'\"<>]+@(?=[\w\[])"), REDACTED + "@"),
-    # Authorization: Bearer/Basic/Token …, and a bare "Bearer …"
-    (re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=\-]{6,}"), r"\1\2" + REDACTED),
+    # Authorization: Bearer/Basic/Token … whatever the value; a bare "Bearer …" when the value looks like a
+    # credential (a digit, a capital or a symbol after its first letter; not a sentence's full stop), so that
+    # prose such as "basic medical" or "token budget" is left alone
+    (re.compile(r"(?i)\b(authorization['\"]?\s*[:=]\s*['\"]?(?:bearer|basic|token|digest)\s+)[^\s'\"&,;}<>]+"),
+     r"\1" + REDACTED),
+    (re.compile(r"\b((?i:bearer|basic|token|digest))(\s+)(?=[A-Za-z0-9._~+/=\-][a-z]*(?:[A-Z0-9_~+/=\-]|\.\w))"
+                r"[A-Za-z0-9._~+/=\-]{6,}"), r"\1\2" + REDACTED),
     # name=value, name: value, "name": "value" for a secret-looking name (query strings, headers, JSON, YAML):
     # the secret word is a whole segment of the name (`max_tokens` is not a secret, `x-api-key` is).  After a
     # colon, a short plain word (lower case or Capitalised, < 12 letters) followed by more words is prose

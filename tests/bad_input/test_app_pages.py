@@ -141,3 +141,24 @@ def test_a_bad_base_url_in_the_sidebar(tmp_path, monkeypatch, url):
     at.button(key="one_run").click().run()
     assert_no_traceback_and_no_secret(at, SECRET, KEY)
     assert any("base_url" in e.value or "Base URL" in e.value for e in at.error), [e.value for e in at.error]
+
+
+TYPED_PROMPTS = {  # what is typed into the perturbed prompt → what the page says
+    "only spaces": ("   \n\t ", "Both prompts are needed"),
+    "a 2 MB prompt": ("why? " * 400_000, "at most 1 MB"),
+    "a key pasted in": (f"Authorization: Bearer {SECRET} what causes the seasons?", "holds a credential"),
+}
+
+
+@pytest.mark.parametrize("case", TYPED_PROMPTS, ids=TYPED_PROMPTS)
+def test_a_bad_typed_prompt_is_an_error_on_the_page(tmp_path, monkeypatch, case):
+    typed, says = TYPED_PROMPTS[case]
+    at = start(tmp_path, monkeypatch, "audit_one")
+    at.radio(key="one_source").set_value("Type both prompts").run()
+    at.text_area(key="one_x1").set_value(typed).run()
+    if [b for b in at.button if b.key == "one_run"]:  # an empty prompt takes the button away
+        at.button(key="one_run").click().run()
+    assert_no_traceback_and_no_secret(at, SECRET)
+    errors = [e.value for e in at.error]
+    assert any(says in e for e in errors), errors
+    assert not [m for m in at.metric if m.label.startswith("Decision")]

@@ -102,11 +102,53 @@ def test_property_no_form_survives_redaction(secret, before, after, template):
     assert redact(shown) == shown
 
 
+#: Words of the credential patterns, which prose uses too ("basic medical information", "the token budget").
+TRIGGERS = ["basic", "bearer", "token", "digest", "authorization", "secret", "password", "key", "api"]
+WORD = st.text(string.ascii_lowercase, min_size=1, max_size=12)
+
+
 @settings(max_examples=300, deadline=None)
-@given(words=st.lists(st.text(string.ascii_lowercase, min_size=1, max_size=12), max_size=20))
+@given(words=st.lists(WORD | st.sampled_from(TRIGGERS) | WORD.map(str.capitalize) |
+                      st.sampled_from(TRIGGERS).map(str.capitalize), max_size=20))
 def test_property_plain_prose_is_unchanged(words):
     text = " ".join(words)
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "I'll need to know some basic medical information about John.",  # a recorded SmolLM2 answer (cvd_nice)
+    "Give a basic summary of the seasons.", "Keep the token budget small.", "Send a daily digest email.",
+    "Basic Medical Questions", "The bearer bonds were lost."])
+def test_prose_with_the_words_of_a_header_is_unchanged(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", ["Authorization: Bearer lowercaseonlykeyvalue", '"authorization": "Basic dXNlcjpw"',
+                                  f"Bearer {KEY}", "Basic dXNlcjpwYXNzd29yZA==", "token abcdefgh1"])
+def test_an_authorization_value_is_redacted(text):
+    shown = redact(text)
+    assert "[REDACTED]" in shown and shown.split()[-1].strip('"') == "[REDACTED]", shown
+
+
+@pytest.mark.parametrize("field", ["prompt", "system"])
+@pytest.mark.parametrize("pasted", [f"Authorization: Bearer {SECRET}", f"use http://alice:{KEY}@host/v1",
+                                    f"my key is {SECRET}", f"api_key={KEY}"])
+def test_a_prompt_holding_a_credential_is_refused_unshown(field, pasted):
+    """A prompt is stored with its samples and shown as sent: one holding a key is refused, in the message
+    without it (the app and the command line build prompts the same way)."""
+    from dbpa_core.audit.request import Prompt
+
+    with pytest.raises(ValueError, match=f"`{field}` looks like it holds a credential") as caught:
+        Prompt(**{"prompt": "What causes the seasons?", field: f"{pasted} what causes the seasons?"})
+    assert SECRET not in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_no_shipped_prompt_is_taken_for_a_credential():
+    from dbpa_core.audit.request import AuditRequest, SamplerConfig
+    from dbpa_core.data.scenarios import load_scenarios
+
+    for scenario in load_scenarios().values():
+        AuditRequest.from_scenario(scenario, sampler=SamplerConfig("simulated"))  # raises if one is refused
 
 
 # ----------------------------------------------------------------------------- the boundaries

@@ -204,3 +204,14 @@ def test_the_byo_page_checks_the_test_before_embedding():
     table = read_samples(rows.encode(), "s.jsonl")
     with pytest.raises(ValueError, match="`n_resamples` is too large"):
         uploaded_arms(table, "a", "b", embedder=Refuses(), n_resamples=100_000)
+
+
+@pytest.mark.parametrize(("text", "says"), [("why? " * 400_000, "at most 1 MB"), ("half \ud800", "lone surrogate")],
+                         ids=["2 MB", "lone surrogate"])
+def test_a_prompt_too_long_or_not_unicode_is_refused(text, says):
+    """A prompt is stored with its samples: the bounds of a completion apply, before anything is drawn."""
+    from dbpa_core.audit.request import Prompt
+
+    for field in ("prompt", "system"):
+        with pytest.raises(ValueError, match=f"`{field}`: .*{says}"):
+            Prompt(**{"prompt": "What causes the seasons?", field: text})
