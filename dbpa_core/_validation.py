@@ -489,6 +489,19 @@ def check_completion_text(text: str) -> str | None:
     return None
 
 
+def check_prompt_text(text: str, name: str = "prompt") -> str:
+    """``text`` as a prompt to send: within the bounds of a completion (size, valid UTF-8) and holding no
+    credential — a prompt is stored with its samples and shown as sent, so a pasted key would reach the store
+    and every report."""
+    why = check_completion_text(text)
+    if why:
+        raise ValueError(f"`{name}`: {why}; shorten it.")
+    if redact(text) != text:
+        raise ValueError(f"`{name}` looks like it holds a credential (an API key, a password or an Authorization "
+                         "header); remove it: a prompt is stored and shown as sent.")
+    return text
+
+
 def check_texts(value, name: str, *, min_rows: int = 2) -> list[str]:
     """A sequence of at least ``min_rows`` strings (empty strings are kept)."""
     if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):

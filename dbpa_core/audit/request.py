@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from .._validation import (MAX_SAMPLES, MAX_TOKENS, SAMPLES_WHY, TOKENS_WHY, check_audit_size, check_base_url,
-                           check_choice, check_completion_text, check_n_resamples,
+                           check_choice, check_n_resamples, check_prompt_text,
                            check_positive_int, check_probability, check_temperature,
                            has_credentials, redact, redact_url)
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
@@ -205,15 +205,8 @@ class Prompt:
         if not isinstance(self.prompt, str) or not self.prompt.strip():
             raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
         object.__setattr__(self, "system", str(self.system or ""))
-        for name, text in (("prompt", self.prompt), ("system", self.system)):
-            # A prompt is sent, stored with its samples and shown as sent: the bounds of a completion apply
-            # (size, valid UTF-8), and a credential pasted into it would reach the store and every report.
-            why = check_completion_text(text)
-            if why:
-                raise ValueError(f"`{name}`: {why}; shorten it.")
-            if redact(text) != text:
-                raise ValueError(f"`{name}` looks like it holds a credential (an API key, a password or an "
-                                 "Authorization header); remove it: a prompt is stored and shown as sent.")
+        check_prompt_text(self.prompt, "prompt")
+        check_prompt_text(self.system, "system")
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from .._validation import (CONCURRENCY_WHY, EMBED_BATCH_WHY, MAX_CONCURRENCY, MA
                            MAX_PERTURBATIONS, MAX_RETRIES, MAX_SAMPLES, MAX_TIMEOUT, MAX_TOKENS, N_CTX_WHY,
                            PERTURBATIONS_WHY, RESAMPLES_WHY, RETRIES_WHY, SAMPLES_WHY, TOKENS_WHY, InvalidValue,
                            check_audit_size, check_base_url, check_choice, check_positive_float, check_positive_int,
-                           check_probability, check_temperature, has_credentials, redact)
+                           check_probability, check_prompt_text, check_temperature, has_credentials, redact)
 from ..data.assets import key_lines, read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
@@ -273,6 +273,9 @@ def _prompts_scenario(value) -> Scenario:
     original = _mapping(prompts.get("original"), "prompts.original", _PROMPT)
     if not isinstance(original.get("prompt"), str) or not original["prompt"].strip():
         _fail("prompts.original.prompt", "is required: the original prompt x.")
+    for name in ("prompt", "system"):
+        if isinstance(original.get(name), str):
+            _checked(check_prompt_text, original[name], f"prompts.original.{name}")
     items = prompts.get("perturbations")
     if not isinstance(items, list) or not items:
         _fail("prompts.perturbations", "must be a non-empty list of perturbed prompts.")
@@ -288,6 +291,9 @@ def _prompts_scenario(value) -> Scenario:
         seen.add(pid)
         if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
             _fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
+        for name in ("prompt", "system"):
+            if isinstance(item.get(name), str):
+                _checked(check_prompt_text, item[name], f"{key}.{name}")
         kind = _checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
         transform = {"type": "literal", "prompt": item["prompt"]}
         if item.get("system") is not None:

@@ -259,3 +259,20 @@ def test_a_url_the_parser_cannot_read_is_still_redacted(url):
     with pytest.raises(ValueError, match="`base_url`") as caught:
         check_base_url(url)
     assert KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize("where", ["original", "perturbed", "system"])
+def test_a_key_in_a_spec_prompt_is_refused_with_its_key_and_line(tmp_path, where):
+    pasted = f"What causes the seasons? Authorization: Bearer {SECRET}"
+    original = {"prompt": pasted if where == "original" else "What causes the seasons?"}
+    perturbed = {"id": "p", "label": "p", "prompt": pasted if where == "perturbed" else "Why seasons?"}
+    if where == "system":
+        perturbed["system"] = pasted
+    spec = write_spec(tmp_path, {"name": "t", "sampler": {"backend": "simulated"}, "k": 4, "n_resamples": 20,
+                                 "prompts": {"original": original, "perturbations": [perturbed]}})
+    before = snapshot(tmp_path)
+    outcome = assert_clean(cli("audit", spec, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "o"), 2)
+    key = {"original": "prompts.original.prompt", "perturbed": "prompts.perturbations[0].prompt",
+           "system": "prompts.perturbations[0].system"}[where]
+    assert f"`{key}` looks like it holds a credential" in outcome.error and ", line " in outcome.error
+    assert snapshot(tmp_path) == before
