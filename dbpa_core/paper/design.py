@@ -1,0 +1,221 @@
+"""Figs 1–2's design (paper §4.2): every perturbation, control or target, tested against one original arm.
+
+§4.2 defines p_i as "the permutation-test p-value comparing D_x and D_{x'_i}": one original arm D_x per
+family of perturbations, shared by its controls (outputs should not change) and its targets (they should).
+DBPA is asymmetric — P0 holds the similarities *within the original arm* only (Algorithm 1, line 2) — so a
+control and a target tested against different originals are judged against different baselines, and an
+original with a wider spread of answers makes every perturbation tested against it look smaller.  Here a
+:class:`PerturbationSet` names the one original of its controls and targets, :func:`compare_sets` tests each of
+them against that original on one similarity matrix, and :class:`ROCStudy` pools a model's p-values into
+its ROC over α (Figs 1) and reads the best model at an allowed FPR (Fig 2), declaring none on a tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..stats.permutation import dbpa_test_precomputed
+from ..stats.roc import ROCResult, roc_analysis
+from ..stats.similarity import embedding_similarity_matrix
+
+#: The ``design`` every Figs 1–2 result reports: controls and targets share their original arm.
+DESIGN = "shared_original"
+#: The allowed false-positive rates of Fig 2's text ("for an allowed FPR of 1 % … of 5 %").
+ALLOWED_FPRS = (0.01, 0.05)
+
+
+@dataclass(frozen=True)
+class PerturbationSet:
+    """One original arm and the perturbations tested against it (keys of the arms' vectors)."""
+
+    original: Hashable
+    controls: tuple[Hashable, ...]
+    targets: tuple[Hashable, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One test: ``perturbed`` against ``original`` (the original arm gives P0), in replicate ``replicate``."""
+
+    replicate: int
+    original: Hashable
+    perturbed: Hashable
+    is_target: bool
+    statistic: float
+    pvalue: float
+
+
+def compare_sets(vectors: Mapping, sets: Sequence[PerturbationSet], *, replicate: int = 0,
+              discrepancy: str = "js_distance", n_resamples: int = 1000, seed: int = 0) -> list[Comparison]:
+    """Test every perturbation of every set against the set's own original arm.
+
+    Parameters
+    ----------
+    vectors : mapping of arm key -> ndarray of shape (k, dim)
+        Unit-norm embeddings of each arm's outputs.
+    sets : sequence of PerturbationSet
+    replicate : int
+        Recorded on each :class:`Comparison` (the seed of the responses).
+    discrepancy, n_resamples : as in :func:`dbpa_core.dbpa_test`
+    seed : int
+        Every test draws its re-splits from ``default_rng(seed)``, so a p-value depends only on its two arms.
+
+    Returns
+    -------
+    list of Comparison
+        In the order of ``sets``; within a set, controls then targets.
+    """
+    comparisons = []
+    for family in sets:
+        arms = [family.original, *family.controls, *family.targets]
+        # One cosine matrix per set: the original's rows come first, each perturbation's rows after them.
+        matrix = embedding_similarity_matrix(np.vstack([vectors[a] for a in arms]).astype(np.float64), "cosine")
+        bounds = np.cumsum([0] + [len(vectors[a]) for a in arms])
+        original = np.arange(bounds[0], bounds[1])
+        for position, arm in enumerate(arms[1:], start=1):
+            index = np.concatenate([original, np.arange(bounds[position], bounds[position + 1])])
+            test = dbpa_test_precomputed(matrix[np.ix_(index, index)], len(original), discrepancy=discrepancy,
+                                         n_resamples=n_resamples, rng=np.random.default_rng(seed))
+            comparisons.append(Comparison(replicate, family.original, arm, arm in family.targets, test.statistic,
+                                          test.pvalue))
+    return comparisons
+
+
+@dataclass(frozen=True, eq=False)
+class ModelROC:
+    """One model of Figs 1–2: its comparisons, the ROC of each replicate and of all of them pooled.
+
+    Attributes
+    ----------
+    key, label : str
+        The model's name in the data and on screen.
+    comparisons : tuple of Comparison
+    rocs : tuple of ROCResult
+        One per replicate (the paper reports mean ± sd over its 5 seeds, §4).
+    pooled : ROCResult
+        Every replicate's p-values together: TPR at an allowed FPR is read here, where the FPR has the finest
+        steps (1 / number of controls).
+    reported_pvalues : ndarray, optional
+        The reference run's p-values of the same model, where its files have them.
+    """
+
+    key: str
+    label: str
+    comparisons: tuple[Comparison, ...] = field(repr=False)
+    rocs: tuple[ROCResult, ...] = field(repr=False)
+    pooled: ROCResult = field(repr=False)
+    reported_pvalues: np.ndarray | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_comparisons(cls, key: str, label: str, comparisons: Sequence[Comparison],
+                         reported_pvalues=None) -> ModelROC:
+        comparisons = tuple(comparisons)
+        replicates = sorted({c.replicate for c in comparisons})
+
+        def roc(chosen):
+            return roc_analysis([c.pvalue for c in chosen], [c.is_target for c in chosen])
+
+        rocs = tuple(roc([c for c in comparisons if c.replicate == r]) for r in replicates)
+        return cls(key, label, comparisons, rocs, roc(comparisons),
+                   None if reported_pvalues is None else np.asarray(reported_pvalues, dtype=float))
+
+    @property
+    def control_pvalues(self) -> np.ndarray:
+        return np.array([c.pvalue for c in self.comparisons if not c.is_target])
+
+    @property
+    def target_pvalues(self) -> np.ndarray:
+        return np.array([c.pvalue for c in self.comparisons if c.is_target])
+
+    @property
+    def aucs(self) -> np.ndarray:
+        return np.array([roc.auc for roc in self.rocs])
+
+    @property
+    def auc_mean(self) -> float:
+        return float(self.aucs.mean())
+
+    @property
+    def auc_sd(self) -> float:
+        """Standard deviation over replicates (``np.std``, as the reference code's summaries)."""
+        return float(self.aucs.std())
+
+    def tpr_at_fpr(self, max_fpr: float) -> float:
+        """Best pooled TPR whose FPR does not exceed ``max_fpr``."""
+        return self.pooled.tpr_at_fpr(max_fpr)[0]
+
+
+@dataclass(frozen=True)
+class BestModel:
+    """Fig 2's reading at one allowed FPR: the model with the highest TPR, or None when no model stands out.
+
+    ``model`` is None when no model flags any target at this FPR (TPR 0 everywhere) or when the highest
+    TPR is shared (``tied`` lists the models sharing it).
+    """
+
+    max_fpr: float
+    model: str | None
+    tpr: float
+    tied: tuple[str, ...]
+
+    def sentence(self) -> str:
+        if self.tpr == 0:
+            return f"at FPR ≤ {self.max_fpr:.0%} no model flags any target, so none is best"
+        if self.model is None:
+            return (f"at FPR ≤ {self.max_fpr:.0%} {', '.join(self.tied)} tie at TPR {self.tpr:.0%}, "
+                    "so none is declared best")
+        return f"at FPR ≤ {self.max_fpr:.0%} the best is {self.model} (TPR {self.tpr:.0%})"
+
+
+@dataclass(frozen=True, eq=False)
+class ROCStudy:
+    """Figs 1–2 on one setup: one :class:`ModelROC` per model, every comparison against a shared original.
+
+    Attributes
+    ----------
+    setup : str
+        ``"shipped_paraphrases"`` (the paper's responses) or ``"recorded_cvd"`` (local models, recorded here).
+    models : tuple of ModelROC
+    settings : dict
+        What was tested and how (embedder, ω, B, seed, controls, targets, data source).
+    design : str
+        Always :data:`DESIGN`.
+    """
+
+    setup: str
+    models: tuple[ModelROC, ...]
+    settings: dict
+    design: str = DESIGN
+
+    def model(self, label: str) -> ModelROC:
+        """The :class:`ModelROC` of a model by its label."""
+        for model in self.models:
+            if model.label == label:
+                return model
+        raise KeyError(f"no model {label!r}; known: {', '.join(m.label for m in self.models)}.")
+
+    def best_at(self, max_fpr: float) -> BestModel:
+        """The model with the highest pooled TPR at FPR ≤ ``max_fpr`` (Fig 2); none on a tie or at TPR 0."""
+        tprs = {m.label: m.tpr_at_fpr(max_fpr) for m in self.models}
+        top = max(tprs.values())
+        leaders = tuple(label for label, tpr in tprs.items() if tpr == top)
+        if top == 0:
+            return BestModel(max_fpr, None, 0.0, ())
+        return BestModel(max_fpr, leaders[0] if len(leaders) == 1 else None, top, leaders if len(leaders) > 1 else ())
+
+    def best_depends_on_fpr(self, fprs: Sequence[float] = ALLOWED_FPRS) -> bool | None:
+        """Whether the best model differs between the allowed FPRs (the paper's Fig 2 finding).
+
+        None when fewer than two of them have a declared best (ties and TPR 0 decide nothing).
+        """
+        named = [self.best_at(f).model for f in fprs]
+        named = [m for m in named if m is not None]
+        return None if len(named) < 2 else len(set(named)) > 1
+
+    @property
+    def rocs(self) -> dict[str, ROCResult]:
+        """Pooled ROC per model label (what the TPR/FPR page draws)."""
+        return {m.label: m.pooled for m in self.models}
