@@ -68,15 +68,16 @@ def compare_sets(vectors: Mapping, sets: Sequence[PerturbationSet], *, replicate
     list of Comparison
         In the order of ``sets``; within a set, controls then targets.
     """
+    # One cosine matrix of every arm the sets name; each test reads its two arms' block of it.
+    keys = list(dict.fromkeys(a for family in sets for a in (family.original, *family.controls, *family.targets)))
+    matrix = embedding_similarity_matrix(np.vstack([vectors[a] for a in keys]).astype(np.float64), "cosine")
+    bounds = np.cumsum([0] + [len(vectors[a]) for a in keys])
+    rows = {a: np.arange(bounds[i], bounds[i + 1]) for i, a in enumerate(keys)}
     comparisons = []
     for family in sets:
-        arms = [family.original, *family.controls, *family.targets]
-        # One cosine matrix per set: the original's rows come first, each perturbation's rows after them.
-        matrix = embedding_similarity_matrix(np.vstack([vectors[a] for a in arms]).astype(np.float64), "cosine")
-        bounds = np.cumsum([0] + [len(vectors[a]) for a in arms])
-        original = np.arange(bounds[0], bounds[1])
-        for position, arm in enumerate(arms[1:], start=1):
-            index = np.concatenate([original, np.arange(bounds[position], bounds[position + 1])])
+        original = rows[family.original]
+        for arm in (*family.controls, *family.targets):
+            index = np.concatenate([original, rows[arm]])
             test = dbpa_test_precomputed(matrix[np.ix_(index, index)], len(original), discrepancy=discrepancy,
                                          n_resamples=n_resamples, rng=np.random.default_rng(seed))
             comparisons.append(Comparison(replicate, family.original, arm, arm in family.targets, test.statistic,

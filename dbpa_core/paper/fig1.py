@@ -96,6 +96,8 @@ def paraphrase_study(models: Sequence[str] | None = None, *, seeds: Sequence[int
                 "controls": "the other 7 paraphrases, each tested against paraphrase k",
                 "targets": "base (another patient, structured prompt) tested against paraphrase k",
                 "confound": PARAPHRASE_CONFOUND,
+                "replicates": "GPT-3.5's paraphrase answers are identical in all 5 seeds (only base is new): its "
+                              "seeds are not independent replicates",
                 "source": "assets/paper (Hypo-Test c586dfe, exps/SFLLM/4.2-Table2)"}
     return ROCStudy("shipped_paraphrases", tuple(results), settings)
 

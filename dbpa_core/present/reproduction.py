@@ -41,7 +41,7 @@ def persona_agreement(result: PersonaTable, alpha: float = 0.05) -> str:
             f"GPT-3.5 for {_names(p for p in paper.PERSONAS if p in printed['GPT-3.5'])} (no medical persona in "
             f"either), and the reference run's file for {_names(p for p in paper.PERSONAS if p in file)}, which "
             f"matches neither printed column; this project (p < {alpha:g}) flags {_names(ordered)} — "
-            f"{'every persona printed as significant, and ' if covered else ''}also the medical "
+            f"{'every persona printed as significant, and ' if covered else ''}also the medical personas "
             f"{_names(medical)}, because each shipped persona arm answers a different, randomly drawn patient, a "
             f"change the permutation test detects, while one prompt split in two halves (the doctor row) gives "
             f"p = {doctor.pvalue:.2f}.")
@@ -60,11 +60,16 @@ def roc_agreement(study: ROCStudy) -> str:
     if study.setup == "shipped_paraphrases":
         floor = [_floor_share(m, n_resamples) for m in study.models]
         controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
+        at_the_floor = all(at_floor(float(m.target_pvalues.min()), n_resamples) for m in study.models)
+        reason = (f"in every model the smallest target p-value is the floor 1/(B+1) = {1 / (n_resamples + 1):.2g}, "
+                  f"where {min(floor):.0%}–{max(floor):.0%} of the controls also sit, so any α that flags a target "
+                  "flags more than 1 % of the controls" if at_the_floor else
+                  f"{min(floor):.0%}–{max(floor):.0%} of the controls sit at the p-value floor 1/(B+1)")
         return (f"{printed}; on the paper's shipped responses with controls and targets tested against a shared "
-                f"original, every model has AUC above 0.5 ({min(aucs):.2f}–{max(aucs):.2f}) but {bests}: "
+                f"original, {sum(a > 0.5 for a in aucs)} of {len(aucs)} models have AUC above 0.5 "
+                f"({min(aucs):.2f}–{max(aucs):.2f}) but {bests}: "
                 f"{min(controls):.0%}–{max(controls):.0%} of the paraphrase controls are significant at 0.05 and "
-                f"{min(floor):.0%}–{max(floor):.0%} sit at the p-value floor 1/(B+1) beside the targets, so no α "
-                f"keeps the FPR at 1 %, and the target (base) changes the patient and the prompt's format at once.")
+                f"{reason}; and the target (base) changes the patient and the prompt's format at once.")
     depends = study.best_depends_on_fpr()
     verdict = {True: "the best model does depend on the allowed FPR, as the paper found",
                False: "the same model is best at both, unlike the paper's example",
@@ -81,12 +86,14 @@ def alignment_agreement(result: AlignmentStudy, alpha: float = 0.05) -> str:
     both = [m for m in pr.FIG3_DIFFERENT if m in ours]
     extra = [m for m in ours if m not in pr.FIG3_DIFFERENT]
     pmax = max(float(r.pvalues.mean()) for r in result.rows)
+    seeds = sum(len(r.pvalues) for r in result.rows)
+    reported = sum(r.n_significant(alpha, reported=True) for r in result.rows)
     return (f"Printed (§4.3), only {_names(pr.FIG3_DIFFERENT)} differ from {pr.FIG3_REFERENCE}; the shipped runs "
             f"hold no {pr.FIG3_REFERENCE} arm, only GPT-3.5 as the reference, against which the reference run's "
             f"files find {_names(file)} different in most seeds and this project {_names(ours)}: it agrees on "
             f"{_names(both)} and also flags {_names(extra)}, every open model's answers being far from GPT-3.5's "
-            f"under MiniLM (mean p ≤ {pmax:.3f} over the seeds) where the reference run's bootstrap with "
-            f"per-arm histogram ranges rarely reached significance.")
+            f"under MiniLM (mean p ≤ {pmax:.3f} over the seeds), where the reference run's test (a bootstrap of "
+            f"pooled similarity values, per its code) reached p ≤ {alpha:g} in {reported} of {seeds} model-seeds.")
 
 
 def grid_agreement(grid: ChoiceGrid, alpha: float = 0.05) -> str:
