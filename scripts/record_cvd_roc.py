@@ -32,24 +32,24 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.data.store import SampleStore, text_hash  # noqa: E402
 from dbpa_core.paper import cvd_roc  # noqa: E402
-from dbpa_core.samplers.local import LocalSampler, load_llama  # noqa: E402
+from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
 
 
 class RecordingSampler(LocalSampler):
-    """The local sampler with a fixed number of llama.cpp threads.
+    """The local sampler (k answers decoded together) with a fixed number of llama.cpp threads.
 
     llama.cpp's threads wait for each other at every layer; on the shared 2-core machine, with other
-    jobs running, 2 threads decoded 3 tokens/s and 1 thread 15–30 (pilot, load average ≈ 9).  The thread
-    count does not enter the store key: it changes the speed, not the model.
+    jobs running, 2 threads decoded 3 tokens/s and 1 thread 15–30 one answer at a time (pilot, load
+    average ≈ 9).  The thread count does not enter the store key: it changes the speed, not the answers.
     """
 
     def __init__(self, model: str, threads: int):
-        super().__init__(**({} if model == cvd_roc.REFERENCE_MODEL else {"model": model}))
+        super().__init__(model=model)
         self.threads = threads
 
     @property
-    def llama(self):
-        return load_llama(self.model_path, self.n_ctx, n_threads=self.threads)
+    def engine(self):
+        return get_engine(self.model_path, self.n_ctx, n_threads=self.threads)
 
 
 def design() -> list[tuple[str, str, str]]:
@@ -58,7 +58,7 @@ def design() -> list[tuple[str, str, str]]:
 
 
 def count_tokens(sampler: RecordingSampler, texts) -> int:
-    return sum(len(sampler.llama.tokenize(t.encode(), add_bos=False)) for t in texts)
+    return sum(len(sampler.engine.tokenize(t, special=False)) for t in texts)
 
 
 def record(args, store: SampleStore) -> None:
