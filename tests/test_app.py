@@ -215,11 +215,18 @@ def test_case_studies_open_on_the_papers_responses(app):
     assert at.radio(key="persona_source").value == "paper"
     assert any("no one on this project wrote" in c.value for c in at.caption)
     table = at.dataframe[0].value
-    assert len(table) == 8 and "p (paper)" in table.columns  # 7 personas and the doctor's two halves
+    assert len(table) == 8  # 7 personas and the doctor's two halves
+    assert {"p · this project", "p · reference run", "stars GPT-4 · paper (printed)"} <= set(table.columns)
     assert any("significant" in i.value for i in at.info)
-    for page, key in (("tpr_fpr", "roc_source"), ("alignment", "align_source")):
-        at = open_page(at, page)
-        assert at.radio(key=key).value == "paper"
+    at = open_page(at, "alignment")
+    assert at.radio(key="align_source").value == "paper"
+    # TPR / FPR opens on the recorded local models' answers to the paper's cvd_nice design (Figs 1–2)
+    at = open_page(at, "tpr_fpr")
+    assert at.radio(key="roc_source").value == "recorded"
+    assert not at.exception
+    summary = at.dataframe[0].value
+    assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q2_K"]
+    assert any("Agreement with the paper" in i.value and "cvd_nice" in i.value for i in at.info)
 
 
 def test_persona_study(app):

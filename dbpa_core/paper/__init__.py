@@ -43,7 +43,7 @@ _NAMES = {
     "appendix_c": ("AppendixResult", "ChoiceGrid", "CostRow", "CostTable", "OMEGA_CHOICES", "SIMILARITY_CHOICES",
                    "appendix", "embedding_costs", "omega_choices", "similarity_choices"),
     "sample_size": ("SampleSizeTable", "sample_size_table"),
-    "registry": ("EXPERIMENTS", "REPRODUCERS", "experiment_texts", "missing_embeddings"),
+    "registry": ("EXPERIMENTS", "REPRODUCERS", "embedding_sources", "experiment_texts", "missing_embeddings"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 

@@ -40,19 +40,27 @@ def experiment_texts(experiment: str) -> list[str]:
     raise ValueError(f"`experiment` must be one of {', '.join(map(repr, EXPERIMENTS))}; got {experiment!r}.")
 
 
+def embedding_sources(experiment: str) -> list[tuple[list[str], embeddings.ShippedEmbeddings]]:
+    """What an experiment embeds, grouped by the shipped vector file that holds MiniLM's vectors of it.
+
+    The paper's responses come with :func:`dbpa_core.paper.embeddings.shipped_embeddings`; fig1's recorded
+    cvd_nice answers with :func:`dbpa_core.paper.cvd_roc.recorded_vectors`.
+    """
+    sources = [(experiment_texts(experiment), embeddings.shipped_embeddings())]
+    if experiment == "fig1":
+        recording = load_recording()
+        sources.append(([t for texts in recording.answers.values() for t in texts], recorded_vectors()))
+    return sources
+
+
 def missing_embeddings(experiment: str, *, embedder_key: str, store) -> int:
     """How many distinct responses of ``experiment`` the embedder would have to embed (0 = nothing to embed).
 
     A response counts when neither the store nor, for the embedder that wrote
-    it, the shipped file (:func:`dbpa_core.paper.embeddings.shipped_embeddings`; for the recorded cvd_nice
-    answers of fig1, :func:`dbpa_core.paper.cvd_roc.recorded_vectors`) has its vector.
+    it, its shipped file (:func:`embedding_sources`) has its vector.
     """
-    sources = [(experiment_texts(experiment), embeddings.shipped_embeddings())]
-    if experiment == "fig1":  # the recorded cvd_nice answers, with their own shipped vectors
-        recording = load_recording()
-        sources.append(([t for texts in recording.answers.values() for t in texts], recorded_vectors()))
     missing = 0
-    for texts, shipped in sources:
+    for texts, shipped in embedding_sources(experiment):
         texts = list(dict.fromkeys(texts))
         held = store.get_embeddings(embedder_key, texts)
         from_file = shipped.rows if embedder_key == shipped.embedder_key else {}

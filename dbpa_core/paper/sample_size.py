@@ -46,13 +46,13 @@ class SampleSizeTable:
         The smallest ω that ``k_paper`` detects with this power, per m.
     """
 
-    families: MappingProxyType
+    families: dict
     effects: tuple[float, ...]
-    k: MappingProxyType
+    k: dict
     alpha: float
     power: float
     k_paper: int
-    detectable: MappingProxyType
+    detectable: dict
 
 
 def sample_size_table(families: Sequence[int] | None = None, effects: Sequence[float] = EFFECTS, *,
@@ -82,6 +82,6 @@ def sample_size_table(families: Sequence[int] | None = None, effects: Sequence[f
         raise ValueError("`effects` must list at least one effect ω.")
     k = {(m, e): required_sample_size(e, alpha=alpha, power=power, m=m) for m in ms for e in effects}
     detectable = {m: detectable_effect(k_paper, alpha=alpha, power=power, m=m) for m in ms}
-    return SampleSizeTable(MappingProxyType({m: FAMILIES.get(m, f"{m} perturbations") for m in ms}), effects,
-                           MappingProxyType(k), float(alpha), float(power), int(k_paper),
-                           MappingProxyType(detectable))
+    # plain dicts: the app caches results by pickling them (a MappingProxyType does not pickle)
+    return SampleSizeTable({m: FAMILIES.get(m, f"{m} perturbations") for m in ms}, effects, k, float(alpha),
+                           float(power), int(k_paper), detectable)

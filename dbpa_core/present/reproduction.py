@@ -180,7 +180,9 @@ def _persona_rows(result: PersonaTable) -> list[dict]:
     return rows
 
 
-def _setup_record(study: ROCStudy) -> dict:
+def setup_record(study: ROCStudy) -> dict:
+    """One setup of Figs 1–2 as JSON: ``design``, per model ``auc``, ``tpr_at_fpr``, ``design``, ``source``; the
+    reference run's rows; the best model per allowed FPR; settings and the agreement sentence."""
     def best(f):
         b = study.best_at(f)
         return {"source": pr.THIS_PROJECT, "max_fpr": f, "model": b.model, "tpr": b.tpr, "tied": list(b.tied)}
@@ -221,7 +223,7 @@ def reproduction_record(result) -> dict:
         return {"experiment": "table2", "rows": _persona_rows(result), "settings": result.settings,
                 "agreement": agreement(result)}
     if isinstance(result, Figs12):
-        setups = {study.setup: _setup_record(study) for study in result.studies}
+        setups = {study.setup: setup_record(study) for study in result.studies}
         rows = [{"table": "Figs 1–2", "setup": s, **m} for s, setup in setups.items() for m in setup["models"]]
         rows += [{"table": "Figs 1–2", "setup": s, **m} for s, setup in setups.items() for m in setup["reference_run"]]
         rows += [{"table": "Fig. 2", "source": pr.PRINTED, "reference": pr.FINDINGS["fig2"].reference, "max_fpr": f,

@@ -48,6 +48,7 @@ def persona_frame(result: PersonaTable, *, formatted: bool = False):
     columns = {
         "persona": [r.persona for r in rows], "kind": [r.kind for r in rows],
         col("ω", pr.THIS_PROJECT): [r.statistic for r in rows],
+        col("JSD bits", pr.THIS_PROJECT): [r.jsd_bits for r in rows],
         col("p", pr.THIS_PROJECT): [shown(r) for r in rows],
         col("stars", pr.THIS_PROJECT): [significance_stars(r.pvalue) for r in rows],
         col("ω", pr.REFERENCE_RUN): [r.reported_statistic for r in rows],
