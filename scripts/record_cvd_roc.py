@@ -1,7 +1,7 @@
 """Record the local models' answers for Figs 1–2 in the paper's own setup (scenario ``cvd_nice_risk``).
 
     nice -n 10 python scripts/record_cvd_roc.py --pilot 6            # time a few samples, estimate the rest
-    nice -n 10 python scripts/record_cvd_roc.py [--models smollm2 smollm2-q8_0 smollm2-q2_k]
+    nice -n 10 python scripts/record_cvd_roc.py [--models smollm2 smollm2-q8_0 smollm2-q3_k_m]
                                                 [--seeds 0 1 2] [--k 40] [--threads 1]
     python scripts/record_cvd_roc.py --write                         # ship what the store holds
 
@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.data.store import SampleStore, text_hash  # noqa: E402
 from dbpa_core.paper import cvd_roc  # noqa: E402
+from dbpa_core.samplers import SamplingFailed  # noqa: E402
 from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
 
 
@@ -72,8 +73,13 @@ def record(args, store: SampleStore) -> None:
                 start = time.perf_counter()
                 held = store.count_samples(sampler.describe_request(prompt, temperature=args.temperature,
                                                                     max_tokens=args.max_tokens, seed=seed))
-                texts = sampler.sample(prompt, args.k, temperature=args.temperature, max_tokens=args.max_tokens,
-                                       seed=seed, store=store)
+                try:
+                    texts = sampler.sample(prompt, args.k, temperature=args.temperature,
+                                           max_tokens=args.max_tokens, seed=seed, store=store)
+                except SamplingFailed as error:
+                    # e.g. an empty reply (the model stopped at once), which every sampler refuses as a
+                    # non-answer: this model cannot complete the design at these seeds
+                    raise SystemExit(f"{model} seed {seed} {arm}: {error} Record another model (--models).") from None
                 new = max(0, args.k - held)
                 done += args.k
                 if new:

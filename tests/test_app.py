@@ -225,7 +225,7 @@ def test_case_studies_open_on_the_papers_responses(app):
     assert at.radio(key="roc_source").value == "recorded"
     assert not at.exception
     summary = at.dataframe[0].value
-    assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q2_K"]
+    assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q3_K_M"]
     assert any("Agreement with the paper" in i.value and "cvd_nice" in i.value for i in at.info)
 
 
