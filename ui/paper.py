@@ -112,6 +112,13 @@ def show_table2(result, *, key: str = "reproduce"):
     return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
 
 
+def show_best(best, detail: str, *, current: bool = True) -> None:
+    """Fig 2's banner: the best model at an allowed FPR with ``detail``, or why none is named (tie, TPR 0)."""
+    sentence = best.sentence()
+    show = (st.success if best.model else st.warning) if current else st.caption
+    show(f"{sentence[0].upper()}{sentence[1:]}" + (f": {detail}." if best.model else "."))
+
+
 def show_roc_study(study, max_fpr: float, *, key: str):
     """One setup of Figs 1–2: agreement, the best model at ``max_fpr`` (none on a tie), ROC, Fig. 2, table."""
     from dbpa_core.paper.design import ALLOWED_FPRS
@@ -119,10 +126,7 @@ def show_roc_study(study, max_fpr: float, *, key: str):
 
     st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
     best = study.best_at(max_fpr)
-    (st.success if best.model else st.warning)(
-        f"{best.sentence()[0].upper()}{best.sentence()[1:]}"
-        + (": it flags that share of the targets while flagging at most that share of the controls."
-           if best.model else "."))
+    show_best(best, "it flags that share of the targets while flagging at most that share of the controls")
     roc = roc_curves(study.rocs, max_fpr=max_fpr, best=best.model)
     st.plotly_chart(roc, width="stretch", key=f"{key}_roc")
     st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "

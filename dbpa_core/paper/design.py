@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..audit.experiments import BestModel, best_model
 from ..stats.permutation import dbpa_test_precomputed
 from ..stats.roc import ROCResult, roc_analysis
 from ..stats.similarity import embedding_similarity_matrix
@@ -149,28 +150,6 @@ class ModelROC:
         return self.pooled.tpr_at_fpr(max_fpr)[0]
 
 
-@dataclass(frozen=True)
-class BestModel:
-    """Fig 2's reading at one allowed FPR: the model with the highest TPR, or None when no model stands out.
-
-    ``model`` is None when no model flags any target at this FPR (TPR 0 everywhere) or when the highest
-    TPR is shared (``tied`` lists the models sharing it).
-    """
-
-    max_fpr: float
-    model: str | None
-    tpr: float
-    tied: tuple[str, ...]
-
-    def sentence(self) -> str:
-        if self.tpr == 0:
-            return f"at FPR ≤ {self.max_fpr:.0%} no model flags any target, so none is best"
-        if self.model is None:
-            return (f"at FPR ≤ {self.max_fpr:.0%} {', '.join(self.tied)} tie at TPR {self.tpr:.0%}, "
-                    "so none is declared best")
-        return f"at FPR ≤ {self.max_fpr:.0%} the best is {self.model} (TPR {self.tpr:.0%})"
-
-
 @dataclass(frozen=True, eq=False)
 class ROCStudy:
     """Figs 1–2 on one setup: one :class:`ModelROC` per model, every comparison against a shared original.
@@ -200,12 +179,7 @@ class ROCStudy:
 
     def best_at(self, max_fpr: float) -> BestModel:
         """The model with the highest pooled TPR at FPR ≤ ``max_fpr`` (Fig 2); none on a tie or at TPR 0."""
-        tprs = {m.label: m.tpr_at_fpr(max_fpr) for m in self.models}
-        top = max(tprs.values())
-        leaders = tuple(label for label, tpr in tprs.items() if tpr == top)
-        if top == 0:
-            return BestModel(max_fpr, None, 0.0, ())
-        return BestModel(max_fpr, leaders[0] if len(leaders) == 1 else None, top, leaders if len(leaders) > 1 else ())
+        return best_model({m.label: m.tpr_at_fpr(max_fpr) for m in self.models}, max_fpr)
 
     def best_depends_on_fpr(self, fprs: Sequence[float] = ALLOWED_FPRS) -> bool | None:
         """Whether the best model differs between the allowed FPRs (the paper's Fig 2 finding).
