@@ -188,6 +188,12 @@ def test_recorded_cvd_aucs_are_reproducible_for_a_fixed_seed(cvd, minilm, shared
     # another seed of the tests gives other p-values (the seed is used)
     other = r.cvd_study(embedder=minilm, store=shared_store, n_resamples=B, seed=1)
     assert [c.pvalue for c in other.models[0].comparisons] != [c.pvalue for c in cvd.models[0].comparisons]
+    # the agreement sentence states the measured shares behind the AUCs (AUC < 0.5: controls flagged more)
+    sentence = rp.roc_agreement(cvd)
+    controls = [float((m.control_pvalues < 0.05).mean()) for m in cvd.models]
+    assert f"flags {min(controls):.0%}–{max(controls):.0%} of the controls" in sentence
+    assert ("moved more with a control" in sentence) == any(m.pooled.auc < 0.5 for m in cvd.models)
+    assert f"k = {recording.k}, {len(recording.seeds)} seeds" in sentence
 
 
 def test_fig1_record_has_auc_tpr_and_design_per_model_for_both_setups(minilm, shared_store, cvd):

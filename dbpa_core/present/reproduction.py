@@ -75,9 +75,17 @@ def roc_agreement(study: ROCStudy) -> str:
                False: "the same model is best at both, unlike the paper's example",
                None: "too few allowed FPRs have a declared best to say whether it depends on the FPR"}[depends]
     k, seeds = study.settings["k"], len(study.settings["seeds"])
+    controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
+    targets = [float((m.target_pvalues < 0.05).mean()) for m in study.models]
+    # AUC < 0.5 means controls got the smaller p-values: say so, with the shares that show it.
+    reversed_ = sum(a < 0.5 for a in aucs)
+    shares = (f"; at α = 0.05 the test flags {min(controls):.0%}–{max(controls):.0%} of the controls and "
+              f"{min(targets):.0%}–{max(targets):.0%} of the targets"
+              + (f", so in {reversed_} of {len(aucs)} models the answers moved more with a control (a name, a fact "
+                 "outside the risk score) than with a clinical value that changes NICE's advice" if reversed_ else ""))
     return (f"{printed}; those models are not local, so in the paper's own setup (cvd_nice, 8 controls and 8 "
             f"targets, k = {k}, {seeds} seeds) on {_names(m.label for m in study.models)}, AUC is "
-            f"{', '.join(f'{a:.2f}' for a in aucs)} and {bests}: {verdict}.")
+            f"{', '.join(f'{a:.2f}' for a in aucs)} and {bests}: {verdict}{shares}.")
 
 
 def alignment_agreement(result: AlignmentStudy, alpha: float = 0.05) -> str:
