@@ -112,6 +112,20 @@ def show_table2(result, *, key: str = "reproduce"):
     return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
 
 
+def compact_columns(table, shorten: dict[str, str]) -> dict:
+    """Display-only column labels (the full, source-labelled name as the tooltip) and 2-decimal numbers, so a
+    wide source-labelled table fits the page at 1280 px; the data and its exports keep the full names."""
+    config = {}
+    for name in table.columns:
+        label = name
+        for long, short in shorten.items():
+            label = label.replace(long, short)
+        numeric = table[name].dtype.kind == "f"
+        config[name] = (st.column_config.NumberColumn(label, help=name, format="%.2f") if numeric
+                        else st.column_config.TextColumn(label, help=name))
+    return config
+
+
 def show_best(best, detail: str, *, current: bool = True) -> None:
     """Fig 2's banner: the best model at an allowed FPR with ``detail``, or why none is named (tie, TPR 0)."""
     sentence = best.sentence()
@@ -135,14 +149,16 @@ def show_roc_study(study, max_fpr: float, *, key: str):
                "control; 0.5 is no better than chance.")
     bars = best_model_bars(study.rocs, {f: study.best_at(f).model for f in ALLOWED_FPRS})
     st.plotly_chart(bars, width="stretch", key=f"{key}_bars")
-    st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is when "
-               "models tie or none flags a target.")
+    st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is outlined "
+               "when models tie or none flags a target.")
     st.plotly_chart(rates_over_alpha(study.rocs), width="stretch", key=f"{key}_alpha")
     st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated test "
                "keeps the dashed lines near α.")
     table = rt.roc_frame(study)
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption("AUC of the pooled curve and mean ± sd over seeds (each seed one replicate of the design); TPR at "
+    st.dataframe(table, hide_index=True, width="stretch", column_config=compact_columns(
+        table, {" · this project": "", " over seeds": "", "TPR at FPR": "TPR, FPR", " · reference run": " (ref. run)"}))
+    st.caption("This project's numbers unless marked (ref. run); hover a column for its full name. AUC of the "
+               "pooled curve and mean and sd over seeds (each seed one replicate of the design); TPR at "
                "FPR ≤ 1 % / 5 % read off the pooled curve. " + (
                    f"Confound: {study.settings['confound']}." if "confound" in study.settings else ""))
     return table, [roc, bars]
@@ -153,7 +169,8 @@ def show_fig1(result, *, key: str = "reproduce"):
     max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key=f"{key}_fpr",
                                format_func=lambda f: f"{f:.0%}")
     best = rt.best_model_frame(result)
-    st.dataframe(best, hide_index=True, width="stretch")
+    st.dataframe(best, hide_index=True, width="stretch",
+                 column_config=compact_columns(best, {"best model, ": "", "best model · ": ""}))
     st.caption("Fig. 2's reading: the model with the highest TPR at each allowed FPR. The paper's choices are "
                "printed in §4.2's text; ours name no model where models tie or none flags a target.")
     sections = [("Figs 1–2: the best model at each allowed FPR", [], [best], [])]
