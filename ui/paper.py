@@ -16,7 +16,8 @@ from dbpa_core.present import reproduction_tables as rt
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
 from .components import downloads
-from .resources import store
+from .resources import embedder_for, store
+from .runs import one_run_at_a_time, shared_figure
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
                "appendix": "Appendix C.2–C.4", "sample_size": "§3.2 · sample size"}
@@ -37,47 +38,59 @@ RECORDED_NOTE = ("Local models' answers recorded once (`scripts/record_cvd_roc.p
 # keys the cache by this function's own source), and a restart re-runs it from the stored vectors in seconds.
 @st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
 def reproduce(experiment: str, n_resamples: int, seed: int):
-    from dbpa_core.embedders import get_embedder
     from dbpa_core.paper.registry import REPRODUCERS
 
     if experiment == "fig1":  # its two setups are cached apart: the TPR/FPR page opens on one of them
         from dbpa_core.paper.fig1 import Figs12
 
         return Figs12(roc_setup("shipped_paraphrases", n_resamples, seed), roc_setup("recorded_cvd", n_resamples, seed))
-    return REPRODUCERS[experiment](embedder=get_embedder("minilm"), store=store(), n_resamples=n_resamples,
-                                   seed=seed)
+    return REPRODUCERS[experiment](embedder=_minilm(), store=store(), n_resamples=n_resamples, seed=seed)
+
+
+def _minilm():
+    """The process's one MiniLM (loaded once, whichever session asks first)."""
+    from dbpa_core.audit.request import EmbedderConfig
+
+    return embedder_for(EmbedderConfig("minilm"))
+
+
+#: Experiments whose responses are all embedded in the store (it only grows, so they stay so).
+_EMBEDDED: set[str] = set()
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
 def roc_setup(setup: str, n_resamples: int, seed: int):
     """One setup of Figs 1–2: ``"recorded_cvd"`` or ``"shipped_paraphrases"``."""
-    from dbpa_core.embedders import get_embedder
     from dbpa_core.paper.cvd_roc import cvd_study
     from dbpa_core.paper.fig1 import paraphrase_study
 
     study = {"recorded_cvd": cvd_study, "shipped_paraphrases": paraphrase_study}[setup]
-    return study(embedder=get_embedder("minilm"), store=store(), n_resamples=n_resamples, seed=seed)
+    return study(embedder=_minilm(), store=store(), n_resamples=n_resamples, seed=seed)
 
 
 def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
     """Make sure the experiment's responses are embedded; when many are missing, ask first (st.stop())."""
-    from dbpa_core.embedders import get_embedder
     from dbpa_core.paper.embeddings import embed_groups
     from dbpa_core.paper.registry import embedding_sources, missing_embeddings
 
-    missing = missing_embeddings(experiment, embedder_key=get_embedder("minilm").key, store=store())
+    if experiment in _EMBEDDED:
+        return  # counting what is missing reads every response's vector key (70 ms for Figs 1–2)
+    missing = missing_embeddings(experiment, embedder_key=_minilm().key, store=store())
+    if missing == 0:
+        _EMBEDDED.add(experiment)
     if missing > 200:
         st.info(f"The first run of this experiment embeds {missing:,} responses with MiniLM (about "
                 f"{max(1, missing // 50 // 60)} min on this machine); they are cached in the sample store, so "
                 "every later run opens in seconds.")
         if not st.button("Embed the responses and run", type="primary", key=f"{key}_embed"):
             st.stop()
-        bar = st.progress(0.0, text="Embedding…")
-        for texts, shipped in embedding_sources(experiment):
-            embed_groups({experiment: texts}, store=store(), shipped=shipped,
-                         progress=lambda stage, done, total: bar.progress(done / max(total, 1),
-                                                                          text=f"{stage}: {done}/{total}"))
-        bar.empty()
+        with one_run_at_a_time(f"embed {experiment}"):  # a room clicking at once embeds them once
+            bar = st.progress(0.0, text="Embedding…")
+            for texts, shipped in embedding_sources(experiment):
+                embed_groups({experiment: texts}, embedder=_minilm(), store=store(), shipped=shipped,
+                             progress=lambda stage, done, total: bar.progress(done / max(total, 1),
+                                                                              text=f"{stage}: {done}/{total}"))
+            bar.empty()
 
 
 def agreement(sentences) -> None:
@@ -91,9 +104,10 @@ def show_table2(result, *, key: str = "reproduce"):
 
     table = rt.persona_frame(result)
     agreement(rp.agreement(result))
-    st.plotly_chart(discrepancy_bars([r.persona for r in result.rows], [r.statistic for r in result.rows],
-                                     [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)",
-                                     title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
+    st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
+                                  [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
+                                  label="ω (JS distance)",
+                                  title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
     st.dataframe(rt.persona_frame(result, formatted=True), hide_index=True, width="stretch")
     st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
@@ -141,17 +155,17 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
     best = study.best_at(max_fpr)
     show_best(best, "it flags that share of the targets while flagging at most that share of the controls")
-    roc = roc_curves(study.rocs, max_fpr=max_fpr, best=best.model)
+    roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model)
     st.plotly_chart(roc, width="stretch", key=f"{key}_roc")
     st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "
                f"{study.models[0].pooled.n_targets} targets per model), each tested against the original arm its "
                "controls and targets share. AUC is the chance that a random target gets a smaller p than a random "
                "control; 0.5 is no better than chance.")
-    bars = best_model_bars(study.rocs, {f: study.best_at(f).model for f in ALLOWED_FPRS})
+    bars = shared_figure(best_model_bars, study.rocs, {f: study.best_at(f).model for f in ALLOWED_FPRS})
     st.plotly_chart(bars, width="stretch", key=f"{key}_bars")
     st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is outlined "
                "when models tie or none flags a target.")
-    st.plotly_chart(rates_over_alpha(study.rocs), width="stretch", key=f"{key}_alpha")
+    st.plotly_chart(shared_figure(rates_over_alpha, study.rocs), width="stretch", key=f"{key}_alpha")
     st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated test "
                "keeps the dashed lines near α.")
     table = rt.roc_frame(study)
@@ -191,10 +205,10 @@ def show_fig3(result, *, key: str = "reproduce"):
 
     table = rt.alignment_frame(result)
     agreement(rp.agreement(result))
-    figure = mean_sd_bars([r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
-                          [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
-                          title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
-                          label="ω (JS distance)")
+    figure = shared_figure(mean_sd_bars, [r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
+                           [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
+                           title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
+                           label="ω (JS distance)")
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
                "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")

@@ -10,6 +10,7 @@ from . import embeddings
 from .fig1 import figs_1_2
 from .fig3 import alignment_study
 from .sample_size import sample_size_table
+from .stability import stability_study
 from .table2 import persona_table
 
 
@@ -20,7 +21,7 @@ def _sample_size(**data_settings):
 
 #: The command line's experiment names → functions (each returns a frozen result).
 REPRODUCERS = {"table2": persona_table, "fig1": figs_1_2, "fig3": alignment_study, "appendix": appendix,
-               "sample_size": _sample_size}
+               "sample_size": _sample_size, "stability": stability_study}
 EXPERIMENTS = tuple(REPRODUCERS)
 
 
@@ -32,6 +33,8 @@ def experiment_texts(experiment: str) -> list[str]:
     if experiment == "fig1":
         runs = [paper.load_paraphrases(m, s) for m in paper.PARAPHRASE_MODELS for s in paper.SEEDS]
         return [t for run in runs for arm in (run.base, *run.paraphrases) for t in arm]
+    if experiment == "stability":
+        return []  # the recorded searches ship with their similarities: nothing to embed
     if experiment == "fig3":
         runs = [paper.load_alignment(s) for s in paper.SEEDS]
         return [t for run in runs for arm in (run.reference, *run.models.values()) for t in arm]
