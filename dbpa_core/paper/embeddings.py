@@ -87,7 +87,8 @@ def read_vectors(path) -> ShippedEmbeddings:
         raise PaperDataError(f"{path}: the shipped embeddings are missing; restore assets/ from git or rerun "
                              "the script that wrote them.") from None
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as problem:
-        raise PaperDataError(f"{path}: not a file of text_hashes, vectors and embedder_key ({problem}).") from None
+        raise PaperDataError(f"{path}: not a file of text_hashes, vectors and embedder_key ({problem}); restore "
+                             "assets/ from git or rerun the script that wrote it.") from None
     if hashes.ndim != 2 or hashes.shape[1] != 32 or vectors.ndim != 2 or len(vectors) != len(hashes):
         raise PaperDataError(f"{path}: expected one 32-byte sha256 per vector row; rerun the script that wrote it.")
     vectors.setflags(write=False)
