@@ -170,8 +170,9 @@ def show_roc_study(study, max_fpr: float, *, key: str):
                "keeps the dashed lines near α.")
     table = rt.roc_frame(study)
     st.dataframe(table, hide_index=True, width="stretch", column_config=compact_columns(
-        table, {" · this project": "", " over seeds": "", "TPR at FPR": "TPR, FPR", " · reference run": " (ref. run)"}))
-    st.caption("This project's numbers unless marked (ref. run); hover a column for its full name. AUC of the "
+        table, {"base vs paraphrase p < .05 · reference run": "ref. run p < .05", " · this project": "",
+                " over seeds": "", "TPR at FPR": "TPR, FPR"}))
+    st.caption("This project's numbers unless marked ref. run; hover a column for its full name. AUC of the "
                "pooled curve and mean and sd over seeds (each seed one replicate of the design); TPR at "
                "FPR ≤ 1 % / 5 % read off the pooled curve. " + (
                    f"Confound: {study.settings['confound']}." if "confound" in study.settings else ""))
