@@ -7,8 +7,8 @@
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
-    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,stability} [--json OUT] [--seed 0] [--n-resamples 1000]
-                                  [--store PATH]
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,sample_size,stability} [--json OUT] [--seed 0]
+                                  [--n-resamples 1000] [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
@@ -319,7 +319,7 @@ def _add_batch_parser(commands) -> None:
     fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
     fetch.add_argument("--base-url", **base_url)
 def _reproduce(args) -> int:
-    """The paper's experiments on its shipped responses, the reported values beside ours."""
+    """The paper's experiments: this project's values beside the reference run's and the paper's printed ones."""
     from .paper.registry import REPRODUCERS
     from .data.store import SampleStore
     from .present.exports import json_default
@@ -342,11 +342,11 @@ def _reproduce(args) -> int:
 def _add_reproduce(commands) -> None:
     from .paper.registry import EXPERIMENTS
 
-    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
+    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments beside its printed values")
     reproduce.add_argument("experiment", choices=EXPERIMENTS,
                            help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4), "
-                                "stability (OT stability paper: Table 1, Figure 1)")
-    reproduce.add_argument("--json", help="write {experiment, rows, settings} as JSON here")
+                                "sample_size (§3.2); stability (OT stability paper: Table 1, Figure 1)")
+    reproduce.add_argument("--json", help="write {experiment, rows (each with its source), settings, agreement} here")
     reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
     reproduce.add_argument("--n-resamples", type=int, default=1000)
     reproduce.add_argument("--store", help="sample store caching the embeddings; default $DBPA_STORE")
