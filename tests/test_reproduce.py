@@ -320,4 +320,4 @@ def test_command_line_reproduce_json_carries_source_labels(tmp_path, shared_stor
     assert run_cli("sample_size", "--json", str(out)).returncode == 0
     assert all(row["source"] in pr.SOURCES for row in json.loads(out.read_text())["rows"])
     bad = run_cli("table2", "--n-resamples", "0", "--store", str(shared_store.path))
-    assert bad.returncode == 2 and "n_resamples" in bad.stderr
+    assert bad.returncode == 2 and "--n-resamples" in bad.stderr
