@@ -58,6 +58,9 @@ class RankScorer:
         ranks = 1 + np.array([int(token[1:]) for token in response.split()])
         return {"log_rank": float(np.log(ranks).mean())}
 
+    def score_many(self, prompt: str, responses) -> list[dict[str, float]]:
+        return [self.score(prompt, response) for response in responses]
+
 
 PROMPTS = [f"Question number {i}?" for i in range(12)]
 
