@@ -8,7 +8,7 @@ import pytest
 from dbpa_core.stability.grader import is_correct
 from dbpa_core.stability.rewrites import REWRITES, rewrite
 from dbpa_core.samplers import get_sampler
-from dbpa_core.rut.scoring import SCORES, ReferenceScorer
+from dbpa_core.rut.scoring import SCORES, ReferenceScorer, scores_of
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +82,24 @@ def test_scoring_bad_input(scorer):
         scorer.score_many("Hi", ["ok", 3])
     with pytest.raises(ValueError, match="`prompt` fills"):
         ReferenceScorer(n_ctx=32).score("word " * 40, "yes")
+
+
+def test_fast_scores_equal_the_token_by_token_path(scorer):
+    """score_responses = per_token_statistics (one forward step and one row of Python per token) within float
+    tolerance, on 21 responses: the reference model's own samples at two temperatures and other texts."""
+    prompt = "Name one thing that makes a city pleasant to live in."
+    sampler = get_sampler("local")
+    responses = (sampler.sample(prompt, 9, temperature=0.7, max_tokens=20, seed=4)
+                 + sampler.sample(prompt, 9, temperature=1.3, max_tokens=20, seed=5)
+                 + ["Parks.", "Zebra quantum paperwork sideways marmalade.", "Des rues calmes et des arbres."])
+    assert len(responses) == 21
+    fast = scorer.score_responses(prompt, responses)
+    for response, scored in zip(responses, fast):
+        logp, ranks, entropy = scorer.per_token_statistics(prompt, response)
+        assert len(logp) == len(scored.tokens) >= 1
+        np.testing.assert_allclose(scored.token_logprobs, logp, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(scored.entropy, entropy, rtol=1e-4, atol=1e-3)
+        # A rank can move only where another token's logit is within float error of this one's.
+        np.testing.assert_allclose(scored.ranks, ranks, rtol=0.01, atol=1)
+        for name, value in scored.scores.items():
+            assert value == pytest.approx(scores_of(logp, ranks, entropy)[name], rel=1e-3, abs=1e-3), name

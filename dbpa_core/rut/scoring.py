@@ -111,17 +111,20 @@ class ReferenceScorer:
         Context window in tokens; a longer prompt + response is cut at it.
     batch_size : int
         Responses scored in one forward step.
+    n_threads : int, optional
+        llama.cpp threads (default: the number of CPU cores); scores do not depend on it.
     """
 
     def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048,
-                 batch_size: int = 16):
+                 batch_size: int = 16, n_threads: int | None = None):
         self.model_path = resolve_model(model, model_path)
         self.n_ctx = n_ctx
         self.batch_size = batch_size
+        self.n_threads = n_threads
 
     @property
     def engine(self):
-        return get_engine(self.model_path, self.n_ctx)
+        return get_engine(self.model_path, self.n_ctx, self.n_threads)
 
     def _messages(self, prompt: str, system: str | None) -> list[dict]:
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
@@ -174,7 +177,7 @@ class ReferenceScorer:
 
     @property
     def llama(self):
-        return load_llama(self.model_path, self.n_ctx)
+        return load_llama(self.model_path, self.n_ctx, self.n_threads)
 
     def _prompt_tokens(self, prompt: str, system: str | None) -> list[int]:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
