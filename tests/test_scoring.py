@@ -89,8 +89,8 @@ def test_fast_scores_equal_the_token_by_token_path(scorer):
     tolerance, on 21 responses: the reference model's own samples at two temperatures and other texts."""
     prompt = "Name one thing that makes a city pleasant to live in."
     sampler = get_sampler("local")
-    responses = (sampler.sample(prompt, 9, temperature=0.7, max_tokens=20, seed=4)
-                 + sampler.sample(prompt, 9, temperature=1.3, max_tokens=20, seed=5)
+    responses = (sampler.sample(prompt, 9, temperature=0.7, max_tokens=8, seed=4)
+                 + sampler.sample(prompt, 9, temperature=1.3, max_tokens=8, seed=5)
                  + ["Parks.", "Zebra quantum paperwork sideways marmalade.", "Des rues calmes et des arbres."])
     assert len(responses) == 21
     fast = scorer.score_responses(prompt, responses)
