@@ -89,8 +89,10 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
         if key not in _MODELS:
             from llama_cpp import Llama  # lazy: compiled extension, slow to import
 
+            # n_threads_batch as well: Llama's default for it is every core, whatever n_threads says.
+            threads = n_threads or max(1, os.cpu_count() or 1)
             _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,
-                                 n_threads=n_threads or max(1, os.cpu_count() or 1))
+                                 n_threads=threads, n_threads_batch=threads)
         return _MODELS[key]
 
 
