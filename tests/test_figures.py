@@ -109,3 +109,17 @@ def test_log_axes_are_labelled_with_plain_numbers():
     assert axis["type"] == "log"
     assert axis["ticktext"] == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
     assert log_axis([0.0, -1.0]) == {"type": "log"}  # nothing positive: Plotly's own axis
+
+
+def test_best_model_bars_outline_only_a_declared_best():
+    """Fig. 2: TPR at each allowed FPR per model; the best is outlined, none on a tie."""
+    from dbpa_core import roc_analysis
+    from dbpa_core.present.figures import best_model_bars
+
+    strong = roc_analysis([0.001, 0.002, 0.5, 0.6, 0.7], [True, True, False, False, False])
+    weak = roc_analysis([0.3, 0.002, 0.001, 0.6, 0.7], [True, True, False, False, False])
+    figure = best_model_bars({"strong": strong, "weak": weak}, {0.01: "strong", 0.05: None})
+    first, second = figure.data
+    assert list(first.y) == [1.0, 0.0] and first.marker.line.color == ("black", "rgba(0,0,0,0)")
+    assert set(second.marker.line.color) == {"rgba(0,0,0,0)"}  # no best declared: nothing outlined
+    assert [t.name for t in figure.data] == ["allowed FPR 1%", "allowed FPR 5%"]
