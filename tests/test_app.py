@@ -86,13 +86,13 @@ def test_many_perturbations(app):
     at.number_input(key="many_k").set_value(20).run()
     at.button(key="many_run").click().run()
     table = at.table[0].value
-    assert len(table) == 6 and "p adjusted (bonferroni)" in table.columns
+    assert len(table) == 6 and "p adjusted (Bonferroni)" in table.columns
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
     table = at.table[0].value
-    assert "p adjusted (holm)" in table.columns
+    assert "p adjusted (Holm)" in table.columns
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "holm correction" in c.value
+    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "Holm correction" in c.value
                for c in at.caption)
     assert not any("Out of date" in w.value for w in at.warning)
     # Clearing the perturbations leaves the old table marked out of date, not current.
@@ -160,7 +160,7 @@ def test_alignment(app):
     expected = run(request).results[0].test
     row = table.iloc[0]
     assert (row["ω (JSD)"], row["p"]) == (expected.statistic, expected.pvalue)
-    assert row["decision"] == "REJECT H₀" and row["aligned with reference"] == "no"
+    assert row["decision"] == "REJECT H₀" and row["aligned with reference"] == "no (differs)"
 
 
 def expected_aucs(scenarios, models, *, k, n_resamples):
