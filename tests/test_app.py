@@ -35,6 +35,26 @@ def metric(at, label):
     return next(m.value for m in at.metric if m.label.startswith(label))
 
 
+def tables(at) -> list:
+    """The result tables as the page holds them: a wide source-labelled table is drawn as one table per source
+    (ui.components.show_table), joined back here on its repeated row labels."""
+    import pandas as pd
+
+    joined = []
+    for element in at.table:
+        frame = element.value
+        keys = [c for c in frame.columns if " · " not in str(c)]
+        if joined and keys and len(keys) < len(frame.columns):
+            last = joined[-1]
+            if (list(last.columns[:len(keys)]) == keys and len(last) == len(frame)
+                    and (last[keys].values == frame[keys].values).all()
+                    and not set(frame.columns[len(keys):]) & set(last.columns)):
+                joined[-1] = pd.concat([last, frame.drop(columns=keys)], axis=1)
+                continue
+        joined.append(frame)
+    return joined
+
+
 def open_page(at, name):
     at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, at.exception
@@ -85,11 +105,11 @@ def test_many_perturbations(app):
     at.selectbox(key="many_scenario").set_value("seasons_question").run()
     at.number_input(key="many_k").set_value(20).run()
     at.button(key="many_run").click().run()
-    table = at.table[0].value
+    table = tables(at)[0]
     assert len(table) == 6 and "p adjusted (Bonferroni)" in table.columns
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
-    table = at.table[0].value
+    table = tables(at)[0]
     assert "p adjusted (Holm)" in table.columns
     n_declared = int((table["decision"] == "REJECT H₀").sum())
     assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "Holm correction" in c.value
@@ -120,7 +140,7 @@ def test_tpr_fpr(app):
     at.button(key="roc_run").click().run()
     assert not at.exception
     assert len(banners(at, "5%")) == 1  # Fig 2's reading: a best model, or none on a tie / at TPR 0
-    summary = at.table[0].value
+    summary = tables(at)[0]
     assert list(summary["model"]) == ["simulated T=0.5", "simulated T=2.0"]
     # the AUCs are those of the same audits run without the app (controls vs targets of both scenarios)
     expected = expected_aucs(["seasons_question", "customer_support"], {"simulated T=0.5": 0.5, "simulated T=2.0": 2.0},
@@ -130,7 +150,7 @@ def test_tpr_fpr(app):
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20%")) == 1
-    assert "TPR at FPR ≤ 0.2" in at.table[0].value.columns
+    assert "TPR at FPR ≤ 0.2" in tables(at)[0].columns
     assert not any("Out of date" in w.value for w in at.warning)
     at.number_input(key="roc_k").set_value(12).run()
     assert any("Out of date" in w.value and "k: 10 → 12" in w.value for w in at.warning)
@@ -146,7 +166,7 @@ def test_alignment(app):
     at.number_input(key="align_k").set_value(10).run()
     at.button(key="align_run").click().run()
     assert not at.exception
-    table = at.table[0].value
+    table = tables(at)[0]
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
     from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run
@@ -219,7 +239,7 @@ def test_case_studies_open_on_the_papers_responses(app):
     at = open_page(app, "persona_study")
     assert at.radio(key="persona_source").value == "paper"
     assert any("no one on this project wrote" in c.value for c in at.caption)
-    table = at.table[0].value
+    table = tables(at)[0]
     assert len(table) == 8  # 7 personas and the doctor's two halves
     assert {"p · this project", "p · reference run", "stars GPT-4 · paper (printed)"} <= set(table.columns)
     assert any("significant" in i.value for i in at.info)
@@ -229,7 +249,7 @@ def test_case_studies_open_on_the_papers_responses(app):
     at = open_page(at, "tpr_fpr")
     assert at.radio(key="roc_source").value == "recorded"
     assert not at.exception
-    summary = at.table[0].value
+    summary = tables(at)[0]
     assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q3_K_M"]
     assert any("Agreement with the paper" in i.value and "cvd_nice" in i.value for i in at.info)
 
@@ -240,7 +260,7 @@ def test_persona_study(app):
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception
-    table = at.table[0].value
+    table = tables(at)[0]
     assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
 
 

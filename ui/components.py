@@ -322,15 +322,36 @@ def settings_inputs(settings) -> dict:
 
 
 def show_table(frame) -> None:
-    """A result table on screen: every number written for people (:func:`dbpa_core.present.formatting.people_frame`)
+    """A result table on screen: every number written for people (:func:`dbpa_core.present.formatting.people_formatters`)
     in a static table whose columns are sized to their content and whose cells wrap, so no header or cell is
-    ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers)."""
+    ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers).
+
+    A table whose columns carry their source (``"p · this project"``, ``"ω · paper (printed)"``) is too wide
+    for one screen at 1024 px: it is shown as one table per source, each headed by the source's name, with
+    the row labels repeated and the headers without the suffix (the data keeps its full column names).
+    """
+    sources = list(dict.fromkeys(str(c).rsplit(" · ", 1)[1] for c in frame.columns if " · " in str(c)))
+    if len(frame.columns) <= 7 or not sources:
+        _static_table(frame)
+        return
+    keys = [c for c in frame.columns if " · " not in str(c)]
+    for source in sources:
+        part = frame[keys + [c for c in frame.columns if str(c).endswith(f" · {source}")]]
+        st.markdown(f"**{source}**")
+        _static_table(part, strip=f" · {source}")
+
+
+def _static_table(frame, *, strip: str = "") -> None:
     from dbpa_core.present.formatting import people_formatters
 
     # st.table renders its cells as Markdown: a lone "*" (one star) became a bullet and "***" a rule.
     text = {column: markdown_text for column in frame.columns if frame[column].dtype == object
             or str(frame[column].dtype) in ("str", "string")}
-    st.table(frame.style.format({**text, **people_formatters(frame)}), hide_index=True)
+    styler = frame.style.format({**text, **people_formatters(frame)})
+    # Headers: the source suffix dropped where a heading names it; long hyphenated names may break at hyphens.
+    styler = styler.format_index(lambda name: markdown_text(str(name).removesuffix(strip)).replace("-", "-\u200b"),
+                                 axis=1)
+    st.table(styler, hide_index=True)
 
 
 def markdown_text(value) -> str:
