@@ -73,7 +73,8 @@
       while (box.parentElement && box.clientWidth === 0) box = box.parentElement;
       const boxStyle = getComputedStyle(box);
       const room = box.clientWidth - parseFloat(boxStyle.paddingLeft) - parseFloat(boxStyle.paddingRight);
-      for (const word of textOf(el).split(/[\s\u200b]+/)) {  // a zero-width space is a place to break
+      // A line may break at a space, a zero-width space or after a hyphen ("text-embedding-3-small" wraps).
+      for (const word of textOf(el).split(/[\s\u200b]+|(?<=-)/)) {
         const need = widthOf(word, style);
         if (word.length > 1 && need > room + 1) add("word-broken", el, `${word} (in ${textOf(el)})`, need, room);
       }

@@ -338,20 +338,16 @@ def show_table(frame) -> None:
     for source in sources:
         part = frame[keys + [c for c in frame.columns if str(c).endswith(f" · {source}")]]
         st.markdown(f"**{source}**")
-        _static_table(part, strip=f" · {source}")
+        _static_table(part)
 
 
-def _static_table(frame, *, strip: str = "") -> None:
+def _static_table(frame) -> None:
     from dbpa_core.present.formatting import people_formatters
 
     # st.table renders its cells as Markdown: a lone "*" (one star) became a bullet and "***" a rule.
     text = {column: markdown_text for column in frame.columns if frame[column].dtype == object
             or str(frame[column].dtype) in ("str", "string")}
-    styler = frame.style.format({**text, **people_formatters(frame)})
-    # Headers: the source suffix dropped where a heading names it; long hyphenated names may break at hyphens.
-    styler = styler.format_index(lambda name: markdown_text(str(name).removesuffix(strip)).replace("-", "-\u200b"),
-                                 axis=1)
-    st.table(styler, hide_index=True)
+    st.table(frame.style.format({**text, **people_formatters(frame)}), hide_index=True)
 
 
 def markdown_text(value) -> str:

@@ -41,6 +41,8 @@ def format_number(value, digits: int = 3) -> str:
         return "∞" if value > 0 else "−∞"
     if abs(value) < NOISE:
         return "0"
+    if 1e3 <= abs(value) < 1e5:  # "1,300", not "1.3e+03"
+        return f"{round(value):,}"
     if 1e-3 <= abs(value) < 1e5:
         text = f"{value:.{digits}g}"
         if "e" not in text:
