@@ -26,9 +26,6 @@ __all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "Degener
            "dbpa_test", "dbpa_test_precomputed"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
-# The engine's re-splits under the name stats/explain.py imports (its owner may import `random_splits` from
-# stats/engine.py instead; then this alias goes).
-_random_splits = random_splits
 
 
 class DegenerateSampleWarning(RuntimeWarning):
