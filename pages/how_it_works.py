@@ -20,10 +20,11 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
-from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
+from ui.components import family_downloads, guard, provenance, show_prompt, what_changed  # noqa: E402
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
+from ui.runs import Audited, family_explanations  # noqa: E402
 from ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
@@ -143,6 +144,8 @@ with guard():
     st.caption(truth_note(settings, result))
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
+    shown = Audited.of_request(request, chosen, family)
+    changed = what_changed(shown, key="home", seed=settings.seed)
 
     from dbpa_core.audit.exposition import self_comparison
 
@@ -176,7 +179,7 @@ with guard():
                + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni") + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family")
+    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=changed.fdr))
 
     st.subheader("04 · The method")
     st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,33 @@ def test_every_page(app_url, page):
             page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=120_000)
             page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
             page.screenshot(path=str(ARTIFACTS / f"home_{width}.png"), full_page=True)
+
+
+def test_what_changed_panel(app_url, page):
+    """The home page's "What changed" under the Earth → Mars result, photographed at 1024, 1280 and 1600 px:
+    its readings, themes table, theme cloud and representative outputs."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.goto(f"{app_url}/", wait_until="domcontentloaded")
+    page.get_by_text("What changed").first.wait_for(timeout=240_000)
+    wait_until_idle(page)
+    page.locator("[data-testid='stSelectbox']").filter(has_text="Intervention").click()
+    page.get_by_role("option", name=re.compile("Earth → Mars")).click()
+    page.get_by_text(re.compile(r"Theme .* of perturbed outputs vs")).first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    panel = page.locator(".st-key-home_what_changed")
+    for width in (1024, 1280, 1600):
+        # Streamlit scrolls inside its main block: a tall viewport draws the whole panel for the picture.
+        page.set_viewport_size({"width": width, "height": 5000})
+        page.wait_for_timeout(1000)
+        panel.scroll_into_view_if_needed()
+        panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)  # Plotly redraws at the new width
+        shot = ARTIFACTS / f"what_changed_{width}.png"
+        shot.unlink(missing_ok=True)
+        panel.screenshot(path=str(shot))
+        assert_no_exception(page, f"home What changed at {width} px")
+    assert panel.get_by_text("significant (FDR 0.1)").count() >= 1  # the themes table's header
 
 
 def test_audit_run_and_upload(app_url, page, tmp_path):

@@ -14,7 +14,10 @@ result is then put in the cache.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import time
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -180,6 +183,76 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
     if request.sequential is not None:
         return result
     return result.recorrected(request.correction, request.alpha)
+
+
+# ------------------------------------------------------------ what changed
+@dataclass(frozen=True, eq=False)
+class Audited:
+    """A shown two-arm result with what identifies its outputs, so that its "What changed" is cached with it.
+
+    A page keeps this (not the bare result) as its result: when the inputs
+    change, the kept result and its explanation still belong together.
+
+    Attributes
+    ----------
+    key : str
+        Identifies the two arms' outputs and embeddings: the request's digest
+        and the perturbation's index, or an uploaded file's content hash with
+        its arm choice and embedder.
+    result : PerturbationResult
+    n_resamples, seed : int
+        B and the seed of the explanation's re-splits (the test's own).
+    request : AuditRequest or None
+        The request the result came from (None for an uploaded file).
+    family : FamilyResult or None
+        The whole family of that request, when the page shows it.
+    """
+
+    key: str
+    result: object
+    n_resamples: int
+    seed: int
+    request: AuditRequest | None = None
+    family: object = None
+
+    @classmethod
+    def of_request(cls, request: AuditRequest, index: int, family) -> Audited:
+        """Perturbation ``index`` of ``request``'s result ``family``."""
+        tested = request.tests_only()
+        return cls(f"{tested.key}:{index}", family.results[index], tested.n_resamples, tested.seed, request, family)
+
+    @classmethod
+    def of_upload(cls, digest: str, result, *, original_arm: str, embedder: str, n_resamples: int,
+                  seed: int) -> Audited:
+        """The result of an uploaded file whose content has the SHA-256 ``digest``."""
+        identity = json.dumps(["upload", digest, original_arm, embedder], ensure_ascii=False)
+        return cls(hashlib.sha256(identity.encode()).hexdigest(), result, int(n_resamples), int(seed))
+
+
+@st.cache_data(max_entries=MAX_RESULTS, show_spinner="Finding what changed…")
+def _explanation(key: str, fdr: float, n_resamples: int, seed: int, _original, _perturbed):
+    """:func:`dbpa_core.explain_change` of the arms ``key`` names: shared by every session, bounded."""
+    from dbpa_core.stats.explain import explain_change
+
+    return explain_change(list(_original.texts), list(_perturbed.texts), _original.embeddings, _perturbed.embeddings,
+                          fdr=fdr, n_resamples=n_resamples, rng=seed)
+
+
+def explanation(audited: Audited, *, fdr: float):
+    """What changed between the two arms of ``audited`` (a :class:`~dbpa_core.stats.explain.ChangeExplanation`).
+
+    Cached by the arms' key, the FDR level and B, with the test's own B and
+    seed (as ``explain: true`` in a SPEC computes it): computed once for all
+    sessions, and an FDR level re-read from the cache when it comes back.
+    """
+    result = audited.result
+    return _explanation(audited.key, float(fdr), audited.n_resamples, audited.seed, result.original, result.perturbed)
+
+
+def family_explanations(audited: Audited, *, fdr: float) -> list:
+    """One explanation per perturbation of ``audited``'s family (a SPEC's ``explain: true``), in order."""
+    return [explanation(Audited.of_request(audited.request, i, audited.family), fdr=fdr)
+            for i in range(len(audited.family.results))]
 
 
 class _Missing(LookupError):
