@@ -69,7 +69,8 @@ with guard():
         one = (scenario_request(settings, scenario, [perturbation.id], **test) if source == "From a scenario"
                else typed_request(settings, original, perturbed, **test))
         label = "Sampling until the answer is clear" if sequential else "Sampling"
-        keep("one_result", inputs, Audited.of_request(one, 0, family(settings, one, label=label)))
+        keep("one_result", inputs, Audited.of_request(one, 0, family(settings, one, label=label,
+                                                                     live=one.perturbations[0].id)))
     with result_area("one_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
         audited = shown.result
         result = audited.result if audited is not None else None

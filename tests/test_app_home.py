@@ -254,3 +254,55 @@ def test_what_changed_is_computed_once_for_every_session(tmp_path, monkeypatch):
     assert calls == [0.1] * 6
     at.select_slider(key="home_fdr").set_value(0.05).run()
     assert calls == [0.1] * 6 + [0.05] * 6
+
+
+@pytest.mark.slow
+def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
+    """On the local backend (the packaged SmolLM2) the home page draws the chosen intervention's two arms first and
+    shows them as they arrive: each redraw of the live view has more outputs, the null and P0/P1 appear once both
+    arms have two, the time left is read from the measured throughput, and the view gives way to the final result.
+    Audit one perturbation is followed live too, starting from the outputs the store already holds."""
+    import re
+
+    import streamlit as st
+    from streamlit.delta_generator import DeltaGenerator
+
+    from test_app import open_page
+
+    headers, charts = [], []
+    real_markdown, real_chart = st.markdown, DeltaGenerator.plotly_chart
+
+    def markdown(body, *args, **kwargs):
+        if str(body).startswith("**Live:"):
+            headers.append(str(body))
+        return real_markdown(body, *args, **kwargs)
+
+    def plotly_chart(self, figure, *args, **kwargs):
+        charts.append(kwargs.get("key") or "")
+        return real_chart(self, figure, *args, **kwargs)
+
+    monkeypatch.setattr(st, "markdown", markdown)
+    monkeypatch.setattr(DeltaGenerator, "plotly_chart", plotly_chart)
+
+    def drawn(k):
+        counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {k}", header)) for header in headers]
+        return [sum(c) for c in counts], counts
+
+    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=16, home_k=5)
+    totals, counts = drawn(5)
+    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 10, headers
+    assert counts[0] == (1, 0)  # the original arm's first output, alone, as soon as it came
+    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
+                         r"drawn", header) for header in headers), headers
+    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    assert metric(at, "Observed JSD") and not [m for m in at.markdown if m.value.startswith("**Live:")]
+
+    headers.clear()
+    at = open_page(at, "audit_one")
+    at.selectbox(key="one_scenario").set_value("seasons_question").run()
+    at.number_input(key="one_k").set_value(6).run()  # the first 5 of each arm are in the store
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    totals, counts = drawn(6)
+    assert totals == sorted(set(totals)) and totals[-1] == 12 and counts[0][1] == 0, headers
+    assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]

@@ -195,6 +195,54 @@ def test_what_changed_panel(app_url, page):
     assert panel.get_by_text("significant (FDR 0.1)").count() >= 1  # the themes table's header
 
 
+def test_a_local_draw_streams_live_and_cancel_keeps_it(app_url, page):
+    """Audit one perturbation on the local SmolLM2: the outputs appear as they arrive, in view in a 1280×900 window
+    (photographed mid-stream), Cancel stops the draw and keeps what was drawn, and Run resumes from the store to
+    the result."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/audit_one", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Run the test").wait_for(timeout=240_000)
+    wait_until_idle(page)
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Backend").click()
+    page.get_by_role("option", name="Local SmolLM2-135M (CPU)").click()
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run the test").click()
+    # Mid-stream: every original output and some perturbed ones are in, with the clouds, the null and P0/P1.
+    page.wait_for_function(
+        """() => [...document.querySelectorAll("[data-testid='stMarkdownContainer']")].some(e => {
+               const m = e.innerText.match(/Live: 20 of 20 original and (\\d+) of 20 perturbed/);
+               return m && +m[1] >= 2 && +m[1] < 20
+                   && document.querySelectorAll("[class*='st-key-live_'] .js-plotly-plot").length === 3; })""",
+        timeout=600_000, polling=100)
+    shot = ARTIFACTS / "audit_one_live_1280x900.png"
+    shot.unlink(missing_ok=True)
+    page.screenshot(path=str(shot))  # the window, not the page: what a user sees while it moves
+    assert_screenshot(shot, 1280)
+    assert_no_exception(page, "audit_one mid-stream")
+    # Cancel, the bar, the counter and the three live charts are all in the window
+    for element in [page.get_by_role("button", name="Cancel"), page.locator("[data-testid='stProgress']"),
+                    page.get_by_text(re.compile(r"^Live:")).first,
+                    *page.locator("[class*='st-key-live_'] .js-plotly-plot").all()]:
+        box = element.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box
+    page.get_by_role("button", name="Cancel").click()
+    notice = page.get_by_text(re.compile(r"stopped before it finished\. \d+ outputs sampled in it are in the store"))
+    notice.wait_for(timeout=120_000)
+    assert int(re.search(r"(\d+) outputs sampled", notice.inner_text()).group(1)) >= 22
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run the test").click()  # resumes from the store
+    page.get_by_text("Decision").first.wait_for(timeout=600_000)
+    wait_until_idle(page)
+    assert_no_exception(page, "audit_one after the resumed draw")
+    assert page.get_by_text(re.compile(r"^Live:")).count() == 0
+    # the next tests run on the default backend
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Backend").click()
+    page.get_by_role("option", name="Simulated (instant, known truth)").click()
+    wait_until_idle(page)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
 def test_audit_run_and_upload(app_url, page, tmp_path):
     page.goto(f"{app_url}/audit_one", wait_until="domcontentloaded")
     page.get_by_role("button", name="Run the test").click()

@@ -49,7 +49,7 @@ class RunProgress:
         self._request, self._positions = None, {}
         runs = st.session_state["_runs"] = st.session_state.get("_runs", 0) + 1
         self._cancel = st.empty()
-        self._cancel.button("Cancel", key=f"cancel_{label}_{runs}",
+        self._cancel.button("Cancel", key=f"cancel_{label}_{runs}", on_click=_cancelled, args=(label,),
                             help="Stop now; every sample drawn so far is kept in the store and reused.")
         self._bar = st.progress(0.0, text=label)
         st.session_state["_drawing"] = {"label": label, "kept": 0}
@@ -75,7 +75,7 @@ class RunProgress:
             self.count_sampled(self.kept + max(0, update.done - before))
         if self.listener is not None:
             self.listener(update)
-        if update.stage == "drawn":
+        if update.stage in ("sample", "drawn"):  # for a live view; the bar moves on "sampling" and "embedding"
             return
         request = self._request
         if request is not None and request.sequential is not None:
@@ -110,6 +110,18 @@ class RunProgress:
         if kind is None or issubclass(kind, Exception):
             self.close()
         return False
+
+
+def _cancelled(label: str) -> None:
+    # Runs before the rerun the click causes: a page that draws by itself (the home page) reads it with
+    # cancelled_draw() and waits to be asked again instead of resuming at once.
+    st.session_state["_cancelled"] = label
+
+
+def cancelled_draw() -> str | None:
+    """The label of the run whose Cancel button caused this rerun, or None (ui.sidebar.interrupted_notice
+    moves the click's mark here at the start of each run, so it holds for that run only)."""
+    return st.session_state.get("_cancelled_now")
 
 
 # ----------------------------------------------------------------- requests
@@ -160,14 +172,18 @@ def _result(key: str, _request: AuditRequest, _backends: dict, _computed=None):
 
 
 def family(settings: Settings, request: AuditRequest, *, progress: RunProgress | None = None,
-           label: str = "Sampling"):
+           label: str = "Sampling", live: str | None = None):
     """The :class:`~dbpa_core.audit.results.FamilyResult` of ``request``, from the shared cache or run now.
 
     ``progress`` is the run's overall bar when this request is one step of a
-    longer run.  A fixed-k result is cached without its correction and α
-    (they only re-read the same p-values) and re-corrected here.
+    longer run.  ``live`` is the id of a perturbation to follow as it is
+    drawn: on the local and OpenAI-compatible backends its two arms are drawn
+    first, in a :class:`ui.live.LiveDraw` (outputs in the clouds, P0/P1 and
+    the null as they arrive), then the other arms behind the bar.  A fixed-k
+    result is cached without its correction and α (they only re-read the
+    same p-values) and re-corrected here.
     """
-    from dbpa_core.audit.runner import NotStored, run
+    from dbpa_core.audit.runner import NotStored
 
     tested = request.tests_only()
     backends = _backends(settings, tested)
@@ -177,8 +193,7 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
         # Any widget interaction (Cancel included) stops the running script; the samples drawn so far are
         # already in the store.
         with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
-            bar.track(tested)
-            computed = run(tested, progress=bar.update, **backends)
+            computed = _draw(tested, bar, backends, live)
         result = _result(tested.key, tested, backends, computed)
     if request.sequential is not None:
         return result
@@ -253,6 +268,34 @@ def family_explanations(audited: Audited, *, fdr: float) -> list:
     """One explanation per perturbation of ``audited``'s family (a SPEC's ``explain: true``), in order."""
     return [explanation(Audited.of_request(audited.request, i, audited.family), fdr=fdr)
             for i in range(len(audited.family.results))]
+
+
+def _draw(request: AuditRequest, bar: RunProgress, backends: dict, live: str | None):
+    """Run ``request`` under ``bar``; perturbation ``live`` (an id) and the original arm first, followed live."""
+    import dataclasses
+
+    from dbpa_core.audit.runner import run
+
+    from .live import LiveDraw, is_live
+
+    followed = [p for p in request.perturbations if p.id == live]
+    if not followed or not is_live(request):
+        bar.track(request)
+        return run(request, progress=bar.update, **backends)
+    # The two arms have the same seeds alone as in the family (arm_seed): drawn first, they are then reused.
+    pair = dataclasses.replace(request, perturbations=tuple(followed))
+    view, before = LiveDraw(pair, embedder=backends["embedder"], store=backends["store"]), bar.listener
+    bar.listener = view
+    try:
+        bar.track(pair)
+        result = run(pair, progress=bar.update, **backends)
+    finally:
+        bar.listener = before
+    view.close()
+    if len(request.perturbations) == 1:
+        return result
+    bar.track(request)
+    return run(request, progress=bar.update, **backends)
 
 
 class _Missing(LookupError):
