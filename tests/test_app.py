@@ -11,14 +11,14 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start(tmp_path, monkeypatch, **sidebar):
+def start(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar):
     """A fresh app; sidebar widget values are set before the first run (AppTest re-executes
     only the page script on later runs of a st.navigation app, so the shared sidebar in
-    app.py reads its widgets on the first run)."""
+    app.py reads its widgets on the first run).  ``timeout``: seconds allowed to each run."""
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=timeout)
     for key, value in sidebar.items():
         at.session_state[key] = value
     at.run()

@@ -288,7 +288,8 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
         counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {k}", header)) for header in headers]
         return [sum(c) for c in counts], counts
 
-    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=16, home_k=5)
+    # Tiny draws (8 tokens, B = 100): the machine the tests run on may be shared and slow.
+    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
     totals, counts = drawn(5)
     assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 10, headers
     assert counts[0] == (1, 0)  # the original arm's first output, alone, as soon as it came
@@ -301,6 +302,7 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     at = open_page(at, "audit_one")
     at.selectbox(key="one_scenario").set_value("seasons_question").run()
     at.number_input(key="one_k").set_value(6).run()  # the first 5 of each arm are in the store
+    at.number_input(key="one_b").set_value(100).run()
     at.button(key="one_run").click().run()
     assert not at.exception
     totals, counts = drawn(6)
