@@ -22,6 +22,8 @@ LIVE_BACKENDS = ("local", "openai")
 #: Shortest time between two redraws: a redraw embeds, tests and plots, and on the local backend sampling
 #: waits for it, so the view is refreshed about once a second, and whenever an arm is complete.
 REDRAW_SECONDS = 1.0
+#: Height of the live charts (px): three side by side, with Cancel and the bar, fit in a 1280×900 window.
+CHART_HEIGHT = 300
 
 
 def is_live(request) -> bool:
@@ -41,14 +43,22 @@ def time_left(n_left: int, n_new: int, elapsed: float) -> str:
     return f"{rate:.2g} outputs/s measured · {left}"
 
 
-#: Brings the run's Cancel button (ui.runs.RunProgress), its bar and the live view below them into the window
-#: once, when the draw starts: the page may have been scrolled to anywhere (the home page draws by itself).
+#: Brings the run's Cancel button (ui.runs.RunProgress), its bar and the live view below them into the window,
+#: once per live view: the page may have been scrolled anywhere (the home page draws by itself).  Sent with each
+#: redraw, and acted on by the first one that finds the view; the view keeps its full height from its first
+#: redraw on, so that the page is tall enough to scroll that far.
 _SCROLL = """<script>
 (() => {
+  const view = "%s";
+  if (window.__dbpaLiveScrolled === view) return;
   let tries = 0;
   const go = () => {
     const found = document.querySelectorAll('[class*="st-key-cancel_"]');
-    if (!found.length) { if (tries++ < 50) setTimeout(go, 100); return; }
+    if (!found.length || !document.querySelector('[class*="st-key-' + view + '"]')) {
+      if (tries++ < 50) setTimeout(go, 100);
+      return;
+    }
+    window.__dbpaLiveScrolled = view;
     const cancel = found[found.length - 1];
     cancel.style.scrollMarginTop = "4.5rem";  // below Streamlit's fixed header
     cancel.scrollIntoView({block: "start"});
@@ -58,14 +68,10 @@ _SCROLL = """<script>
 </script>"""
 
 
-def _scroll_into_view() -> None:
-    st.html(_SCROLL, unsafe_allow_javascript=True)
-
-
 def _compact(figure, title: str):
-    """A live chart 300 px high, its title short and the legend left out (the caption names the colours)."""
-    return figure.update_layout(title=dict(text=title, font_size=13), height=300, showlegend=False,
-                                margin=dict(l=40, r=10, t=40, b=40))
+    """A live chart ``CHART_HEIGHT`` px high, short title, no legend (the caption names the colours)."""
+    return figure.update_layout(title=dict(text=title, font_size=13), height=CHART_HEIGHT,
+                                showlegend=False, margin=dict(l=40, r=10, t=40, b=40))
 
 
 class LiveDraw:
@@ -89,7 +95,7 @@ class LiveDraw:
         self.last_draw = float("-inf")
         self.embedder, self.store = embedder, store
         self.slot = st.empty()
-        _scroll_into_view()
+        self.draw()  # at once: the frame of the view, its counter at 0
 
     def __call__(self, update) -> None:
         if update.stage != "sample" or update.label not in self.outputs:
@@ -130,7 +136,8 @@ class LiveDraw:
                         f"drawn** · {time_left(n_left, self.new, time.monotonic() - self.started)}")
             # Three short charts side by side: with Cancel and the bar above them they fit in a 1280×900
             # window, so everything that moves is in view while it moves.
-            columns = st.columns(3)
+            # Each chart in a box of fixed height from the first redraw on: the view does not jump as they come.
+            columns = [column.container(height=CHART_HEIGHT + 20, border=False) for column in st.columns(3)]
             if n0 + n1 >= 2:
                 coordinates = project(np.vstack([a.embeddings for a in arms if len(a.texts)]), "pca")
                 figure = output_clouds(coordinates, (n0, n1), [*arms[0].texts, *arms[1].texts])
@@ -153,6 +160,7 @@ class LiveDraw:
                 columns[1].caption("The permutation null and P0/P1 appear once each arm has two outputs.")
                 st.caption("Each output appears as soon as the model has written it and is in the store (Cancel "
                            "keeps it).")
+            st.html(_SCROLL % f"live_{id(self)}_", unsafe_allow_javascript=True)
 
     def close(self) -> None:
         """Remove the view (the page then draws the final result)."""
