@@ -4,21 +4,19 @@ import hashlib
 
 import streamlit as st
 
-from dbpa_core.audit import compare_arms, uploaded_arms
-from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
+from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, guard, null_and_similarities, result_downloads, result_strip, what_changed
 from ui.freshness import keep, result_area
-from ui.resources import embedder_for, store
-from ui.runs import Audited
+from ui.runs import Audited, shared_call, uploaded_test
 from ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Bring your own samples")
 st.write(f"Upload one CSV or JSONL file with a column `arm` (two values: original and perturbed) and a column "
          f"`text` — or `embedding` (a JSON list of numbers) to skip embedding. Up to {MAX_BYTES // 2**20} MB and "
-         f"{MAX_ROWS:,} rows.")
+         f"{MAX_ROWS:,} rows, at most {MAX_SAMPLES:,} per arm.")
 st.code('{"arm": "original", "text": "Stop smoking and take a statin."}\n'
         '{"arm": "perturbed", "text": "Why did the statin cross the road?"}', language="json")
 
@@ -27,7 +25,7 @@ with guard():
     if upload is None:
         st.caption("No file yet: upload one to run the test.")
         st.stop()
-    table = read_samples(upload.getvalue(), upload.name)
+    table = shared_call(read_samples, upload.getvalue(), upload.name)  # parsed once per file, for everyone
     if len(table.arms) != 2:
         raise ValueError(f"{upload.name}: column `arm` must have exactly two values (original and perturbed); "
                          f"found {len(table.arms)}: {', '.join(table.arms[:5])}.")
@@ -49,10 +47,8 @@ with guard():
               "similarity": similarity, "ω": discrepancy, "B": n_resamples, "seed": settings.seed,
               "embedder": embedded_by}
     if st.button("Run the test", type="primary", key="byo_run"):
-        embedder = None if table.embeddings else embedder_for(settings.embedder, settings.keys.embedder)
-        arms = uploaded_arms(table, original_name, perturbed_name, store=store(), embedder=embedder)
-        result = compare_arms(*arms, label=perturbed_name, similarity=similarity, discrepancy=discrepancy,
-                              n_resamples=n_resamples, rng=settings.seed)
+        result = uploaded_test(settings, table, original_name, perturbed_name, similarity=similarity,
+                               discrepancy=discrepancy, n_resamples=n_resamples)
         # The explanation is keyed by the file's content, not its name: the same file shares it.
         keep("byo_result", inputs, Audited.of_upload(digest, result, original_arm=original_name,
                                                      embedder=embedded_by, n_resamples=n_resamples,

@@ -13,7 +13,7 @@ from dbpa_core.rut.data import load_recorded_rut, rut_arrays
 from dbpa_core.rut.scoring import SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test, substitution_power
 from ui.components import downloads, guard
-from ui.runs import rut_live, shared
+from ui.runs import rut_live, shared, shared_figure
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -89,10 +89,10 @@ with guard():
                    + "; ".join(scores.dropped))
     (st.warning if result.pvalue <= alpha else st.info)(f"**{target_label}:** {read_rut_decision(result.pvalue, alpha)}")
     left, right = st.columns(2)
-    left.plotly_chart(rank_histogram(result), width="stretch", key="rut_hist")
+    left.plotly_chart(shared_figure(rank_histogram, result), width="stretch", key="rut_hist")
     left.caption("Flat bars mean the target behaves like the reference model; a pile at one end means its answers "
                  "consistently score lower (or higher) under the reference model than the reference's own.")
-    right.plotly_chart(rank_ecdf(result), width="stretch", key="rut_ecdf")
+    right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
     right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic.")
 
     if mode.startswith("Recorded") and target != "reference":

@@ -15,11 +15,12 @@ from dbpa_core.present.readings import (decision, format_pvalue, read_decision, 
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from dbpa_core.samplers import redact_url
+from dbpa_core.samplers import redact, redact_logs, redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
 log = logging.getLogger("dbpa_explorer")
+redact_logs()  # this logger and the HTTP clients' never write a credential
 
 PROJECTION_CAVEAT = ("The test runs in the full embedding space (384 dimensions for MiniLM); this picture is a "
                      "2-D projection, so arms that overlap here can still differ, and the reverse.")
@@ -31,15 +32,15 @@ def guard():
     try:
         yield
     except SamplingCancelled as error:
-        st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+        st.warning(redact(f"Cancelled: {error} Run again to continue from where it stopped."))
     except EndpointError as error:
         # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
         # for SamplingFailed, how many samples are kept in the store.
-        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
+        st.error(redact(f"The model endpoint could not answer. {error}"), icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
-        st.error(f"{str(error).strip(chr(39))}")
+        st.error(redact(str(error).strip(chr(39))))
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback
-        log.error("unexpected error\n%s", traceback.format_exc())
+        log.error("unexpected error\n%s", redact(traceback.format_exc()))
         name = type(error).__name__
         hint = ""
         if "Connection" in name or "Timeout" in name or "APIConnection" in name:
@@ -50,7 +51,7 @@ def guard():
             hint = " Check the model name in the sidebar."
         elif "RateLimit" in name:
             hint = " The server is rate-limiting: lower 'Parallel calls' or try again later."
-        st.error(f"{name}: {error}.{hint}")
+        st.error(redact(f"{name}: {error}.{hint}"))
 
 
 def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
@@ -71,6 +72,13 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
         decision_box(result.pvalue, alpha)
     for message in result.warnings:
         st.warning(message)
+    if result.kind == "fixed":  # B too small for α: "no change" would say nothing (a sequential test says it itself)
+        from dbpa_core.stats.permutation import resolution_warning
+
+        unreachable = resolution_warning(alpha, n_original=result.n_original, n_perturbed=result.n_perturbed,
+                                         n_resamples=result.n_resamples, alternative=result.alternative)
+        if unreachable:
+            st.warning(unreachable)
 
 
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
@@ -121,17 +129,18 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     Returns the 2-D coordinates drawn (original arm first), so that the "What
     changed" cloud places every output where this one does.
     """
-    from dbpa_core.present.projection import project
     from dbpa_core.present.figures import output_clouds
+
+    from .runs import projection, shared_figure
 
     embeddings = np.vstack([original.embeddings, perturbed.embeddings])
     if method == "umap":
         from .resources import umap_ready
 
         umap_ready()
-    coordinates = project(embeddings, method, rng=seed)
+    coordinates = projection(embeddings, method, seed=seed)
     texts = list(original.texts) + list(perturbed.texts)
-    figure = output_clouds(coordinates, (len(original.texts), len(perturbed.texts)), texts,
+    figure = shared_figure(output_clouds, coordinates, (len(original.texts), len(perturbed.texts)), texts,
                            method=method.upper())
     event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode=("points", "box", "lasso"),
                             width="stretch")
@@ -154,11 +163,13 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
 def null_and_similarities(result, *, label: str, key: str) -> None:
     from dbpa_core.present.figures import null_histogram, similarity_histograms
 
+    from .runs import shared_figure
+
     left, right = st.columns(2)
-    left.plotly_chart(null_histogram(result, label=label), width="stretch", key=f"{key}_null")
+    left.plotly_chart(shared_figure(null_histogram, result, label=label), width="stretch", key=f"{key}_null")
     left.caption("Grey: ω on random re-splits of the pooled outputs (what chance gives); orange: re-splits at least "
                  "as extreme as the observed split. The p-value is the orange share.")
-    right.plotly_chart(similarity_histograms(result), width="stretch", key=f"{key}_sims")
+    right.plotly_chart(shared_figure(similarity_histograms, result), width="stretch", key=f"{key}_sims")
     right.caption("P0: similarities between original outputs; P1: between original and perturbed outputs. "
                   "ω measures how far apart these two distributions are.")
 
@@ -169,13 +180,15 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     from dbpa_core.present.readings import read_sequential
     from dbpa_core.stats.sequential import SPENDING_LABELS
 
+    from .runs import shared_figure
+
     columns = st.columns(3)
     columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
     columns[1].metric(f"{label} at the stop", f"{result.statistic:.4g}")
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
     st.caption(read_sequential(result))
-    st.plotly_chart(sequential_path(result, label=label), width="stretch", key=f"{key}_path")
+    st.plotly_chart(shared_figure(sequential_path, result, label=label), width="stretch", key=f"{key}_path")
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
                f"the boundary it must exceed to stop with a change (α = {result.alpha:g} spent over the looks, "
                f"{SPENDING_LABELS[result.spending]} spending). Grey: {label} when the arm labels are re-split "
@@ -197,7 +210,9 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         return
     columns = st.columns(3)
     if table is not None:
-        columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
+        from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
+
+        columns[0].download_button("Download table (CSV)", frame_csv(table).encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
