@@ -287,11 +287,10 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
     downloads.
     """
     from dbpa_core.present import explanation as ex
-    from dbpa_core.present.projection import project
     from dbpa_core.present.readings import (read_explanation, read_explanation_method, read_representatives,
                                             theme_name)
 
-    from .runs import explanation
+    from .runs import explanation, projection
 
     original, perturbed = audited.result.original, audited.result.perturbed
     with st.container(border=True, key=f"{key}_what_changed"):
@@ -325,7 +324,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         picture = ("The same 2-D picture as the outputs above:" if same_picture else
                    f"{PROJECTION_CAVEAT} Outputs in 2-D ({method.upper()}):")
         if coordinates is None:
-            coordinates = project(np.vstack([original.embeddings, perturbed.embeddings]), method, rng=seed)
+            coordinates = projection(np.vstack([original.embeddings, perturbed.embeddings]), method, seed=seed)
         texts = list(original.texts) + list(perturbed.texts)
         st.plotly_chart(ex.theme_cloud(coordinates, found, texts, arms=arms, method=method.upper()),
                         width="stretch", key=f"{key}_theme_cloud")
