@@ -66,7 +66,7 @@ class ProgressBar:
 
     def update(self, update) -> None:
         """The bar of a :class:`dbpa_core.audit.runner.RunUpdate` (the audit runner's progress hook)."""
-        if update.stage != "drawn":
+        if update.stage in ("sampling", "embedding"):  # not each output, nor each drawn arm
             self(update.text, update.done, update.total)
 
 

@@ -57,6 +57,8 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
             hovertext=[f"<b>{html.escape(label)}</b> #{i}<br>{hover_text(t)}" for i, t in enumerate(arm_texts)],
             hoverinfo="text",
         ))
+        if not len(points):  # an arm with no output yet (a draw followed live)
+            continue
         centre = points.mean(axis=0)
         figure.add_trace(go.Scatter(x=[centre[0]], y=[centre[1]], mode="markers", name=f"centroid of {label}",
                                     marker=dict(symbol="x", size=16, color=colour, line=dict(width=3, color=colour)),
