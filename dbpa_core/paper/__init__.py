@@ -12,6 +12,7 @@ table2                 Table 2 (§4.1): personas against the doctor baseline
 fig1                   Figs 1–2 (§4.2): controls vs targets, ROC per model
 fig3                   Fig 3 (§4.3): GPT-3.5 against 7 open models
 appendix_c             Appendix C.2 (ω), C.4 (similarity), C.3 (cost)
+rut                    RUT paper (Zhu et al., ICLR 2026) §5: power vs q, Fig 2
 =====================  =====================================================
 
 The names below are importable from here (``from dbpa_core import paper;
@@ -33,6 +34,8 @@ _NAMES = {
     "fig3": ("AlignmentRow", "AlignmentStudy", "alignment_study"),
     "appendix_c": ("AppendixResult", "ChoiceGrid", "CostRow", "OMEGA_CHOICES", "SIMILARITY_CHOICES", "appendix",
                  "embedding_costs", "omega_choices", "similarity_choices"),
+    "rut": ("DEFAULT_AUDIT", "DefaultAudit", "PAPER_CONCLUSIONS", "PAPER_SOURCE", "PRINTED_TABLE_2A", "PrintedRow",
+            "RUTStudy", "rut_study"),
     "registry": ("EXPERIMENTS", "REPRODUCERS", "experiment_texts", "missing_embeddings"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}

@@ -8,10 +8,12 @@ from .appendix_c import appendix
 from . import embeddings
 from .fig1 import roc_study
 from .fig3 import alignment_study
+from .rut import rut_study
 from .table2 import persona_table
 
 #: The command line's experiment names → functions (each returns a frozen result).
-REPRODUCERS = {"table2": persona_table, "fig1": roc_study, "fig3": alignment_study, "appendix": appendix}
+REPRODUCERS = {"table2": persona_table, "fig1": roc_study, "fig3": alignment_study, "appendix": appendix,
+               "rut": rut_study}
 EXPERIMENTS = tuple(REPRODUCERS)
 
 
@@ -25,6 +27,8 @@ def experiment_texts(experiment: str) -> list[str]:
     if experiment == "fig3":
         runs = [paper.load_alignment(s) for s in paper.SEEDS]
         return [t for run in runs for arm in (run.reference, *run.models.values()) for t in arm]
+    if experiment == "rut":
+        return []  # runs on recorded scores and tokens: nothing to embed
     raise ValueError(f"`experiment` must be one of {', '.join(map(repr, EXPERIMENTS))}; got {experiment!r}.")
 
 

@@ -14,7 +14,9 @@ from ..paper import loaders as paper
 from ..paper.appendix_c import AppendixResult, ChoiceGrid
 from ..paper.fig1 import ROCStudy
 from ..paper.fig3 import AlignmentStudy
+from ..paper.rut import RUTStudy
 from ..paper.table2 import PersonaTable
+from . import rut_study
 from .readings import format_pvalue, significance_stars
 
 NOT_GIVEN = "not given in the shipped data"
@@ -195,6 +197,8 @@ def reproduction_record(result) -> dict:
         return {"experiment": "appendix", "rows": rows,
                 "settings": {"C.2": result.omega.settings, "C.4": result.similarity.settings,
                              "C.3": "mean tokens of the shipped persona responses × k × arms, assets/pricing.yaml"}}
+    if isinstance(result, RUTStudy):
+        return rut_study.rut_study_record(result)
     raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
 
 
@@ -213,4 +217,6 @@ def summary_lines(result) -> list[str]:
         return ["C.2 ω choices (persona vs doctor):", render(grid_frame(result.omega)), grid_agreement(result.omega),
                 "C.4 similarities (ω = JSD):", render(grid_frame(result.similarity)),
                 grid_agreement(result.similarity), "C.3 embedding cost:", render(cost_frame(result))]
+    if isinstance(result, RUTStudy):
+        return rut_study.summary_lines(result)
     raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")

@@ -1,0 +1,127 @@
+"""The RUT paper's experiments on the packaged SmolLM2: their protocol, substitutes and recording.
+
+Zhu et al., ICLR 2026, §5: everyday prompts, temperature 0.5, 30 new tokens;
+per prompt, the reference model's answers and each substitute's, every one
+scored by the reference model (the user prompt only: the auditor never sees a
+provider's system prompt).  The protocol, substitutes and prompts are read from
+``assets/audits/rut_experiment.yaml``; ``scripts/record_rut.py`` records them
+through the sample store into :mod:`dbpa_core.rut.pools`.
+
+Substitutes made offline:
+
+- quantization: lower-bit requantizations of the packaged Q4_1 GGUF
+  (:mod:`dbpa_core.samplers.quantize`), the paper's §5.2 threat on this model;
+- jailbreak: DAN-, Anti-DAN- and Evil-Bot-style system prompts written for this
+  project, the reference model otherwise unchanged (§5.3).
+
+Not reproducible offline: the paper's harmful fine-tuning (§5.4) needs training
+a model on harmful data, which we do not do, and its 8-bit-of-fp16 pairs need
+the fp16 weights, which the packaged model does not include (it ships only a
+4-bit GGUF; our "8-bit" Q8_0 re-expresses those 4-bit weights, so it is much
+closer to the reference than an 8-bit quantization of fp16 weights is to them).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_choice
+from ..data.assets import AUDITS_DIR, read_yaml
+from .collect import prompt_seed
+from .mmd import pad_tokens
+from .pools import Arm, RUTPools
+from .scoring import SCORES
+
+EXPERIMENT_FILE = AUDITS_DIR / "rut_experiment.yaml"
+KINDS = ("quantization", "jailbreak")
+REFERENCE = "reference"
+
+
+@dataclass(frozen=True)
+class Substitute:
+    """A model served in place of the reference: another GGUF (``model``) or a hidden ``system`` prompt."""
+
+    name: str
+    kind: str
+    label: str
+    model: str | None = None
+    system: str | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """The protocol, the substitutes and the prompts of ``rut_experiment.yaml``."""
+
+    prompts: tuple[str, ...]
+    substitutes: tuple[Substitute, ...]
+    temperature: float
+    max_tokens: int
+    reference_answers: int
+    substitute_answers: int
+    seed: int
+
+    def substitute(self, name: str) -> Substitute:
+        names = {s.name: s for s in self.substitutes}
+        return names[check_choice(name, "substitute", names)]
+
+
+def rut_experiment(path=None) -> ExperimentConfig:
+    """Read the experiment's protocol, substitutes and prompts (default :data:`EXPERIMENT_FILE`)."""
+    record = read_yaml(path or EXPERIMENT_FILE)
+    protocol = record["protocol"]
+    substitutes = []
+    for name, spec in record["substitutes"].items():
+        kind = check_choice(spec["kind"], f"substitutes.{name}.kind", KINDS)
+        if (kind == "quantization") != bool(spec.get("model")) or (kind == "jailbreak") != bool(spec.get("system")):
+            raise ValueError(f"substitute {name!r}: a quantization names its `model`, a jailbreak its `system` prompt.")
+        substitutes.append(Substitute(name, kind, spec["label"], spec.get("model"), spec.get("system")))
+    return ExperimentConfig(tuple(record["prompts"]), tuple(substitutes), float(protocol["temperature"]),
+                            int(protocol["max_tokens"]), int(protocol["reference_answers"]),
+                            int(protocol["substitute_answers"]), int(protocol["seed"]))
+
+
+def answer_tokens(scorer, text: str) -> list[int]:
+    """The token ids the reference model scores for ``text`` (its tokenizer, no special tokens)."""
+    return list(scorer.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def record_arm(config: ExperimentConfig, arm: str, prompt: str, *, sampler, scorer, store=None) -> dict:
+    """One prompt's answers from one arm ("reference" or a substitute's name), scored by the reference model.
+
+    Returns
+    -------
+    dict
+        ``{"arm", "prompt", "texts", "tokens", "scores": {score: [...]}, "seconds"}``, one
+        line of the recording's partial file.
+    """
+    if arm == REFERENCE:
+        n, system = config.reference_answers, None
+    else:
+        n, system = config.substitute_answers, config.substitute(arm).system
+    start = time.perf_counter()
+    texts = sampler.sample(prompt, n, system=system, temperature=config.temperature, max_tokens=config.max_tokens,
+                           seed=prompt_seed(config.seed, prompt, arm), store=store)
+    scored = [scorer.score(prompt, text) for text in texts]
+    return {"arm": arm, "prompt": prompt, "texts": texts, "tokens": [answer_tokens(scorer, t) for t in texts],
+            "scores": {s: [row[s] for row in scored] for s in SCORES}, "seconds": time.perf_counter() - start}
+
+
+def assemble_pools(config: ExperimentConfig, rows, *, meta: dict | None = None) -> RUTPools:
+    """The pools of every (arm, prompt) row of a recording (each prompt must have every arm)."""
+    rows = {(row["arm"], row["prompt"]): row for row in rows}
+    arms = [(REFERENCE, "reference", "The reference model (packaged SmolLM2 Q4_1)")]
+    arms += [(s.name, s.kind, s.label) for s in config.substitutes]
+    missing = [(a, p) for a, _, _ in arms for p in config.prompts if (a, p) not in rows]
+    if missing:
+        raise ValueError(f"{len(missing)} (arm, prompt) pairs are not recorded yet, e.g. {missing[0]}; "
+                         "run the recording again to finish it.")
+    length = max(len(t) for row in rows.values() for t in row["tokens"])
+    built = []
+    for name, kind, label in arms:
+        tokens = np.stack([pad_tokens(rows[name, p]["tokens"], length) for p in config.prompts])
+        scores = {s: np.array([rows[name, p]["scores"][s] for p in config.prompts], dtype=np.float64) for s in SCORES}
+        built.append(Arm(name, kind, label, tokens, scores))
+    return RUTPools(config.prompts, built[0], {a.name: a for a in built[1:]}, dict(meta or {}))

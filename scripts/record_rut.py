@@ -1,0 +1,147 @@
+"""Record the answer pools of the RUT paper's experiments (Zhu et al., ICLR 2026, §5) on the packaged SmolLM2.
+
+    nice -n 10 python scripts/record_rut.py                       # everything, resumable
+    nice -n 10 python scripts/record_rut.py --prompts 3 --out /tmp/pilot.npz   # a pilot
+
+For every prompt of assets/audits/rut_experiment.yaml: the reference model's
+answers and each substitute's (temperature 0.5, 30 new tokens), each scored
+by the reference model (dbpa_core.rut.experiment.record_arm).  Answers go
+through the sample store and every scored (arm, prompt) is appended to a
+partial file at once, so a killed run loses at most the (arm, prompt) in
+progress: run the same command again to resume.  When every pair is
+recorded, the pools are written to assets/recorded/audits/rut_pools.npz (scores
+and token ids) and the texts to rut_texts.jsonl.xz beside it.  Prints the
+throughput (answers per second) and an estimate of the time left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import lzma
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from dbpa_core.data.store import SampleStore, default_store_path  # noqa: E402
+from dbpa_core.rut.experiment import REFERENCE, assemble_pools, record_arm, rut_experiment  # noqa: E402
+from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, save_rut_pools  # noqa: E402
+from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
+from dbpa_core.samplers.local import LocalSampler  # noqa: E402
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_partial(path: Path) -> list[dict]:
+    """The rows recorded so far; a line cut by a kill (the last one) is dropped and recorded again."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, help="record only the first N prompts (a pilot; needs --out)")
+    parser.add_argument("--substitutes", nargs="+", help="record only these substitutes (needs --out)")
+    parser.add_argument("--out", help=f"pools file to write; default {POOLS_FILE.relative_to(REPO)}")
+    parser.add_argument("--store", help="sample store; default $DBPA_STORE or ~/.cache/dbpa_explorer/store.sqlite")
+    parser.add_argument("--partial", help="the resumable partial file; default beside the store")
+    args = parser.parse_args(argv)
+
+    config = rut_experiment()
+    if (args.prompts or args.substitutes) and not args.out:
+        parser.error("a pilot (--prompts or --substitutes) needs --out: the shipped pools hold the whole protocol.")
+    prompts = config.prompts[: args.prompts] if args.prompts else config.prompts
+    names = args.substitutes or [s.name for s in config.substitutes]
+    config = type(config)(prompts, tuple(config.substitute(n) for n in names), config.temperature,
+                          config.max_tokens, config.reference_answers, config.substitute_answers, config.seed)
+    out = Path(args.out) if args.out else POOLS_FILE
+    store = SampleStore(args.store) if args.store else SampleStore()
+    partial = Path(args.partial) if args.partial else default_store_path().parent / "rut_record.partial.jsonl"
+    if args.store and not args.partial:
+        partial = Path(args.store).with_suffix(".rut_partial.jsonl")
+
+    reference = LocalSampler()
+    samplers = {REFERENCE: reference}
+    for substitute in config.substitutes:
+        samplers[substitute.name] = LocalSampler(model=substitute.model) if substitute.model else reference
+    scorer = ReferenceScorer()
+
+    arms = [REFERENCE, *names]
+    per_arm = {arm: config.reference_answers if arm == REFERENCE else config.substitute_answers for arm in arms}
+    wanted = {(arm, p) for p in prompts for arm in arms}
+    # A row counts only if it was recorded with today's settings for its arm (a changed protocol records anew).
+    settings = {arm: {"temperature": config.temperature, "max_tokens": config.max_tokens, "n": per_arm[arm],
+                      "seed": config.seed, "model": getattr(config.substitute(arm), "model", None)
+                      if arm != REFERENCE else "reference",
+                      "system": config.substitute(arm).system if arm != REFERENCE else None} for arm in arms}
+    rows = [r for r in read_partial(partial)
+            if (r["arm"], r["prompt"]) in wanted and r.get("settings") == settings[r["arm"]]]
+    done = {(r["arm"], r["prompt"]) for r in rows}
+    todo = [(arm, p) for p in prompts for arm in arms if (arm, p) not in done]
+    total_answers = sum(per_arm[a] for a, _ in todo)
+    print(f"{len(done)} (arm, prompt) pairs already recorded in {partial}; {len(todo)} to go "
+          f"({total_answers} answers).", file=sys.stderr, flush=True)
+    start, answered = time.perf_counter(), 0
+    with open(partial, "a", encoding="utf-8") as handle:
+        for number, (arm, prompt) in enumerate(todo, 1):
+            row = {**record_arm(config, arm, prompt, sampler=samplers[arm], scorer=scorer, store=store),
+                   "settings": settings[arm]}
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            rows.append(row)
+            answered += len(row["texts"])
+            rate = answered / (time.perf_counter() - start)
+            left = (total_answers - answered) / rate
+            print(f"[{number}/{len(todo)}] {arm} · {prompt[:40]!r}: {len(row['texts'])} answers in "
+                  f"{row['seconds']:.1f} s; {rate:.2f} answers/s overall, ≈ {left / 3600:.2f} h left",
+                  file=sys.stderr, flush=True)
+
+    models = {REFERENCE: reference.model_path, **{s.name: samplers[s.name].model_path for s in config.substitutes
+                                                  if s.model}}
+    seconds = sum(r["seconds"] for r in rows)
+    answers = sum(len(r["texts"]) for r in rows)
+    meta = {"protocol": {"temperature": config.temperature, "max_tokens": config.max_tokens,
+                         "reference_answers": config.reference_answers,
+                         "substitute_answers": config.substitute_answers, "seed": config.seed,
+                         "seeds": "prompt_seed(seed, prompt, arm) (dbpa_core.rut.collect)",
+                         "scoring": "every answer by the reference model after the user prompt alone"},
+            "substitutes": [{"name": s.name, "kind": s.kind, "label": s.label, "model": s.model, "system": s.system}
+                            for s in config.substitutes],
+            "models": {name: {"file": Path(path).name, "sha256": file_sha256(path)} for name, path in models.items()},
+            "recording": {"seconds": round(seconds, 1), "answers": answers,
+                          "seconds_per_answer": round(seconds / max(answers, 1), 4),
+                          "date": datetime.date.today().isoformat()}}
+    pools = assemble_pools(config, rows, meta=meta)
+    save_rut_pools(pools, out)
+    texts = out.with_name(TEXTS_FILE.name) if args.out else TEXTS_FILE
+    with lzma.open(texts, "wt", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps({"arm": row["arm"], "prompt": row["prompt"], "texts": row["texts"]},
+                                    ensure_ascii=False) + "\n")
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB) and {texts} ({texts.stat().st_size / 1e6:.1f} MB); "
+          f"{answers} answers recorded in {seconds / 3600:.2f} h of sampling and scoring "
+          f"({seconds / max(answers, 1):.2f} s per answer).", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Tests of the RUT paper experiment: its protocol file, recording rows, pools on disk, the study and its record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dbpa_core.present.rut_study import findings, rut_study_record, summary_lines
+from dbpa_core.paper.rut import PRINTED_TABLE_2A, rut_study
+from dbpa_core.rut.collect import prompt_seed
+from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, record_arm, rut_experiment
+from dbpa_core.rut.mmd import PAD
+from dbpa_core.rut.pools import load_rut_pools, save_rut_pools
+from dbpa_core.rut.scoring import SCORES
+from test_rut_power import synthetic_pools
+
+
+def test_protocol_is_the_papers():
+    config = rut_experiment()
+    assert len(config.prompts) >= 100 and len(set(config.prompts)) == len(config.prompts)
+    assert (config.temperature, config.max_tokens) == (0.5, 30)
+    assert config.reference_answers >= 101  # m = 100 plus the target under H0
+    kinds = {s.kind for s in config.substitutes}
+    assert kinds == {"quantization", "jailbreak"}
+    assert all((s.model is None) == (s.kind == "jailbreak") for s in config.substitutes)
+    assert "CC0" in EXPERIMENT_FILE.read_text(encoding="utf-8")  # the prompts' licence ships with them
+
+
+class FakeSampler:
+    def __init__(self):
+        self.calls = []
+
+    def sample(self, prompt, n, *, system, temperature, max_tokens, seed, store):
+        self.calls.append({"prompt": prompt, "n": n, "system": system, "temperature": temperature,
+                           "max_tokens": max_tokens, "seed": seed})
+        return [f"{prompt} answer {i} {system or ''}".strip() for i in range(n)]
+
+
+class FakeScorer:
+    class llama:  # noqa: N801 - the attribute the scorer exposes
+        @staticmethod
+        def tokenize(data, add_bos, special):
+            return [len(word) for word in data.decode().split()]
+
+    def __init__(self):
+        self.calls = []
+
+    def score(self, prompt, text):
+        self.calls.append(prompt)
+        return {s: float(len(text)) + k for k, s in enumerate(SCORES)}
+
+
+def test_record_arm_scores_every_answer_after_the_user_prompt_alone():
+    config = rut_experiment()
+    sampler, scorer = FakeSampler(), FakeScorer()
+    prompt = config.prompts[0]
+    reference = record_arm(config, "reference", prompt, sampler=sampler, scorer=scorer)
+    dan = record_arm(config, "dan", prompt, sampler=sampler, scorer=scorer)
+    assert len(reference["texts"]) == config.reference_answers and len(dan["texts"]) == config.substitute_answers
+    assert sampler.calls[0]["system"] is None and sampler.calls[1]["system"] == config.substitute("dan").system
+    assert sampler.calls[0]["seed"] == prompt_seed(config.seed, prompt, "reference") != sampler.calls[1]["seed"]
+    assert {c["temperature"] for c in sampler.calls} == {0.5} and {c["max_tokens"] for c in sampler.calls} == {30}
+    assert set(scorer.calls) == {prompt}  # scored after the prompt, never the hidden system prompt
+    assert dan["tokens"][0] == [len(w) for w in dan["texts"][0].split()]
+    assert set(dan["scores"]) == set(SCORES)
+
+
+def _rows(config, arms):
+    sampler, scorer = FakeSampler(), FakeScorer()
+    return [record_arm(config, arm, p, sampler=sampler, scorer=scorer) for p in config.prompts for arm in arms]
+
+
+def test_pools_round_trip_through_the_file(tmp_path):
+    config = rut_experiment()
+    config = type(config)(config.prompts[:3], config.substitutes[:2], 0.5, 30, 6, 3, 0)
+    rows = _rows(config, ["reference", *(s.name for s in config.substitutes)])
+    pools = assemble_pools(config, rows, meta={"note": "test"})
+    loaded = load_rut_pools(save_rut_pools(pools, tmp_path / "pools.npz"))
+    assert loaded.prompts == config.prompts and list(loaded.substitutes) == [s.name for s in config.substitutes]
+    assert loaded.meta == {"note": "test"}
+    for name in ("reference", *loaded.substitutes):
+        original = pools.reference if name == "reference" else pools.substitutes[name]
+        got = loaded.reference if name == "reference" else loaded.substitutes[name]
+        np.testing.assert_array_equal(got.tokens, original.tokens)
+        assert (got.kind, got.label) == (original.kind, original.label)
+        for s in SCORES:
+            np.testing.assert_array_equal(got.scores[s], original.scores[s])
+    assert (loaded.reference.tokens == PAD).any()  # shorter answers are padded
+    with pytest.raises(ValueError, match="not recorded yet"):
+        assemble_pools(config, rows[:-1])
+
+
+def test_missing_pools_file_says_how_to_record_it(tmp_path):
+    with pytest.raises(ValueError, match="record_rut.py"):
+        load_rut_pools(tmp_path / "none.npz")
+
+
+def test_study_record_carries_the_reported_keys():
+    pools = synthetic_pools(20, prompts=40, reference=30, answers=6, shifts={"q_far": 1.0, "j_near": 0.0})
+    pools = type(pools)(pools.prompts, pools.reference,
+                        {"q_far": pools.substitutes["q_far"],
+                         "j_near": type(pools.substitutes["j_near"])("j_near", "jailbreak", "near",
+                                                                     pools.substitutes["j_near"].tokens,
+                                                                     pools.substitutes["j_near"].scores)})
+    study = rut_study(pools=pools, n_trials=30, n_resamples=49, seed=1)
+    record = rut_study_record(study)
+    assert record["experiment"] == "rut"
+    for row in record["substitutes"]:
+        assert {"name", "kind", "q", "power", "power_auc"} <= set(row)
+        assert set(row["power"]) == set(row["power_auc"]) == {"rut", "mmd", "ks"}
+        assert len(row["power"]["rut"]) == len(row["q"]) == 11
+    assert {r["kind"] for r in record["substitutes"]} == {"quantization", "jailbreak"}
+    assert set(record["score_selection"]) == {"q_far", "j_near"}
+    assert record["score_selection"]["q_far"]["best"] == "log_rank"
+    printed = record["paper_printed"]
+    assert len(printed) == len(PRINTED_TABLE_2A) and all(r["label"] == "paper (printed)" for r in printed)
+    assert printed[0]["power_auc"] == {"rut": 0.392, "mmd": 0.214, "ks": 0.017} and "Table 2a" in printed[0]["source"]
+    assert 0 <= record["default_audit"]["share_lower_bound"] <= 1
+    assert any("RUT" in line for line in findings(study))
+    assert any("paper (printed)" in line for line in summary_lines(study))
+    again = rut_study_record(rut_study(pools=pools, n_trials=30, n_resamples=49, seed=1))
+    assert [r["power_auc"] for r in again["substitutes"]] == [r["power_auc"] for r in record["substitutes"]]
