@@ -14,6 +14,8 @@ _PUBLIC = {
     "adjust_pvalues": "stats.corrections",
     "DISCREPANCIES": "stats.discrepancy",
     "get_discrepancy": "stats.discrepancy",
+    "ChangeExplanation": "stats.explain",
+    "explain_change": "stats.explain",
     "DBPAResult": "stats.permutation",
     "DegenerateSampleWarning": "stats.permutation",
     "dbpa_test": "stats.permutation",

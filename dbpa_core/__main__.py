@@ -3,6 +3,7 @@
     python -m dbpa_core audit SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change] [--sequential]
     python -m dbpa_core test A.jsonl B.jsonl [--similarity cosine] [--discrepancy jsd]
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
+                             [--explain [--fdr 0.1]]
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
@@ -101,12 +102,23 @@ def _audit(args) -> int:
     out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
     family = run_audit(spec, store=store, progress=ProgressBar())
-    record = family_record(family, name=spec.name, settings=spec_settings(spec))
+    explanations = None
+    if spec.explain is not None:
+        from .stats.explain import explain_change
+
+        explanations = [explain_change(r.original.texts, r.perturbed.texts, r.original.embeddings,
+                                       r.perturbed.embeddings, fdr=spec.explain["fdr"], n_resamples=spec.n_resamples,
+                                       rng=spec.seed) for r in family.results]
+    record = family_record(family, name=spec.name, settings={**spec_settings(spec), "explain": spec.explain},
+                           explanations=explanations)
     with _naming(out):
         paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
         print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
+    for perturbation in record["perturbations"]:
+        if "explanation" in perturbation:  # the theme sentences, without the method and representatives ones
+            print(f"{perturbation['label'][:48]:48} what changed:", *perturbation["explanation"]["readings"][1:-1])
     if spec.sequential is not None:
         from .present.readings import read_sequential
 
@@ -139,6 +151,7 @@ def _test(args) -> int:
     from .present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
 
     alpha = check_probability(args.alpha, "--alpha")
+    check_probability(args.fdr, "--fdr")
     check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
     json_path = _writable_file(Path(args.json), "--json") if args.json else None
     (texts_a, vectors_a), (texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
@@ -159,10 +172,22 @@ def _test(args) -> int:
           f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
     print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     print(read_decision(result.pvalue, alpha))
+    context = {"a": str(args.a), "b": str(args.b), "seed": args.seed}
+    if args.explain:
+        from .present.exports import explanation_record
+        from .stats.explain import explain_change
+
+        if vectors_a is None:
+            # Themes live in embedding space: the vectors the test used, or MiniLM's for a text similarity.
+            vectors_a, vectors_b = ((x, y) if args.similarity not in TEXT_SIMILARITIES
+                                    else [get_embedder("minilm").embed(t) for t in (texts_a, texts_b)])
+        explanation = explain_change(texts_a, texts_b, vectors_a, vectors_b, fdr=args.fdr,
+                                     n_resamples=args.n_resamples, rng=args.seed)
+        context["explanation"] = explanation_record(explanation, arms=(Path(args.a).stem, Path(args.b).stem))
+        print("What changed:", *context["explanation"]["readings"][1:-1], sep="\n  ")
     if json_path is not None:
         with _naming(json_path):
-            json_path.write_text(json.dumps(result_to_dict(result, a=str(args.a), b=str(args.b), seed=args.seed),
-                                            indent=2), encoding="utf-8")
+            json_path.write_text(json.dumps(result_to_dict(result, **context), indent=2), encoding="utf-8")
     return EXIT_CHANGE if args.fail_on_change and result.pvalue <= alpha else EXIT_OK
 
 
@@ -317,6 +342,9 @@ def main(argv=None) -> int:
     test.add_argument("--seed", type=int, default=0)
     test.add_argument("--json", help="write the result as JSON here")
     test.add_argument("--fail-on-change", action="store_true", help="exit 1 when p <= alpha")
+    test.add_argument("--explain", action="store_true", help="also say what changed: themes whose share differs "
+                      "between the files (Benjamini-Hochberg at --fdr) and representative outputs")
+    test.add_argument("--fdr", type=float, default=0.1, help="false discovery rate of --explain's themes")
     _add_batch_parser(commands)
     _add_reproduce(commands)
     args = parser.parse_args(argv)

@@ -213,3 +213,18 @@ def check_pvalues(value, name: str = "pvalues") -> np.ndarray:
         bad = int(np.argwhere(~np.isfinite(array) | (array < 0) | (array > 1))[0, 0])
         raise ValueError(f"`{name}` must lie in [0, 1]; entry {bad} is {array[bad]!r}.")
     return array
+
+
+def check_texts_embeddings(texts, embeddings, texts_name: str, embeddings_name: str) -> tuple[list[str], np.ndarray]:
+    """One arm's output texts and their embeddings: equal lengths, finite rows that can be scaled to unit length."""
+    texts = check_texts(texts, texts_name)
+    array = check_embeddings(embeddings, embeddings_name)
+    if len(texts) != len(array):
+        raise ValueError(f"`{texts_name}` has {len(texts)} outputs but `{embeddings_name}` has {len(array)} rows; "
+                         "give one embedding per output, in the same order.")
+    norms = np.linalg.norm(array, axis=1)
+    if not np.all(norms > 0):
+        bad = int(np.argwhere(~(norms > 0))[0, 0])
+        raise ValueError(f"`{embeddings_name}` row {bad} is all zeros and cannot be scaled to unit length; "
+                         f"re-embed `{texts_name}[{bad}]` or drop that output from both.")
+    return texts, array

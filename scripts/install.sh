@@ -26,4 +26,8 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "install: chromium is missing; run: sudo apt-get install -y chromium (needed by the browser test)" >&2
   fi
 fi
+# 6. The requantized SmolLM2 variants (substituted-model stand-ins for the RUT
+#    audit): built offline from the packaged GGUF with llama.cpp's quantizer
+#    (≈ 1 s each), SHA-256 verified; a second run only verifies them.
+python -m dbpa_core.samplers.quantize
 python -c "import dbpa_core" && echo "install: ok"

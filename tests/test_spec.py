@@ -47,7 +47,7 @@ def write_spec(tmp_path, **overrides):
     ({"sampler": {"backend": "openai", "model": "m", "base_url": "http://host/v1?api_key=KEY"}},
      "`sampler.base_url` holds a credential"),
     ({"sampler": {"backend": "openai", "model": "m", "timeout": 0}}, "`sampler.timeout` must be a positive"),
-    ({"perturbed_sampler": {"backend": "local", "model": "x"}}, "`perturbed_sampler.model` is not a known key"),
+    ({"perturbed_sampler": {"backend": "local", "model": "x"}}, "`perturbed_sampler.model` must be one of"),
     ({"scenario": "mars_mission"}, "`scenario` must be one of"),
     ({"perturbations": ["mars", "nope"]}, r"`perturbations\[1\]` must be one of"),
     ({"embedder": {"name": "bert"}}, "`embedder.name` must be one of 'minilm', 'openai'"),

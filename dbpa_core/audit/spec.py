@@ -33,6 +33,11 @@ key (``sampler.temperature``) and what is allowed.
 batches and stop as soon as a change is clear, each at α/m::
 
     sequential: {batch_size: 10, k_max: 200}   # optional: spending: pocock, futility: 0.9
+
+``explain: true`` (or ``explain: {fdr: 0.1}``) adds to each perturbation of
+the report what changed: the themes whose share differs between the arms at
+that false discovery rate, and representative outputs
+(:func:`dbpa_core.explain_change`, with the SPEC's ``n_resamples`` and ``seed``).
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from ..stats.sequential import SPENDING
 from ..stats.similarity import SIMILARITIES
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
-        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential"}
+        "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential", "explain"}
 _PROMPT = {"prompt", "system"}
 _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
 # A name becomes part of a folder name (audit-<name>): a file name, never a path.
@@ -88,6 +93,8 @@ class AuditSpec:
     source: dict = field(repr=False, default_factory=dict)
     # Keyword arguments of sequential_dbpa_test (k_max, batch_size, ...); then k = k_max.
     sequential: dict | None = None
+    # {"fdr": ...} of explain_change for each perturbation, or None (no explanation).
+    explain: dict | None = None
 
 
 def _fail(key: str, message: str):
@@ -132,6 +139,10 @@ def _sampler(value, key: str) -> dict:
     sampler["backend"] = backend
     if backend == "openai" and not sampler.get("model"):
         _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
+    if backend == "local" and "model" in sampler:
+        from ..samplers.quantize import LOCAL_MODELS
+
+        sampler["model"] = _checked(check_choice, sampler["model"], f"{key}.model", LOCAL_MODELS)
     if sampler.get("temperature") is not None:
         sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
     if "max_tokens" in sampler:
@@ -188,6 +199,18 @@ def _sequential(spec: dict) -> dict | None:
     if sequential.get("futility") is not None:
         settings["futility"] = _checked(check_probability, sequential["futility"], "sequential.futility")
     return settings
+
+
+def _explain(value) -> dict | None:
+    """The ``explain`` option: ``true``/``false`` or ``{fdr: 0.1}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {"fdr": 0.1}
+    if not isinstance(value, dict):
+        _fail("explain", f"must be true, false or a mapping such as {{fdr: 0.1}}; got {value!r}.")
+    explain = _mapping(value, "explain", {"fdr"})
+    return {"fdr": _checked(check_probability, explain.get("fdr", 0.1), "explain.fdr")}
 
 
 def _prompts_scenario(value) -> Scenario:
@@ -261,6 +284,7 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         seed=_checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
         source=dict(spec),
         sequential=sequential,
+        explain=_explain(spec.get("explain")),
     )
 
 

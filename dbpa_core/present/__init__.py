@@ -4,6 +4,7 @@
 readings           one sentence per number; stars; decisions; p formats
 exports            JSON records, CSV tables, self-contained HTML reports
 figures            Plotly figures built from result objects (compute nothing)
+explanation        tables and figures of "What changed" (themes, representatives)
 projection         PCA / UMAP of embeddings for the output clouds
 =================  ==========================================================
 

@@ -12,11 +12,14 @@ import html
 import importlib.metadata
 import json
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
 
-from .readings import (decision, family_table, format_rut_pvalue, read_adjusted_decision, read_family,
+from .readings import (ARM_NAMES, decision, family_table, format_pvalue, format_rut_pvalue, format_share,
+                       read_adjusted_decision,
+                       read_explanation, read_explanation_method, read_family, read_representatives,
                        read_rut_decision, read_test, significance_stars)
 
 REPORT_VERSION = 1
@@ -35,12 +38,14 @@ def versions() -> dict:
     return found
 
 
-def family_record(family, *, name: str, settings: dict) -> dict:
+def family_record(family, *, name: str, settings: dict, explanations=None) -> dict:
     """The JSON report of a :class:`dbpa_core.audit.FamilyResult`.
 
     The test settings (k, B, seed, similarity, ω, correction, α) come from the
     family itself, so the record cannot disagree with the results it carries;
     ``settings`` adds where the outputs came from (sampler, embedder, …).
+    ``explanations`` (one :class:`~dbpa_core.stats.explain.ChangeExplanation`
+    per perturbation, in order) adds each one's ``explanation``.
     """
     adjusted = family.adjusted
     original = family.results[0].original
@@ -57,6 +62,8 @@ def family_record(family, *, name: str, settings: dict) -> dict:
             "n_original": test.n_original, "n_perturbed": test.n_perturbed, "n_resamples": test.n_resamples,
             "exact": test.exact, "warnings": list(test.warnings), "sample_ids": list(result.perturbed.sample_ids),
         })
+    for entry, explanation in zip(perturbations, explanations or ()):
+        entry["explanation"] = explanation_record(explanation)
     return {
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
@@ -115,6 +122,8 @@ def family_html(family, record: dict) -> str:
         f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, len(family.results)))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
+    changes = "".join(explanation_html(p["explanation"], heading=f"What changed: {p['label']}")
+                      for p in record["perturbations"] if p.get("explanation"))
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(f"DBPA audit: {record['name']}", f"""
 <p class="verdict">{html.escape(verdict)}</p>
@@ -125,6 +134,7 @@ difference is larger than chance. Created {html.escape(record['created'])}.</p>
 <h2>Results</h2><table><tr><th>perturbation</th><th>kind</th><th>ω</th><th>p</th><th>adjusted p</th>
 <th></th><th>decision</th></tr>{rows}</table>
 <h2>What the numbers say</h2><ul>{readings}</ul>
+{changes}
 <h2>Figures</h2>{plots}
 <h2>Settings</h2><pre>{settings}</pre>
 <h2>Versions</h2><pre>{html.escape(json.dumps(record['versions'], indent=2))}</pre>""")
@@ -204,3 +214,79 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
         "ranks": np.asarray(result.ranks).tolist(), "target_scores": np.asarray(scores.target_scores).tolist(),
         "settings": settings or {}, "versions": versions(),
     }
+
+
+def explanation_record(explanation, *, arms=ARM_NAMES) -> dict:
+    """The JSON record of a :class:`~dbpa_core.stats.explain.ChangeExplanation` (key ``explanation`` of reports).
+
+    ``themes`` (one per cluster, in cluster order) and ``representative``
+    (``{"x": [...], "y": [...]}``, arm x the original) carry every number;
+    ``readings`` the sentences the app shows, so a report reads the same;
+    ``labels`` the theme of each pooled output (arm x first).
+    """
+    themes = [{
+        "cluster": t.cluster, "terms": list(t.terms), "count_x": t.count_x, "count_y": t.count_y,
+        "share_x": t.share_x, "share_y": t.share_y, "pvalue": t.pvalue, "qvalue": t.qvalue,
+        "significant": t.significant, "examples": list(t.examples), "example_indices": list(t.example_indices),
+    } for t in explanation.themes]
+    representative = {key: [{"index": i, "text": text, "witness": w}
+                            for i, text, w in zip(rep.indices, rep.texts, rep.witness)]
+                      for key, rep in explanation.representative.items()}
+    return {
+        "arms": {"x": arms[0], "y": arms[1]}, "themes": themes, "representative": representative,
+        "n_clusters": explanation.n_clusters, "rule": explanation.rule, "candidates": list(explanation.candidates),
+        "silhouettes": [None if np.isnan(s) else s for s in explanation.silhouettes],
+        "n_x": explanation.n_x, "n_y": explanation.n_y, "n_resamples": explanation.n_resamples,
+        "fdr": explanation.fdr, "correction": explanation.correction, "witness_bandwidth": explanation.bandwidth,
+        "labels": np.asarray(explanation.labels).tolist(),
+        "readings": [read_explanation_method(explanation), *read_explanation(explanation, arms=arms),
+                     read_representatives(arms=arms)],
+    }
+
+
+#: A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value):
+    """``value`` for a CSV cell: a text a spreadsheet would run as a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def explanation_csv(explanation, *, arms=ARM_NAMES) -> str:
+    """The themes table as CSV, every text cell safe to open in a spreadsheet (:func:`csv_safe`)."""
+    from .explanation import themes_table
+
+    return themes_table(explanation, arms=arms).map(csv_safe).to_csv(index=False)
+
+
+_EMPHASIS = re.compile(r"[*]([^*]+)[*]")
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " …"
+
+
+def explanation_html(record: dict, *, heading: str = "What changed") -> str:
+    """An HTML section from an :func:`explanation_record`: its readings, the themes and the representatives."""
+    arms = record["arms"]
+    themes = sorted(record["themes"], key=lambda t: (not t["significant"], t["qvalue"]))
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+            ", ".join(t["terms"][:5]), format_share(t["share_y"]), format_share(t["share_x"]),
+            format_pvalue(t["qvalue"]), "yes" if t["significant"] else "no", _shortened((t["examples"] or [""])[0],
+                                                                                        300))) + "</tr>"
+        for t in themes)
+    examples = "".join(
+        f"<h3>Most characteristic of the {html.escape(arms[key])} arm</h3><ol>"
+        + "".join(f"<li><pre>{html.escape(_shortened(r['text'], 800))}</pre></li>"
+                  for r in record["representative"][key]) + "</ol>"
+        for key in ("x", "y"))
+    # A theme's name is *emphasised* in the readings: italics here, not literal asterisks.
+    readings = "".join("<li>" + _EMPHASIS.sub(r"<i>\1</i>", html.escape(sentence)) + "</li>"
+                       for sentence in record["readings"])
+    return (f"<h2>{html.escape(heading)}</h2><ul>{readings}</ul>"
+            f"<table><tr><th>theme</th><th>{html.escape(arms['y'])}</th><th>{html.escape(arms['x'])}</th>"
+            f"<th>q (BH)</th><th>significant</th><th>typical output</th></tr>{rows}</table>{examples}")

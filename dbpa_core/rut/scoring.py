@@ -21,16 +21,26 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_softmax
 
-from ..samplers.local import load_llama, model_lock, smollm2_path
+from ..samplers.local import load_llama, model_lock, resolve_model
 
 SCORES = ("log_rank", "log_likelihood", "mean_rank", "entropy", "lrr")
 
 
 class ReferenceScorer:
-    """Scores responses with a local GGUF model (default: the packaged SmolLM2)."""
+    """Scores responses with a local GGUF model (default: the packaged SmolLM2).
 
-    def __init__(self, model_path: str | None = None, *, n_ctx: int = 2048):
-        self.model_path = str(model_path) if model_path is not None else str(smollm2_path())
+    Parameters
+    ----------
+    model_path : str, optional
+        A GGUF file, instead of ``model``.
+    model : str, optional
+        A local model by name (:data:`~dbpa_core.samplers.quantize.LOCAL_MODELS`), e.g. ``"smollm2-q4_0"``.
+    n_ctx : int
+        Context window in tokens.
+    """
+
+    def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048):
+        self.model_path = resolve_model(model, model_path)
         self.n_ctx = n_ctx
 
     @property

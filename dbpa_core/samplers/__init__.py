@@ -26,7 +26,7 @@ GENERATION_SETTINGS = ("temperature", "max_tokens")
 SAMPLER_SETTINGS = MappingProxyType({
     "simulated": ("model",),
     "recorded": ("path", "model"),
-    "local": ("model_path", "n_ctx", "logprobs"),
+    "local": ("model", "model_path", "n_ctx", "logprobs"),
     "openai": ("model", "base_url", "max_concurrency", "timeout", "max_retries", "logprobs"),
 })
 
@@ -39,7 +39,7 @@ def get_sampler(name: str, **settings) -> Sampler:
     name : {"simulated", "recorded", "local", "openai"}
     **settings
         Passed to the backend's constructor (e.g. ``model``, ``base_url``,
-        ``api_key`` for ``"openai"``; ``model_path`` for ``"local"``).
+        ``api_key`` for ``"openai"``; ``model`` (a name, e.g. ``"smollm2-q4_0"``) or ``model_path`` for ``"local"``).
     """
     if name == "simulated":
         from .simulated import SimulatedSampler

@@ -34,6 +34,20 @@ def smollm2_path() -> Path:
     return path
 
 
+def resolve_model(model: str | None, model_path: str | Path | None) -> str:
+    """The GGUF file of a ``model`` name or a ``model_path`` (one of the two; default the packaged SmolLM2)."""
+    if model is not None and model_path is not None:
+        raise ValueError("Give `model` (a name) or `model_path` (a GGUF file), not both.")
+    if model is not None:
+        from .quantize import local_model_path  # imports this module
+
+        return str(local_model_path(model))
+    path = str(model_path) if model_path is not None else str(smollm2_path())
+    if not Path(path).exists():
+        raise ValueError(f"`model_path`: no GGUF file at {path}.")
+    return path
+
+
 _MODELS: dict[tuple, object] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -74,8 +88,12 @@ class LocalSampler(Sampler):
 
     Parameters
     ----------
+    model : str, optional
+        A local model by name (:data:`~dbpa_core.samplers.quantize.LOCAL_MODELS`): ``"smollm2"``
+        (the packaged reference, the default) or a requantization such as ``"smollm2-q2_k"``,
+        built on first use.
     model_path : str or Path, optional
-        A GGUF file; default :func:`smollm2_path`.
+        A GGUF file, instead of ``model``.
     n_ctx : int
         Context window in tokens.
     logprobs : bool
@@ -88,10 +106,9 @@ class LocalSampler(Sampler):
     empty_retries = 0  # deterministic per seed: asking again returns the same reply
     default_max_tokens = 128
 
-    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, logprobs: bool = False):
-        self.model_path = str(model_path) if model_path is not None else str(smollm2_path())
-        if not Path(self.model_path).exists():
-            raise ValueError(f"`model_path`: no GGUF file at {self.model_path}.")
+    def __init__(self, model_path: str | Path | None = None, *, model: str | None = None, n_ctx: int = 2048,
+                 logprobs: bool = False):
+        self.model_path = resolve_model(model, model_path)
         self.n_ctx = int(n_ctx)
         self.logprobs = bool(logprobs)
 

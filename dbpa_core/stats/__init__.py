@@ -11,6 +11,8 @@ permutation        4. Algorithm 1: the permutation null and p-value
 corrections        5. family-wise error: Bonferroni, Holm, Benjamini–Hochberg
 power              5. sample-size planning and simulated power
 roc                TPR/FPR over α for controls vs targets (Figs 1–2)
+explain            what changed: themes tested by re-splitting the labels (BH),
+                   representative outputs (MMD witness)
 =================  ==========================================================
 
 Nothing here samples, embeds, stores or draws: inputs are arrays, outputs are

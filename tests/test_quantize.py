@@ -1,0 +1,100 @@
+"""Tests of dbpa_core.samplers.quantize: the requantized SmolLM2 variants, for real."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from dbpa_core.rut.scoring import ReferenceScorer
+from dbpa_core.samplers import get_sampler
+from dbpa_core.samplers.local import LocalSampler, smollm2_path
+from dbpa_core.samplers.quantize import (LOCAL_MODELS, VARIANTS, QuantizationMismatch, build_all, build_variant,
+                                         file_sha256, local_model_path, models_dir)
+
+PROMPTS = ["Name a colour.", "Give one tip for sleeping well.", "What is the capital of France?",
+           "Write a haiku about rain."]
+
+
+@pytest.fixture(scope="session")
+def variants():
+    """Every variant, built into the model cache on first use (≈ 5 s on two cores) or verified there."""
+    started = time.perf_counter()
+    paths = build_all()
+    print(f"\nvariants built or verified in {time.perf_counter() - started:.1f} s")
+    return paths
+
+
+def test_names_resolve(variants):
+    assert local_model_path("smollm2") == smollm2_path()
+    assert LOCAL_MODELS[0] == "smollm2" and set(LOCAL_MODELS[1:]) == set(VARIANTS)
+    for name, path in variants.items():
+        assert local_model_path(name) == path == models_dir() / VARIANTS[name].file_name
+        assert file_sha256(path) == VARIANTS[name].sha256
+
+
+def test_quantization_is_deterministic(variants, tmp_path):
+    """A second build, in another folder and with one thread, has the same bytes as the cached one."""
+    from dbpa_core.samplers.quantize import quantize_file
+
+    for name in ("smollm2-q2_k", "smollm2-q8_0"):
+        again = tmp_path / f"{name}.gguf"
+        quantize_file(smollm2_path(), again, VARIANTS[name].ftype, n_threads=1)
+        assert file_sha256(again) == file_sha256(variants[name]) == VARIANTS[name].sha256
+
+
+def test_build_is_atomic_and_verified(tmp_path, monkeypatch):
+    built = build_variant("smollm2-q4_0", directory=tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [built.name]  # no partial file left behind
+    # A file whose bytes differ from the recorded hash is refused, never used.
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / VARIANTS["smollm2-q5_0"].file_name).write_bytes(b"not a model")
+    with pytest.raises(QuantizationMismatch, match="delete it"):
+        build_variant("smollm2-q5_0", directory=corrupt)
+    # A quantizer giving other bytes (another llama.cpp build) fails clearly and leaves nothing.
+    import dbpa_core.samplers.quantize as quantize
+
+    monkeypatch.setitem(quantize._RECIPE_NAMES, 3, "Q4_1")
+    monkeypatch.setattr(quantize, "VARIANTS", {"smollm2-q4_1": quantize.Variant(3, "0" * 64)})
+    monkeypatch.setattr(quantize, "LOCAL_MODELS", ("smollm2", "smollm2-q4_1"))
+    other = tmp_path / "other"
+    with pytest.raises(QuantizationMismatch, match="llama-cpp-python"):
+        quantize.build_variant("smollm2-q4_1", directory=other)
+    assert list(other.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", ["smollm3", "", "q2_k", 3])
+def test_bad_names(bad):
+    with pytest.raises(ValueError, match="`model` must be one of"):
+        local_model_path(bad)
+    with pytest.raises(ValueError, match="`model` must be one of"):
+        get_sampler("local", model=bad)
+    with pytest.raises(ValueError, match="`model` must be one of"):
+        ReferenceScorer(model=bad)
+
+
+def test_model_and_model_path_are_exclusive():
+    with pytest.raises(ValueError, match="not both"):
+        LocalSampler(smollm2_path(), model="smollm2")
+
+
+def test_variants_load_generate_and_differ_from_the_reference(variants):
+    """Each variant generates; none keeps every greedy answer of the reference, and each assigns the
+    reference's own greedy answers a lower log-likelihood (by more for fewer bits)."""
+    reference = get_sampler("local", model="smollm2")
+    answers = [reference.sample(p, 1, temperature=0, max_tokens=24)[0] for p in PROMPTS]
+    scorer = ReferenceScorer(model="smollm2")
+    base = np.array([scorer.score(p, a)["log_likelihood"] for p, a in zip(PROMPTS, answers)])
+    loss = {}
+    for name in VARIANTS:
+        sampler = get_sampler("local", model=name)
+        assert sampler.model == VARIANTS[name].file_name  # the store keeps the variants apart
+        greedy = [sampler.sample(p, 1, temperature=0, max_tokens=24)[0] for p in PROMPTS]
+        assert all(text.strip() for text in greedy) and greedy != answers, name
+        variant_scorer = ReferenceScorer(model=name)
+        ll = np.array([variant_scorer.score(p, a)["log_likelihood"] for p, a in zip(PROMPTS, answers)])
+        assert np.all(ll < base - 0.1), (name, ll - base)
+        loss[name] = float((base - ll).sum())
+    assert loss["smollm2-q8_0"] < loss["smollm2-q5_0"] < loss["smollm2-q2_k"], loss
