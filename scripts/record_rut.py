@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import lzma
 import os
@@ -34,14 +33,7 @@ from dbpa_core.rut.experiment import REFERENCE, assemble_pools, record_arm, rut_
 from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, save_rut_pools  # noqa: E402
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers.local import LocalSampler  # noqa: E402
-
-
-def file_sha256(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+from dbpa_core.samplers.quantize import file_sha256  # noqa: E402
 
 
 def read_partial(path: Path) -> list[dict]:

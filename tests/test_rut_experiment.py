@@ -120,3 +120,20 @@ def test_study_record_carries_the_reported_keys():
     assert any("paper (printed)" in line for line in summary_lines(study))
     again = rut_study_record(rut_study(pools=pools, n_trials=30, n_resamples=49, seed=1))
     assert [r["power_auc"] for r in again["substitutes"]] == [r["power_auc"] for r in record["substitutes"]]
+
+
+def test_figures_draw_the_study_without_computing():
+    from dbpa_core.present.rut_figures import power_auc_bars, power_curves, score_selection_chart, share_bound_curves
+
+    pools = synthetic_pools(21, prompts=40, reference=30, answers=6)
+    study = rut_study(pools=pools, n_trials=20, n_resamples=29, seed=2)
+    curves = power_curves(study.curves)
+    assert len(curves.data) == 3 * len(study.curves)  # three methods per substitute
+    far = [t for t in curves.data if t.legendgroup == "rut"][1]
+    np.testing.assert_array_equal(far.y, study.curves["far"].power["rut"])
+    bars = power_auc_bars(study.curves)
+    assert [t.y[1] for t in bars.data] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    chart = score_selection_chart(study.selection)
+    np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
+    bound = share_bound_curves(study.curves)
+    np.testing.assert_array_equal(bound.data[1].y, study.curves["far"].mean_share_bound)

@@ -135,7 +135,7 @@ def rut_study(*, store=None, n_resamples: int = 1000, seed: int = 0, progress: P
 
     curves = power_study(pools, n_prompts=n_prompts, m=m, n_trials=n_trials, n_resamples=n_resamples, rng=rng,
                          progress=report)
-    selection = score_selection(pools, n_prompts=10, n_trials=n_trials, rng=rng)
+    selection = score_selection(pools, n_prompts=min(10, len(pools.prompts)), n_trials=n_trials, rng=rng)
     name = DEFAULT_AUDIT["substitute"] if DEFAULT_AUDIT["substitute"] in pools.substitutes else next(
         iter(pools.substitutes))
     audit = draw_audit(pools, name, DEFAULT_AUDIT["q"], n_prompts=n_prompts, m=m, rng=rng)
@@ -144,7 +144,7 @@ def rut_study(*, store=None, n_resamples: int = 1000, seed: int = 0, progress: P
     arms = {s: {"kind": a.kind, "label": a.label} for s, a in pools.substitutes.items()}
     settings = {"n_prompts": n_prompts, "m": m, "n_trials": n_trials, "alpha": 0.05, "n_resamples": n_resamples,
                 "seed": seed, "score": "log_rank", "q": [float(q) for q in next(iter(curves.values())).q],
-                "score_selection": {"n_prompts": 10, "n_trials": n_trials},
+                "score_selection": {"n_prompts": min(10, len(pools.prompts)), "n_trials": n_trials},
                 "model": "SmolLM2-135M-Instruct Q4_1 (packaged) as the reference",
                 "source": "assets/recorded/audits/rut_pools.npz (scripts/record_rut.py)",
                 **{k: v for k, v in pools.meta.items() if k in ("protocol", "recording")}}

@@ -216,7 +216,7 @@ def read_share_bound(bound: float, confidence_level: float = 0.95) -> str:
     level = f"{confidence_level:.0%} lower bound"
     if bound <= 0:
         return (f"The ranks are consistent with no substitution at all: the {level} on the share of answers that "
-                "did not come from the claimed model is 0 %.")
+                "did not come from the claimed model is 0%.")
     return (f"At least {bound:.0%} of answers did not come from the claimed model ({level}, valid whatever "
             "model replaced it; the true share can be larger).")
 
