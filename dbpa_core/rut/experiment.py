@@ -15,10 +15,12 @@ Substitutes made offline:
   project, the reference model otherwise unchanged (§5.3).
 
 Not reproducible offline: the paper's harmful fine-tuning (§5.4) needs training
-a model on harmful data, which we do not do, and its 8-bit-of-fp16 pairs need
-the fp16 weights, which the packaged model does not include (it ships only a
-4-bit GGUF; our "8-bit" Q8_0 re-expresses those 4-bit weights, so it is much
-closer to the reference than an 8-bit quantization of fp16 weights is to them).
+a model on harmful data, which we do not do (and could not without a training
+set and GPU time); and its pairs of a full-precision model and its 8-/4-bit
+quantizations need the full-precision weights, which the packaged model does
+not include: it ships only a 4-bit (Q4_1) GGUF, so our reference is itself a
+4-bit model and every substitute is a requantization of it (Q8_0 re-expresses
+the 4-bit weights in 8 bits; Q4_0 and Q2_K round them again, more coarsely).
 """
 
 from __future__ import annotations
