@@ -137,3 +137,23 @@ def test_figures_draw_the_study_without_computing():
     np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
     bound = share_bound_curves(study.curves)
     np.testing.assert_array_equal(bound.data[1].y, study.curves["far"].mean_share_bound)
+
+
+def test_reproduce_rut_on_the_command_line_writes_the_json(tmp_path, monkeypatch, capsys):
+    import json
+
+    from dbpa_core import __main__ as cli
+    from dbpa_core.rut import pools as pools_module
+
+    path = save_rut_pools(synthetic_pools(22, prompts=30, reference=25, answers=5), tmp_path / "pools.npz")
+    monkeypatch.setattr(pools_module, "POOLS_FILE", path)
+    out = tmp_path / "rut.json"
+    assert cli.main(["reproduce", "rut", "--json", str(out), "--n-resamples", "49", "--seed", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "paper (printed)" in printed and "Power AUC" in printed
+    record = json.loads(out.read_text())
+    assert record["experiment"] == "rut" and record["settings"]["seed"] == 3
+    assert record["settings"]["n_trials"] == 500 and record["settings"]["n_resamples"] == 49
+    row = record["substitutes"][0]
+    assert {"name", "kind", "q", "power", "power_auc"} <= set(row) and set(row["power"]) == {"rut", "mmd", "ks"}
+    assert "score_selection" in record and record["paper_printed"][0]["label"] == "paper (printed)"
