@@ -58,6 +58,11 @@ class ProgressBar:
         self.stream.flush()
         return None
 
+    def update(self, update) -> None:
+        """The bar of a :class:`dbpa_core.audit.runner.RunUpdate` (the audit runner's progress hook)."""
+        if update.stage != "drawn":
+            self(update.text, update.done, update.total)
+
 
 def _writable_folder(path: Path, option: str) -> Path:
     """``path`` as a folder that exists or can be created (checked before any sampling)."""
@@ -89,7 +94,7 @@ def _naming(path: Path):
 
 
 def _audit(args) -> int:
-    from .audit import run_audit, spec_settings
+    from .audit import run_audit
     from .present.exports import family_record, write_reports
     from .present.readings import read_family
     from .audit.spec import load_spec
@@ -101,7 +106,7 @@ def _audit(args) -> int:
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
-    family = run_audit(spec, store=store, progress=ProgressBar())
+    family = run_audit(spec, store=store, progress=ProgressBar().update)
     explanations = None
     if spec.explain is not None:
         from .stats.explain import explain_change
@@ -109,7 +114,7 @@ def _audit(args) -> int:
         explanations = [explain_change(r.original.texts, r.perturbed.texts, r.original.embeddings,
                                        r.perturbed.embeddings, fdr=spec.explain["fdr"], n_resamples=spec.n_resamples,
                                        rng=spec.seed) for r in family.results]
-    record = family_record(family, name=spec.name, settings={**spec_settings(spec), "explain": spec.explain},
+    record = family_record(family, name=spec.name, settings=spec.settings(),
                            explanations=explanations)
     with _naming(out):
         paths = write_reports(family, record, out)
@@ -119,7 +124,7 @@ def _audit(args) -> int:
     for perturbation in record["perturbations"]:
         if "explanation" in perturbation:  # the theme sentences, without the method and representatives ones
             print(f"{perturbation['label'][:48]:48} what changed:", *perturbation["explanation"]["readings"][1:-1])
-    if spec.sequential is not None:
+    if family.kind == "sequential":
         from .present.readings import read_sequential
 
         for result in family.results:
@@ -213,13 +218,14 @@ def _batch(args) -> int:
     from .audit.batch import MAX_LINES, export_requests, import_results, write_requests
     from .audit.spec import load_spec
     from .data.store import SampleStore
+    from .present.batch import read_export, read_import
 
     if args.batch_command in ("submit", "status", "fetch"):
         return _batch_api(args)
     store = SampleStore(args.store) if args.store else SampleStore()
     if args.batch_command == "export":
         export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
-        print(export.reading())
+        print(read_export(export))
         written = write_requests(export, args.out, max_lines=args.max_lines or MAX_LINES)
         if not written:
             print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
@@ -229,7 +235,7 @@ def _batch(args) -> int:
                   f"({requests[0].endpoint}).")
         return EXIT_OK
     result = import_results(args.results, store=store, spec=load_spec(args.spec) if args.spec else None)
-    print(result.reading())
+    print(read_import(result))
     if result.n_stored + result.n_already_stored == 0:
         return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
     return EXIT_OK if result.complete else EXIT_FAILED
@@ -237,7 +243,8 @@ def _batch(args) -> int:
 
 def _batch_api(args) -> int:
     """``batch submit`` / ``status`` / ``fetch``: OpenAI's Batch endpoints through the ``openai`` client."""
-    from .audit.batch import batch_client, batch_status, fetch_results, read_batch_status, submit_batch
+    from .audit.batch import batch_client, batch_status, fetch_results, submit_batch
+    from .present.batch import read_batch_status
 
     client = batch_client(args.base_url)
     if args.batch_command == "submit":
@@ -292,7 +299,7 @@ def _reproduce(args) -> int:
     """The paper's experiments on its shipped responses, the reported values beside ours."""
     from .paper.registry import REPRODUCERS
     from .data.store import SampleStore
-    from .present.exports import _json_default
+    from .present.exports import json_default
     from .present.reproduction import reproduction_record, summary_lines
 
     store = SampleStore(args.store) if args.store else SampleStore()
@@ -300,7 +307,7 @@ def _reproduce(args) -> int:
                                           progress=ProgressBar())
     print("\n".join(summary_lines(result)))
     if args.json:
-        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=_json_default), encoding="utf-8")
+        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=json_default), encoding="utf-8")
     return EXIT_OK
 
 
@@ -335,8 +342,8 @@ def main(argv=None) -> int:
     test = commands.add_parser("test", help="test two files of samples (JSONL or CSV, a `text` field per row)")
     test.add_argument("a", help="original arm")
     test.add_argument("b", help="perturbed arm")
-    test.add_argument("--similarity", default="cosine", choices=SIMILARITIES)
-    test.add_argument("--discrepancy", default="jsd", choices=DISCREPANCY_NAMES)
+    test.add_argument("--similarity", default="cosine", choices=SIMILARITIES, type=str.lower)
+    test.add_argument("--discrepancy", default="jsd", choices=DISCREPANCY_NAMES, type=str.lower)
     test.add_argument("--n-resamples", type=int, default=1000, help=f"B, at most {MAX_RESAMPLES:,}")
     test.add_argument("--alpha", type=float, default=0.05)
     test.add_argument("--seed", type=int, default=0)

@@ -19,6 +19,12 @@ import numpy as np
 #: local models accept more, and nothing sensible happens above 5).
 MAX_TEMPERATURE = 5.0
 
+#: Largest number of resamples B a permutation test accepts: the null
+#: distribution alone takes 8·B bytes, and 10⁶ resamples already resolve
+#: p-values down to 10⁻⁶ (Bonferroni over a thousand perturbations at
+#: α = 0.05 needs 5·10⁻⁵).
+MAX_RESAMPLES = 1_000_000
+
 # Names that hold credentials (matched as whole words of a snake_case name,
 # so `max_tokens` is fine and `api_key` is a secret).
 SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer|auth)($|_)")
@@ -52,6 +58,11 @@ def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | Non
     if value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"`{name}` must be {wanted}; got {value:,}.")
     return value
+
+
+def check_n_resamples(value, name: str = "n_resamples") -> int:
+    """The number of resamples B of a permutation test: an integer in [1, :data:`MAX_RESAMPLES`]."""
+    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
 
 
 def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:

@@ -3,15 +3,16 @@
 import streamlit as st
 
 from dbpa_core.audit.experiments import alignment_family
-from dbpa_core.present.exports import family_frame
+from dbpa_core.audit.request import Prompt
+from dbpa_core.present.exports import alignment_table
 from dbpa_core.present.figures import discrepancy_bars
 from dbpa_core.present.readings import read_family
 from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt
 from ui.freshness import keep, result_area
-from ui.models import model_options, with_model
+from ui.models import model_options
 from ui.paper import paper_or_live
 from ui.resources import scenarios
-from ui.runs import compare_pair
+from ui.runs import family, models_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -41,28 +42,27 @@ with guard():
     inputs = {**settings_inputs(settings), "prompt": scenario.title, "reference": reference, "models": others,
               "k": k, "B": n_resamples}
     if st.button("Compare", type="primary", key="align_run"):
-        reference_settings = with_model(settings, options[reference])
-        results = [compare_pair(reference_settings, (reference, scenario.prompt, scenario.system),
-                                (name, scenario.prompt, scenario.system), k=k, n_resamples=n_resamples,
-                                similarity="cosine", discrepancy="jsd", label=name,
-                                perturbed_settings=with_model(settings, options[name]))
+        prompt = Prompt(scenario.prompt, scenario.system)
+        results = [family(settings, models_request(settings, prompt, options[reference], options[name], label=name,
+                                                   k=k, n_resamples=n_resamples),
+                          label=f"Sampling {reference} and {name}").results[0]
                    for name in others]
         keep("align", inputs, alignment_family(results, settings={"reference": reference}))
 
     with result_area("align", inputs, how_to_update="Press **Compare** to update it.") as shown:
         if shown.result is not None:
-            family = shown.result.recorrected("bonferroni", alpha)  # α only re-reads the same p-values
-            table = family_frame(family).rename(columns={"perturbation": "model", "ω": "ω (JSD)"})
-            table["aligned with reference"] = ["no" if reject else "yes (no difference shown)"
-                                               for reject in family.adjusted.reject]
-            st.caption("Outputs: reference " + family.settings["reference"] + " against " + ", ".join(others)
+            comparison = shown.result.recorrected("bonferroni", alpha)  # α only re-reads the same p-values
+            table = alignment_table(comparison)
+            st.caption("Outputs: reference " + comparison.settings["reference"] + " against "
+                       + ", ".join(r.label for r in comparison.results)
                        + ". Simulated models write synthetic text.")
-            st.plotly_chart(discrepancy_bars(table["model"], table["ω (JSD)"], family.adjusted.pvalues_adjusted,
+            st.plotly_chart(discrepancy_bars(table["model"], table["ω (JSD)"], comparison.adjusted.pvalues_adjusted,
                                              alpha=alpha, label="JSD",
-                                             title=f"ω of each model against {family.settings['reference']}"), width="stretch", key="align_bars")
+                                             title=f"ω of each model against {comparison.settings['reference']}"),
+                            width="stretch", key="align_bars")
             st.caption("Blue bars: the model's answers differ significantly from the reference's after Bonferroni "
                        "correction; grey: no difference shown at this sample size. "
-                       + read_family(family.adjusted.n_rejected, len(family.results), alpha, "bonferroni",
+                       + read_family(comparison.adjusted.n_rejected, len(comparison.results), alpha, "bonferroni",
                                      claim="models are declared to answer differently from the reference"))
             st.dataframe(table, hide_index=True, width="stretch")
-            family_downloads(family, settings, name="alignment", current=shown.current)
+            family_downloads(comparison, settings, name="alignment", current=shown.current)

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
@@ -9,7 +10,7 @@ from ui.components import (clouds, cost_note, downloads, guard, null_and_similar
                            result_strip, sequential_strip, settings_inputs, show_prompt)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
-from ui.runs import compare_pair, sequential_pair
+from ui.runs import family, scenario_request, typed_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -25,23 +26,21 @@ with guard():
         perturbation = scenario.perturbation(st.selectbox(
             "Perturbation", [p.id for p in scenario.perturbations], key="one_perturbation",
             format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]"))
-        original = ("original", scenario.prompt, scenario.system)
-        perturbed = (perturbation.label, *scenario.apply(perturbation))
-        kind, true_effect = perturbation.kind, scenario.true_effect(perturbation)
+        original = Prompt(scenario.prompt, scenario.system)
+        perturbed = Prompt(*scenario.apply(perturbation))
     else:
         system = st.text_input("System prompt (both arms; optional)", "", key="one_system")
-        original = ("original", st.text_area("Original prompt x₀", "What causes the seasons on Earth?",
-                                             key="one_x0"), system)
-        perturbed = ("perturbed", st.text_area("Perturbed prompt x₁", "Explain like I'm five: what causes the "
-                                               "seasons on Earth?", key="one_x1"), system)
-        kind, true_effect = "", None
-        if not original[1].strip() or not perturbed[1].strip():
+        x0 = st.text_area("Original prompt x₀", "What causes the seasons on Earth?", key="one_x0")
+        x1 = st.text_area("Perturbed prompt x₁", "Explain like I'm five: what causes the seasons on Earth?",
+                          key="one_x1")
+        if not x0.strip() or not x1.strip():
             raise ValueError("Both prompts are needed: type the original prompt x₀ and the perturbed prompt x₁.")
+        original, perturbed = Prompt(x0, system), Prompt(x1, system)
     left, right = st.columns(2)
     with left:
-        show_prompt("x₀ · original, as sent", original[1], original[2])
+        show_prompt("x₀ · original, as sent", original.prompt, original.system)
     with right:
-        show_prompt("x₁ · perturbed, as sent", perturbed[1], perturbed[2])
+        show_prompt("x₁ · perturbed, as sent", perturbed.prompt, perturbed.system)
 
     # The discrepancy's name is the longest label: its box gets twice the room (no truncation at 1024 px).
     columns = st.columns([1, 1, 1, 2, 1.2])
@@ -56,28 +55,29 @@ with guard():
     sequential = st.toggle("Sequential: draw in batches and stop as soon as the answer is clear (k is the most "
                            "drawn per arm)", key="one_sequential")
     batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="one_batch")) if sequential else None
-    cost_note(settings, [original[1], perturbed[1]], k)
+    cost_note(settings, [original.prompt, perturbed.prompt], k)
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
-    inputs = {**settings_inputs(settings), "x₀": original[1], "x₁": perturbed[1], "system prompt": original[2],
-              "perturbed system prompt": perturbed[2], "k": int(k), "B": int(n_resamples), "similarity": similarity,
-              "ω": discrepancy}
+    inputs = {**settings_inputs(settings), "x₀": original.prompt, "x₁": perturbed.prompt,
+              "system prompt": original.system, "perturbed system prompt": perturbed.system, "k": int(k),
+              "B": int(n_resamples), "similarity": similarity, "ω": discrepancy}
     if sequential:  # its boundaries are set by α before sampling: a new α needs a new run
         inputs.update({"mode": "sequential", "batch": batch, "α": alpha})
     if st.button("Run the test", type="primary", key="one_run"):
-        common = dict(n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
-                      label=perturbed[0], kind=kind, true_effect=true_effect)
-        keep("one_result", inputs, sequential_pair(settings, original, perturbed, k_max=int(k), batch_size=batch,
-                                                   alpha=alpha, **common) if sequential
-             else compare_pair(settings, original, perturbed, k=int(k), **common))
+        test = dict(k=int(k), n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
+                    alpha=alpha, sequential=SequentialPlan(k_max=int(k), batch_size=batch) if sequential else None)
+        one = (scenario_request(settings, scenario, [perturbation.id], **test) if source == "From a scenario"
+               else typed_request(settings, original, perturbed, **test))
+        label = "Sampling until the answer is clear" if sequential else "Sampling"
+        keep("one_result", inputs, family(settings, one, label=label).results[0])
     with result_area("one_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
         result = shown.result
         if result is None:
             st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
         else:
             provenance(settings, typed_prompts=source != "From a scenario")
-            if hasattr(result.test, "looks"):
+            if result.test.kind == "sequential":
                 sequential_strip(result.test, label=discrepancy, key="one", current=shown.current)
             else:
                 result_strip(result.test, alpha, label=discrepancy, current=shown.current)
@@ -85,7 +85,7 @@ with guard():
                 st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
                            f"content ({'a real change' if result.true_effect else 'no change at all'}).")
             clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
-            if not hasattr(result.test, "looks"):
+            if result.test.kind == "fixed":
                 null_and_similarities(result.test, label=discrepancy, key="one")
             downloads(record=result_to_dict(result.test, original_prompt=result.original.prompt,
                                             perturbed_prompt=result.perturbed.prompt,

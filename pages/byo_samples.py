@@ -45,10 +45,10 @@ with guard():
 
     inputs = {"file": f"{upload.name} (sha256 {hashlib.sha256(upload.getvalue()).hexdigest()[:12]})",
               "original arm": original_name, "similarity": similarity, "ω": discrepancy, "B": n_resamples,
-              "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.backend}
+              "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.label}
     if st.button("Run the test", type="primary", key="byo_run"):
-        arms = uploaded_arms(table, original_name, perturbed_name, store=store(),
-                             embedder=None if table.embeddings else embedder_for(settings.embedder))
+        embedder = None if table.embeddings else embedder_for(settings.embedder, settings.keys.embedder)
+        arms = uploaded_arms(table, original_name, perturbed_name, store=store(), embedder=embedder)
         keep("byo_result", inputs, compare_arms(*arms, label=perturbed_name, similarity=similarity,
                                                 discrepancy=discrepancy, n_resamples=n_resamples, rng=settings.seed))
     with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:
@@ -56,7 +56,7 @@ with guard():
         if result is not None:
             st.caption(f"Outputs: your file · seed {settings.seed} · "
                        + ("embeddings from the file" if table.embeddings else
-                          f"embedded by {settings.embedder.backend}"))
+                          f"embedded by {settings.embedder.label}"))
             result_strip(result.test, alpha, label=discrepancy, current=shown.current)
             clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
             null_and_similarities(result.test, label=discrepancy, key="byo")

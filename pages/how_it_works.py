@@ -5,8 +5,6 @@ replayed in place), why one output is not enough (paper §2.2), 03 a family of
 perturbations with Bonferroni, 04 the method (paper §3, Algorithm 1).
 """
 
-import time
-
 import streamlit as st
 
 from ui.sidebar import current_settings
@@ -23,10 +21,10 @@ st.write(
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
 from ui.components import family_downloads, guard, provenance, show_prompt  # noqa: E402
-from ui.exposition import (STATISTICS, arm_slice, draw_home, exposition_table,  # noqa: E402
-                           home_family, load_embedder_in_background, recorded_limit, show_result, stream_sizes,
-                           truth_note)
-from ui.resources import scenarios  # noqa: E402
+from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
+                           recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
+from ui.resources import scenarios, store  # noqa: E402
+from ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
 QUICK_PICKS = 5  # keys 1–5 pick the first five interventions
@@ -42,18 +40,14 @@ def set_state(key, value):
 
 
 @st.fragment
-def outputs_and_null(result, alpha, statistic, inputs, seed):
+def outputs_and_null(result, request, alpha, statistic, inputs, seed):
     """Section 02 with the result strip; streaming reruns only this fragment, in place."""
     with guard():
-        _outputs_and_null(result, alpha, statistic, inputs, seed)
+        _outputs_and_null(result, request, alpha, statistic, inputs, seed)
 
 
-def _outputs_and_null(result, alpha, statistic, inputs, seed):
-    import numpy as np
-
-    from dbpa_core.audit import compare_arms
-    from dbpa_core.present.figures import null_histogram, output_clouds
-    from dbpa_core.present.projection import project
+def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
+    from dbpa_core.present.figures import null_histogram
     from ui.components import clouds
 
     label = STATISTICS[statistic][0]
@@ -73,26 +67,9 @@ def _outputs_and_null(result, alpha, statistic, inputs, seed):
     right.caption(f"Grey bars: {label} on random re-splits of the pooled outputs (what chance gives); orange: "
                   "re-splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
                   "the observed statistic. Press ▶ on the chart to watch the null build up in place.")
-
     if stream:
-        original, perturbed = result.original, result.perturbed
-        coordinates = project(np.vstack([original.embeddings, perturbed.embeddings]), "pca", rng=seed)
-        k = len(original.texts)
-        pad = (coordinates.max(axis=0) - coordinates.min(axis=0)) * 0.08
-        ranges = tuple(zip(coordinates.min(axis=0) - pad, coordinates.max(axis=0) + pad))
-        for n in stream_sizes(k):
-            partial = compare_arms(arm_slice(original, 0, n), arm_slice(perturbed, 0, n), label=result.label,
-                                   kind=result.kind, discrepancy=statistic, n_resamples=result.test.n_resamples,
-                                   rng=np.random.default_rng(seed), true_effect=result.true_effect)
-            with strip.container():
-                show_result(partial, alpha, statistic=statistic, inputs=inputs,
-                            note=f"Streaming: {n} of {k} outputs per arm so far, not the final result. ")
-            rows = list(range(n)) + list(range(k, k + n))
-            cloud_slot.plotly_chart(output_clouds(coordinates[rows], (n, n), list(original.texts[:n]) +
-                                                  list(perturbed.texts[:n]), axis_ranges=ranges),
-                                    width="stretch")
-            null_slot.plotly_chart(null_histogram(partial.test, label=label), width="stretch")
-            time.sleep(0.25)  # a class should see the evidence arrive, not a flicker
+        stream_in_place(result, request, alpha=alpha, statistic=statistic, inputs=inputs, seed=seed,
+                        slots=(strip, cloud_slot, null_slot))
     with strip.container():
         show_result(result, alpha, statistic=statistic, inputs=inputs)
     with cloud_slot.container():
@@ -153,8 +130,10 @@ with guard():
     with right:
         show_prompt("x₁ · perturbed, exactly as sent", prompt, system if system != scenario.system else "")
 
-    arms = draw_home(settings, scenario, k, resample)
-    family = home_family(settings, scenario, arms, discrepancy=statistic, n_resamples=n_resamples, alpha=alpha)
+    seed_first_view(str(store().path))
+    request = home_request(settings, scenario, k=k, resample=resample, statistic=statistic,
+                           n_resamples=n_resamples, alpha=alpha)
+    family = run_family(settings, request, label="Sampling every arm of the scenario")
     chosen = ids.index(perturbation_id)
     result = family.results[chosen]
     label = STATISTICS[statistic][0]
@@ -163,13 +142,12 @@ with guard():
     provenance(settings)
     st.caption(truth_note(settings, result))
 
+    outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
 
-    outputs_and_null(result, alpha, statistic, inputs, settings.seed)
+    from dbpa_core.audit.exposition import self_comparison
 
-    from dbpa_core.audit import compare_arms
-
-    original = arms[0]
-    half = len(original.texts) // 2
+    original = result.original
+    same = self_comparison(original, request)
     with st.container(border=True):
         st.markdown("**Why one output is not enough** (paper §2.2)")
         first, second = st.columns(2)
@@ -178,8 +156,7 @@ with guard():
         first.code(original.texts[0], language=None, wrap_lines=True)
         second.caption("output 2 for the *same* prompt x₀")
         second.code(original.texts[1], language=None, wrap_lines=True)
-        same = compare_arms(arm_slice(original, 0, half), arm_slice(original, half, 2 * half), label="x₀ vs x₀",
-                            discrepancy=statistic, n_resamples=n_resamples, rng=settings.seed)
+        half = same.test.n_original
         shown_p = format_pvalue(same.test.pvalue, same.test.n_resamples, exact=same.test.exact)
         st.write(f"Nothing changed between these two outputs, yet they differ (cosine similarity {similarity:.2f}, "
                  f"where 1 means the same meaning). Comparing one output per prompt would mistake this "

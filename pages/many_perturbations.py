@@ -11,7 +11,8 @@ from dbpa_core.stats.power import required_sample_size, simulate_power
 from ui.components import cost_note, family_downloads, guard, provenance, settings_inputs
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
-from ui.runs import scenario_family, sequential_family
+from ui.runs import family as run_family
+from ui.runs import scenario_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -46,17 +47,18 @@ with guard():
     if st.button("Run the family", type="primary", key="many_run"):
         if not chosen:
             raise ValueError("Choose at least one perturbation for the family.")
-        keep("many_family", inputs, sequential_family(
-            settings, scenario, chosen, k_max=k, batch_size=batch, n_resamples=n_resamples, discrepancy=discrepancy,
-            correction=correction, alpha=alpha) if sequential
-            else scenario_family(settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
-                                 correction=correction, alpha=alpha))
+        from dbpa_core.audit.request import SequentialPlan
+
+        keep("many_family", inputs, run_family(settings, scenario_request(
+            settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy, correction=correction,
+            alpha=alpha, sequential=SequentialPlan(k_max=k, batch_size=batch) if sequential else None),
+            label=f"Sampling {len(chosen) + 1} arms" + (" until each answer is clear" if sequential else "")))
     with result_area("many_family", inputs, how_to_update="Press **Run the family** to update it.") as shown:
         if shown.result is not None:
             family = shown.result.recorrected(correction, alpha)  # one object for the screen and every export
             provenance(settings)
             table = family_frame(family)
-            stops = [r.test for r in family.results if hasattr(r.test, "looks")]
+            stops = [r.test for r in family.results] if family.kind == "sequential" else []
             if stops:
                 table.insert(2, "samples per arm", [test.n_per_arm for test in stops])
             st.dataframe(table, hide_index=True, width="stretch")

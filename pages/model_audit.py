@@ -13,7 +13,7 @@ from dbpa_core.rut.data import load_recorded_rut, rut_arrays
 from dbpa_core.rut.scoring import SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test, substitution_power
 from ui.components import downloads, guard
-from ui.runs import rut_live
+from ui.runs import rut_live, shared
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -69,8 +69,7 @@ with guard():
         scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
                           target_source=source, uploaded=uploaded, run=run)
         if scores is None:
-            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each (≈1 s per answer)."
-                       + (" Results shown earlier were for other inputs." if st.session_state.get("_rut_live") else ""))
+            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each (≈1 s per answer).")
             st.stop()
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T={temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
@@ -99,20 +98,25 @@ with guard():
     if mode.startswith("Recorded") and target != "reference":
         st.subheader("Power against partial substitution")
         trials = int(st.number_input("Simulated audits per q", 20, 1000, 100, step=20, key="rut_trials"))
-        inputs = (score, target, n_prompts, m, trials, alpha, settings.seed)
-        if st.button("Compute the power curve", key="rut_power"):
+        inputs = repr((score, target, n_prompts, m, trials, alpha, settings.seed))
+
+        def compute_power():
             bar = st.progress(0.0, text="Simulating audits")
             power = substitution_power(data.reference_pool[:n_prompts], data.alternatives[target][:n_prompts],
                                        n_prompts=n_prompts, m=m, n_trials=trials, alpha=alpha, rng=settings.seed,
                                        progress=lambda f: bar.progress(f))
             bar.empty()
-            st.session_state["rut_power_result"] = (inputs, power)
-        computed_for, power = st.session_state.get("rut_power_result", (None, None))
-        if power is not None and computed_for == inputs:
+            return power
+
+        clicked = st.button("Compute the power curve", key="rut_power")
+        if clicked:
+            st.session_state["rut_power_inputs"] = inputs  # what this user last asked for (one string)
+        power = shared("rut_power", inputs, compute_power if clicked else None)
+        if power is not None:
             st.plotly_chart(substitution_power_curve(power), width="stretch", key="rut_power_curve")
             st.caption(f"With a share q of answers secretly served by the other model, the test flags the API in the "
                        f"plotted share of audits; AUC {power.auc:.2f} summarises power over all q (1 = always).")
-        elif power is not None:
+        elif st.session_state.get("rut_power_inputs") not in (None, inputs):
             st.caption("The power curve computed earlier was for other inputs; compute it again for these.")
     downloads(table=pd.DataFrame({"prompt": scores.prompts, "rank": result.ranks,
                                   "target_score": scores.target_scores}),

@@ -10,7 +10,7 @@ from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import paper_or_live
 from ui.resources import scenarios
-from ui.runs import RunProgress, scenario_family
+from ui.runs import RunProgress, family, scenario_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -41,10 +41,12 @@ with guard():
         with RunProgress("Persona study", len(models)) as progress:
 
             def run_family(name):
-                family = scenario_family(with_model(settings, options[name]), scenario, [p.id for p in personas],
-                                         k=k, n_resamples=n_resamples, discrepancy=discrepancy, progress=progress)
+                model = with_model(settings, options[name])
+                result = family(model, scenario_request(model, scenario, [p.id for p in personas], k=k,
+                                                        n_resamples=n_resamples, discrepancy=discrepancy),
+                                progress=progress)
                 progress.next_step()
-                return family
+                return result
 
             keep("persona", inputs, persona_grid(run_family, models, discrepancy=discrepancy))
 

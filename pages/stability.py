@@ -5,11 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from dbpa_core.stability.rewrites import REWRITES
-from dbpa_core.stability.data import load_recorded_stability
-from dbpa_core.stability.criterion import COSTS, ratio_curve, stability_criterion, stability_curve
+from dbpa_core.stability.criterion import COSTS
 from dbpa_core.present.figures import stability_curves
 from ui.components import downloads, guard
-from ui.resources import embedder_for, store
+from ui.stability import RATIOS, RISKS, stability_view
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -26,29 +25,24 @@ with guard():
                                      "ratio|. A distance: zero for no change, growing with the change.")
     theta = columns[1].number_input("θ₁ = θ₂", 0.05, 20.0, 1.0, 0.05, key="stab_theta")
     r_fixed = columns[2].slider("Risk level r for the θ-ratio curve", 0.05, 1.0, 0.6, 0.05, key="stab_r")
-    data = load_recorded_stability(embedder_for(settings.embedder), cost=cost, store=store())
-    rs = np.round(np.linspace(0, 1, 21), 2)
-    ratios = np.geomspace(0.05, 20, 15)
-    curves = {name: stability_curve(d.losses, d.costs, rs, theta1=theta, theta2=theta) for name, d in data.items()}
-    ratio_curves = {name: ratio_curve(d.losses, d.costs, r_fixed, ratios, scale=theta) for name, d in data.items()}
-
+    view = stability_view(cost, float(theta), float(r_fixed), settings.embedder, settings.keys.embedder)
+    data = view.data
     summary = pd.DataFrame({
         "model / setting": list(data),
         "error rate on the original questions": [d.losses[:, 0].mean() for d in data.values()],
         "error rate on the rewrites": [d.losses[:, 1:].mean() for d in data.values()],
-        f"R at r = {r_fixed:g}": [stability_criterion(d.losses, d.costs, r_fixed, theta1=theta, theta2=theta).value
-                                  for d in data.values()],
+        f"R at r = {r_fixed:g}": [view.criteria[name].value for name in data],
     })
     st.dataframe(summary, hide_index=True, width="stretch")
     st.caption("R = 0 means the model already errs that often without any shift; R = ∞ would mean no rewrite can "
                "make it fail. Compare rows: the larger R at the same r, the more stable the setting.")
     left, right = st.columns(2)
-    left.plotly_chart(stability_curves(curves, rs, x_title="target error rate r",
+    left.plotly_chart(stability_curves(view.curves, RISKS, x_title="target error rate r",
                                        title=f"R against r at θ₁ = θ₂ = {theta:g}"), width="stretch",
                       key="stab_r_curve")
     left.caption("Each curve rises from 0 at the model's own error rate: the steeper, the more a shift must cost "
                  "to make it fail more.")
-    right.plotly_chart(stability_curves(ratio_curves, ratios, x_title="θ₁ / θ₂ (price of rewriting ÷ price of "
+    right.plotly_chart(stability_curves(view.ratio_curves, RATIOS, x_title="θ₁ / θ₂ (price of rewriting ÷ price of "
                                         "re-weighting)", title=f"R against θ₁/θ₂ at r = {r_fixed:g}", log_x=True),
                        width="stretch", key="stab_ratio_curve")
     right.caption("Left: rewriting is cheap, so R measures sensitivity to rewrites; right: re-weighting is cheap, "
@@ -57,7 +51,7 @@ with guard():
     st.subheader("Most sensitive samples")
     setting = st.selectbox("Model / setting", list(data), key="stab_setting")
     chosen = data[setting]
-    result = stability_criterion(chosen.losses, chosen.costs, r_fixed, theta1=theta, theta2=theta)
+    result = view.criteria[setting]
     order = np.argsort(-result.weights)
     kinds = ("original", *chosen.rewrites)
     table = pd.DataFrame({

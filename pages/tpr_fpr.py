@@ -1,7 +1,5 @@
 """TPR / FPR: control vs target perturbations, ROC and the best model at an allowed FPR (paper Figs 1–2)."""
 
-import dataclasses
-
 import streamlit as st
 
 from dbpa_core.audit.experiments import rates_experiment
@@ -11,7 +9,7 @@ from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import paper_or_live
 from ui.resources import scenarios
-from ui.runs import RunProgress, scenario_family
+from ui.runs import RunProgress, family, scenario_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -48,13 +46,12 @@ with guard():
         with RunProgress("Controls and targets", len(models) * replicates * len(chosen_scenarios)) as progress:
 
             def run_family(name, replicate, scenario_id):
-                scenario = all_scenarios[scenario_id]
-                run_settings = dataclasses.replace(with_model(settings, options[name]),
-                                                   seed=settings.seed + replicate)
-                family = scenario_family(run_settings, scenario, [p.id for p in scenario.perturbations], k=k,
-                                         n_resamples=n_resamples, progress=progress)
+                model = with_model(settings, options[name])
+                result = family(model, scenario_request(model, all_scenarios[scenario_id], k=k,
+                                                        n_resamples=n_resamples, replicate=replicate),
+                                progress=progress)
                 progress.next_step()
-                return family
+                return result
 
             keep("roc", inputs, rates_experiment(run_family, models, chosen_scenarios, replicates=replicates))
 

@@ -4,8 +4,9 @@
 
 The home page's default (the factual-question scenario on the simulated
 backend, sidebar seed 0) must show a result before any model loads.  This
-script draws every arm of that view exactly as the page does
-(:data:`ui.exposition.FIRST_VIEW_DRAWS`), embeds the distinct outputs with the
+script draws every arm of that view from the page's own request
+(:func:`ui.exposition.home_request`, for each of :data:`ui.exposition.FIRST_VIEW_DRAWS`), embeds the distinct outputs
+with the
 packaged MiniLM, and writes texts and float32 vectors to
 :data:`ui.exposition.FIRST_VIEW_FILE`.  Rerun it whenever the simulated
 sampler, the scenario or the embedder changes (tests/test_app_home.py fails
@@ -22,23 +23,26 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from dbpa_core.audit.request import EmbedderConfig, SamplerConfig  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
 from ui.exposition import (FIRST_VIEW_DRAWS, FIRST_VIEW_FILE, FIRST_VIEW_GENERATION,  # noqa: E402
-                           FIRST_VIEW_SCENARIO, arm_seed, home_arms)
+                           FIRST_VIEW_SCENARIO, home_request)
+from ui.settings import Settings  # noqa: E402
 
 
 def first_view_texts() -> list[str]:
     """The distinct outputs of every arm the first view (and its shipped resamples) draws."""
     scenario = load_scenarios()[FIRST_VIEW_SCENARIO]
+    settings = Settings(SamplerConfig("simulated", **FIRST_VIEW_GENERATION), EmbedderConfig("minilm"), seed=0)
     sampler = get_sampler("simulated")
     texts: dict[str, None] = {}
     for resample, k in FIRST_VIEW_DRAWS:
-        for _, prompt, system, original in home_arms(scenario):
-            texts.update(dict.fromkeys(sampler.sample(prompt, k, system=system or None,
-                                                      seed=arm_seed(0, resample, original=original),
-                                                      **FIRST_VIEW_GENERATION)))
+        request = home_request(settings, scenario, k=k, resample=resample, statistic="jsd", n_resamples=800)
+        for arm in request.arm_requests():
+            texts.update(dict.fromkeys(sampler.sample(arm.prompt, k, system=arm.system or None, seed=arm.seed,
+                                                      temperature=arm.temperature, max_tokens=arm.max_tokens)))
     return list(texts)
 
 

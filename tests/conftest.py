@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,22 +13,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/servers.py
 HYPOTEST = Path(os.environ.get("DBPA_HYPOTEST_DIR", REPO.parent / "shared" / "data" / "hypotest"))
 
 
-def load_hypotest(relative: str):
-    """Load one JSON file of the paper's responses (../shared/data/hypotest)."""
-    path = HYPOTEST / relative
-    if not path.exists():
+def hypotest_source() -> Path:
+    """The reference code's own copy of the paper's responses (../shared/data/hypotest), outside the repository.
+
+    One rule for every test that needs it: in CI (``CI`` set) its absence is a
+    failure, never a silent skip; on a developer's machine without it, a skip.
+    Tests of the responses themselves read the copy shipped in ``assets/paper/``
+    (:mod:`dbpa_core.paper.loaders`), which needs nothing outside the repository.
+    """
+    if not HYPOTEST.is_dir():
         if os.environ.get("CI"):
-            pytest.fail(f"test data missing in CI: {path}")
-        pytest.skip(f"test data not available: {path}")
-    return json.loads(path.read_text())
+            pytest.fail(f"test data missing in CI: {HYPOTEST} (set DBPA_HYPOTEST_DIR)")
+        pytest.skip(f"test data not available: {HYPOTEST} (set DBPA_HYPOTEST_DIR)")
+    return HYPOTEST
 
 
 @pytest.fixture(scope="session")
 def persona_arms() -> dict[str, list[str]]:
-    """The eight persona arms of the paper's Table 2, 20 GPT responses each."""
-    personas = ["doctor", "nurse", "medical practitioner", "medical supervisor",
-                "comedian", "robot from the future", "NeurIPS reviewer", "child"]
-    return {p: load_hypotest(f"personas/Act as a {p}. .json") for p in personas}
+    """The eight persona arms of the paper's Table 2, 20 GPT responses each (the shipped copy, byte-identical to
+    the source: tests/test_paper_data.py)."""
+    from dbpa_core.paper.loaders import load_personas
+
+    return {persona: list(texts) for persona, texts in load_personas().items()}
 
 
 @pytest.fixture(scope="session")

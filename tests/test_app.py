@@ -116,8 +116,12 @@ def test_tpr_fpr(app):
     assert not at.exception
     assert any("Best model at an allowed FPR of 0.05" in s.value for s in at.info)
     summary = at.dataframe[0].value
-    assert set(summary["model"]) == {"simulated T=0.5", "simulated T=2.0"}
-    assert summary["AUC"].between(0, 1).all()
+    assert list(summary["model"]) == ["simulated T=0.5", "simulated T=2.0"]
+    # the AUCs are those of the same audits run without the app (controls vs targets of both scenarios)
+    expected = expected_aucs(["seasons_question", "customer_support"], {"simulated T=0.5": 0.5, "simulated T=2.0": 2.0},
+                             k=10, n_resamples=100)
+    assert list(summary["AUC"]) == [expected["simulated T=0.5"], expected["simulated T=2.0"]]
+    assert summary["AUC"].iloc[0] > 0.7  # at T = 0.5 the targets' p-values are smaller than the controls'
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert any("Best model at an allowed FPR of 0.2" in s.value for s in at.info)
@@ -139,6 +143,38 @@ def test_alignment(app):
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["model"]) == ["simulated T=1.0"]
+    # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
+    from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run
+    from dbpa_core.data.scenarios import load_scenarios
+
+    scenario = load_scenarios()["seasons_question"]
+    prompt = Prompt(scenario.prompt, scenario.system)
+    request = AuditRequest(prompt, (PerturbedPrompt("simulated T=1.0", "simulated T=1.0", prompt),),
+                           sampler=SamplerConfig("recorded"),
+                           perturbed_sampler=SamplerConfig("simulated", temperature=1.0, max_tokens=128), k=10)
+    expected = run(request).results[0].test
+    row = table.iloc[0]
+    assert (row["ω (JSD)"], row["p"]) == (expected.statistic, expected.pvalue)
+    assert row["decision"] == "REJECT H₀" and row["aligned with reference"] == "no"
+
+
+def expected_aucs(scenarios, models, *, k, n_resamples):
+    """Each model's AUC over the controls and targets of ``scenarios``, computed without the app."""
+    from dbpa_core import roc_analysis
+    from dbpa_core.audit import AuditRequest, SamplerConfig, run
+    from dbpa_core.data.scenarios import load_scenarios
+
+    aucs = {}
+    for name, temperature in models.items():
+        pvalues, is_target = [], []
+        for scenario_id in scenarios:
+            family = run(AuditRequest.from_scenario(
+                load_scenarios()[scenario_id], sampler=SamplerConfig("simulated", temperature=temperature,
+                                                                     max_tokens=128), k=k, n_resamples=n_resamples))
+            pvalues += [r.test.pvalue for r in family.results]
+            is_target += [r.kind == "target" for r in family.results]
+        aucs[name] = roc_analysis(pvalues, is_target).auc
+    return aucs
 
 
 def test_byo_without_file(app):

@@ -98,10 +98,13 @@ def test_streaming_ends_on_the_full_result(app):
     assert sum(1 for s in at.subheader if s.value.startswith("02")) == 1
 
 
-def test_streamed_prefix_is_a_smaller_draw():
-    """Streaming shows the first n outputs of the drawn arms: the same as drawing n."""
+def test_streamed_prefix_is_a_smaller_draw(minilm):
+    """Streaming shows the first n outputs of the drawn arms: the same as drawing n, tested as the final
+    result is tested (its last step is the result itself)."""
+    from dbpa_core.audit import AuditRequest, SamplerConfig, run
+    from dbpa_core.audit.exposition import self_comparison, stream_sizes, streamed
+    from dbpa_core.data.scenarios import load_scenarios
     from dbpa_core.samplers import get_sampler
-    from ui.exposition import stream_sizes
 
     sampler = get_sampler("simulated")
     full = sampler.sample("What causes the seasons on Earth?", 40, seed=3)
@@ -109,6 +112,19 @@ def test_streamed_prefix_is_a_smaller_draw():
     sizes = stream_sizes(40)
     assert sizes[0] == 4 and sizes[-1] == 40 and sizes == sorted(set(sizes)) and len(sizes) >= 8
     assert stream_sizes(200)[-1] == 200 and max(np.diff(stream_sizes(200))) <= 20
+
+    request = AuditRequest.from_scenario(load_scenarios()["seasons_question"], ["mars"],
+                                         sampler=SamplerConfig("simulated"), k=12, n_resamples=99, seed=4)
+    result = run(request, embedder=minilm).results[0]
+    steps = list(streamed(result, request))
+    assert [len(s.original.texts) for s in steps] == stream_sizes(12)
+    assert steps[-1].test.pvalue == result.test.pvalue and steps[-1].test.statistic == result.test.statistic
+    smaller = run(AuditRequest.from_scenario(load_scenarios()["seasons_question"], ["mars"],
+                                             sampler=SamplerConfig("simulated"), k=4, n_resamples=99, seed=4),
+                  embedder=minilm).results[0]
+    assert steps[0].test.pvalue == smaller.test.pvalue  # the first 4 outputs are a draw of 4
+    halves = self_comparison(result.original, request)
+    assert halves.original.texts + halves.perturbed.texts == result.original.texts
 
 
 def test_switching_scenario_resets_the_intervention(app):

@@ -19,6 +19,7 @@ from dbpa_core.audit.batch import (FAILURE_REASONS, MAX_LINES, export_requests, 
 from dbpa_core.audit.costs import estimate_cost
 from dbpa_core.audit.spec import load_spec
 from dbpa_core.data.store import SampleStore
+from dbpa_core.present.batch import read_export
 from dbpa_core.embedders.openai_compatible import OpenAIEmbedder
 from dbpa_core.samplers.openai_compatible import OpenAISampler
 
@@ -334,7 +335,7 @@ def test_embedding_lines_are_checked_like_samples(tmp_path):
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps(output_line(c, f"text {n % 5}", n=n)) + "\n" for n, c in enumerate(ids)))
     waiting = export_requests(spec, store=store, embeddings=True)
-    assert not waiting.requests and waiting.n_waiting == 9 and "import the samples first" in waiting.reading()
+    assert not waiting.requests and waiting.n_waiting == 9 and "import the samples first" in read_export(waiting)
     import_results(results, store=store)
     export = export_requests(spec, store=store, embeddings=True)
     # grouped as the live run calls: arm by arm, only texts not embedded yet, ≤ batch_size per line
@@ -380,7 +381,7 @@ def test_export_refuses_what_runs_on_this_machine(tmp_path, capsys, store):
     # a system perturbation to a local model: only the OpenAI-compatible arms are exported
     mixed = load_spec(write_spec(tmp_path, perturbed_sampler={"backend": "simulated"}))
     export = export_requests(mixed, store=store)
-    assert len(export.requests) == 3 and export.n_local == 6 and "`audit` draws them" in export.reading()
+    assert len(export.requests) == 3 and export.n_local == 6 and "`audit` draws them" in read_export(export)
 
 
 def test_custom_ids_name_the_slot(tmp_path):

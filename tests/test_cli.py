@@ -80,9 +80,9 @@ def test_interrupted_audit_resumes_without_drawing_twice(tmp_path, monkeypatch, 
     store = SampleStore(tmp_path / "store.sqlite")
     seen = []
 
-    def stop_in_second_arm(stage, done, total):
-        seen.append(stage)
-        return not (stage.startswith("sampling") and stage != "sampling original" and done == 5)
+    def stop_in_second_arm(update):
+        seen.append(update.text)
+        return not (update.stage == "sampling" and update.label != "original" and update.done == 5)
 
     with pytest.raises(SamplingCancelled):
         run_audit(spec, store=store, progress=stop_in_second_arm)
@@ -108,6 +108,9 @@ def test_two_file_test(tmp_path, capsys, persona_arms):
     first.write_text("\n".join(json.dumps({"text": t}) for t in persona_arms["doctor"][:10]))
     second.write_text("\n".join(json.dumps({"text": t}) for t in persona_arms["doctor"][10:]))
     assert main(["test", str(first), str(second), "--fail-on-change", "--similarity", "rouge_l"]) == 0
+    # names are normalised where they enter: "ROUGE_L" is the text similarity, on the texts
+    assert main(["test", str(first), str(second), "--similarity", "ROUGE_L", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["similarity"] == "rouge_l"
 
 
 def test_precomputed_embeddings_in_files(tmp_path):

@@ -68,7 +68,7 @@ def test_wasserstein_and_ks_match_scipy(arms):
 @pytest.mark.parametrize("similarity", ["cosine", "neg_l1"])
 def test_wasserstein_and_ks_on_a_large_support_match_scipy(similarity):
     """Beyond 1 024 unique similarities the engine switches to a fused CDF kernel: same statistics."""
-    from dbpa_core.stats.permutation import _MAX_CELLS_FOR_ROW_COUNTS
+    from dbpa_core.stats.engine import _MAX_CELLS_FOR_ROW_COUNTS
 
     rng = np.random.default_rng(7)
     x, y = rng.normal(size=(31, 5)), rng.normal(size=(29, 5)) + 0.3
@@ -83,12 +83,12 @@ def test_wasserstein_and_ks_on_a_large_support_match_scipy(similarity):
 def test_fused_cdf_kernel_equals_histograms_then_reduction():
     """Every resample of the fused kernel equals ω computed from the two histograms (1 225 cells)."""
     from dbpa_core.stats import _kernels
-    from dbpa_core.stats.permutation import _random_splits, _row_counts
+    from dbpa_core.stats.engine import _row_counts, random_splits
 
     rng = np.random.default_rng(8)
     pooled = rng.normal(size=(50, 3))
     sim = d.similarity_matrix(pooled, "neg_l2")
-    perms = _random_splits(rng, 50, 22, 300)
+    perms = random_splits(rng, 50, 22, 300)
     for name in ("wasserstein", "ks"):
         omega = get_discrepancy(name)
         support = omega.support(sim)

@@ -9,14 +9,17 @@ from types import SimpleNamespace
 import numpy as np
 
 from dbpa_core.audit import Arm, compare_family
-from dbpa_core.present.exports import family_csv, family_frame, family_html, family_record
+from dbpa_core.present.exports import (alignment_table, family_csv, family_frame, family_html, family_record,
+                                       json_default)
 
 
 def make_family():
     rng = np.random.default_rng(5)
-    original = Arm("original", "x", "", tuple(f"o{i}" for i in range(12)), rng.normal(size=(12, 5)))
+    original = Arm("original", "x", "", tuple(f"o{i}" for i in range(12)), rng.normal(size=(12, 5)), "m",
+                   tuple(f"{0:016x}:{i}" for i in range(12)))
     shifts = [0.0, 0.0, 0.9, 1.1, 3.0, 0.0]
-    arms = [Arm(f"p{i}", f"x{i}", "", tuple(f"p{i}-{j}" for j in range(12)), rng.normal(size=(12, 5)) + s)
+    arms = [Arm(f"p{i}", f"x{i}", "", tuple(f"p{i}-{j}" for j in range(12)), rng.normal(size=(12, 5)) + s, "m",
+                tuple(f"{i + 1:016x}:{j}" for j in range(12)))
             for i, s in enumerate(shifts)]
     perturbations = [SimpleNamespace(id=f"p{i}", label=f"p{i}", kind="target" if s else "control")
                      for i, s in enumerate(shifts)]
@@ -57,6 +60,27 @@ def test_html_readings_never_contradict_their_numbers():
         "the fixture should hold a raw-significant, adjusted-not-significant case"
 
 
-def test_record_is_json():
+def test_record_is_valid_json_that_round_trips():
+    """The record serialises without a fallback, validates against the report schema, and reads back equal."""
+    import jsonschema
+
+    from dbpa_core.present.exports import SCHEMA_PATH
+
     family = make_family()
-    json.dumps(family_record(family, name="t", settings={}), default=float)
+    record = family_record(family, name="t", settings={"sampler": {"backend": "simulated"},
+                                                       "embedder": {"name": "minilm"}})
+    text = json.dumps(record, default=json_default)
+    jsonschema.validate(json.loads(text), json.loads(SCHEMA_PATH.read_text()))
+    back = json.loads(text)
+    assert back["settings"]["design"] == "fixed" and back["settings"]["seed"] == 3
+    assert [p["pvalue"] for p in back["perturbations"]] == [r.test.pvalue for r in family.results]
+    assert [p["sample_ids"] for p in back["perturbations"]] == [list(r.perturbed.sample_ids) for r in family.results]
+
+
+def test_alignment_table_reads_aligned_as_not_rejected():
+    family = make_family()
+    table = alignment_table(family)
+    assert list(table.columns[:2]) == ["model", "kind"] and "ω (JSD)" in table.columns
+    assert list(table["aligned with reference"]) == ["no" if reject else "yes (no difference shown)"
+                                                     for reject in family.adjusted.reject]
+    assert "no" in set(table["aligned with reference"]) and len(set(table["aligned with reference"])) == 2

@@ -231,9 +231,9 @@ class TestRandomSplits:
 
     @pytest.mark.parametrize(("n", "k0"), [(6, 3), (7, 2), (7, 5)])
     def test_every_subset_equally_likely(self, n, k0):
-        from dbpa_core.stats.permutation import _random_splits
+        from dbpa_core.stats.engine import random_splits
 
-        splits = _random_splits(np.random.default_rng(n * 10 + k0), n, k0, 60_000)
+        splits = random_splits(np.random.default_rng(n * 10 + k0), n, k0, 60_000)
         assert splits.dtype == np.uint32
         assert_array_equal(np.sort(splits, axis=1), np.broadcast_to(np.arange(n), splits.shape))
         index = {subset: i for i, subset in enumerate(combinations(range(n), k0))}

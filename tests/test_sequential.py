@@ -50,6 +50,22 @@ def test_each_look_is_the_dbpa_statistic_on_everything_drawn_so_far():
     assert_array_equal(result.null_distribution, result.null_paths[:, -1])
 
 
+def test_one_look_is_the_fixed_k_test_on_the_same_engine():
+    """With one batch the within-batch re-splits are the fixed-k test's splits, from the same stream:
+    the shared engine gives the same ω, P0, P1, null, effect sizes and kind-specific results."""
+    x, y = (draw(12) for draw in arms(1.0, seed=9))
+    sequential = d.sequential_dbpa_test(lambda n: x[:n], lambda n: y[:n], k_max=12, batch_size=12,
+                                        n_resamples=499, rng=3)
+    fixed = d.dbpa_test(x, y, n_resamples=499, rng=3)
+    assert not fixed.exact and len(sequential.looks) == 1
+    assert sequential.statistic == fixed.statistic
+    assert_array_equal(sequential.null_distribution, fixed.null_distribution)
+    assert_array_equal(sequential.within_similarities, fixed.within_similarities)
+    assert_array_equal(sequential.across_similarities, fixed.across_similarities)
+    assert (sequential.effect_size, sequential.standardized_effect) == (fixed.effect_size, fixed.standardized_effect)
+    assert (sequential.kind, fixed.kind) == ("sequential", "fixed")
+
+
 def test_decision_boundary_and_pvalue_agree_at_every_look():
     for shift, seed in ((0.0, 4), (1.0, 5), (3.0, 6)):
         result = d.sequential_dbpa_test(*arms(shift, seed), k_max=80, batch_size=10, n_resamples=299, rng=seed)
@@ -142,6 +158,7 @@ def good():
     (dict(batch_size=1), "`batch_size`"),
     (dict(k_max=5, batch_size=10), "`k_max`"),
     (dict(n_resamples=0), "`n_resamples`"),
+    (dict(n_resamples=1_000_001), "`n_resamples` must be an integer >= 1 and <= 1,000,000"),
     (dict(spending="linear"), "`spending`"),
     (dict(futility=2.0), "`futility`"),
     (dict(similarity="jaccard"), "`similarity`"),
@@ -192,7 +209,7 @@ def test_level_holds_under_the_stopping_rule_and_naive_peeking_inflates_it():
 
 
 # ------------------------------------------------------------------ audit runner, SPEC, command line, present
-from dbpa_core.audit import run_scenario_family  # noqa: E402
+from dbpa_core.audit import AuditRequest, SamplerConfig, SequentialPlan, run  # noqa: E402
 from dbpa_core.audit.spec import SpecError, parse_spec  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.embedders.base import Embedder  # noqa: E402
@@ -228,9 +245,10 @@ class WordCounts(Embedder):
 
 
 def sequential_family(sampler, store, **settings):
-    return run_scenario_family(load_scenarios()["seasons_question"], ["paraphrase_1", "mars"], sampler=sampler,
-                               embedder=WordCounts(), k=0, n_resamples=499, discrepancy="energy", store=store, seed=0,
-                               sequential={"k_max": 60, "batch_size": 10, **settings})
+    request = AuditRequest.from_scenario(load_scenarios()["seasons_question"], ["paraphrase_1", "mars"],
+                                         sampler=SamplerConfig("simulated"), n_resamples=499, discrepancy="energy",
+                                         seed=0, sequential=SequentialPlan(k_max=60, batch_size=10, **settings))
+    return run(request, sampler_for=lambda config: sampler, embedder=WordCounts(), store=store)
 
 
 def test_audit_family_stops_each_perturbation_on_its_own_and_resumes_from_the_store(store):

@@ -84,7 +84,7 @@ def test_good_settings_reach_the_backends():
     spec = parse_spec({**BASE, "sampler": {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
                                            "timeout": 2, "max_retries": 0, "max_concurrency": 3},
                        "embedder": {"name": "minilm", "batch_size": 8}})
-    sampler, embedder = build_sampler(spec.sampler), build_embedder(spec.embedder)
+    sampler, embedder = build_sampler(spec.request.sampler), build_embedder(spec.request.embedder)
     assert (sampler.timeout, sampler.max_retries, sampler.max_concurrency) == (2.0, 0, 3)
     assert embedder.batch_size == 8
 

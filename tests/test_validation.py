@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dbpa_core as d
-from dbpa_core._validation import (check_base_url, check_choice, check_embeddings, check_positive_int,
+from dbpa_core._validation import (check_base_url, check_choice, check_positive_int,
                                    check_temperature, is_secret_name)
 from dbpa_core.stats.permutation import MAX_RESAMPLES
 

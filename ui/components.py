@@ -97,9 +97,9 @@ def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) ->
     if config.backend == "openai":
         parts.append(f"model {config.model or 'gpt-4o-mini'} at {redact_url(config.base_url) or 'api.openai.com'}")
     if config.backend != "recorded":
-        parts.append(f"T = {settings.temperature:g}, ≤ {settings.max_tokens} tokens")
+        parts.append(f"T = {config.temperature:g}, ≤ {config.max_tokens} tokens")
     parts.append(f"seed {settings.seed}")
-    parts.append("embedded by " + ("all-MiniLM-L6-v2" if settings.embedder.backend == "minilm"
+    parts.append("embedded by " + ("all-MiniLM-L6-v2" if settings.embedder.name == "minilm"
                                    else settings.embedder.model or "an OpenAI-compatible embedder"))
     st.caption("Outputs: " + " · ".join(parts))
     if config.backend == "simulated":
@@ -215,22 +215,18 @@ def family_downloads(family, settings, *, name: str, current: bool = True, **con
 
 
 def report_settings(settings) -> dict:
-    """The sidebar settings as a report records them (no API key; credentials stripped from URLs)."""
-    def describe(config):
-        return {"backend": config.backend, "model": config.model, "base_url": redact_url(config.base_url)}
-
-    return {"sampler": describe(settings.sampler), "embedder": describe(settings.embedder),
+    """The sidebar settings as a report records them (no API key; requests hold no credentials)."""
+    return {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
             "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
 
 
 def settings_inputs(settings) -> dict:
     """The sidebar settings as the inputs a shown result depends on (for :mod:`ui.freshness`)."""
-    sampler = settings.sampler
+    sampler, embedder = settings.sampler, settings.embedder
     return {"backend": sampler.backend if sampler.backend != "openai"
-            else f"{sampler.model} at {redact_url(sampler.base_url) or 'api.openai.com'}",
+            else f"{sampler.model} at {sampler.base_url or 'api.openai.com'}",
             "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
-            "embedder": settings.embedder.backend if settings.embedder.backend == "minilm"
-            else f"{settings.embedder.model} at {redact_url(settings.embedder.base_url)}"}
+            "embedder": embedder.name if embedder.name == "minilm" else f"{embedder.model} at {embedder.base_url}"}
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:

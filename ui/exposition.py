@@ -11,21 +11,21 @@ is on screen, for whatever the user asks next.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 
 import numpy as np
 import streamlit as st
 
+from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.data.assets import ASSETS
-from dbpa_core.embedders.minilm import MiniLMEmbedder  # cheap: torch is imported on first use
 from dbpa_core.present.readings import (decision, format_pvalue, read_centroid_distance,
                                         read_effect, read_pvalue, read_statistic)
 
 from .components import decision_box
-from .resources import sampler_for, store
-from .settings import SamplerConfig, Settings
+from .resources import embedder_for, sampler_for, store
+from .runs import scenario_request
+from .settings import Settings
 
 #: The shipped embeddings of the first view (texts and MiniLM vectors, float32).
 FIRST_VIEW_FILE = ASSETS / "first_view" / "seasons_question_minilm.npz"
@@ -35,50 +35,25 @@ FIRST_VIEW_FILE = ASSETS / "first_view" / "seasons_question_minilm.npz"
 FIRST_VIEW_SCENARIO = "seasons_question"
 FIRST_VIEW_GENERATION = {"temperature": 1.0, "max_tokens": 128}
 FIRST_VIEW_DRAWS = ((0, 200), (1, 40), (2, 40), (3, 40), (4, 40))  # (resample, N)
-#: Seeds of successive "Resample" presses are this far apart, so that their
-#: per-sample streams never overlap with the perturbed arms' seed + 1.
-RESAMPLE_STRIDE = 1000
 
 
-def arm_seed(seed: int, resample: int, *, original: bool) -> int:
-    """The seed of an arm: x₀'s draw, or a perturbed arm's (seed + 1, independent of x₀'s)."""
-    return seed + RESAMPLE_STRIDE * resample + (0 if original else 1)
+def home_request(settings: Settings, scenario, *, k: int, resample: int, statistic: str, n_resamples: int,
+                 alpha: float = 0.05):
+    """The home page's audit: every perturbation of ``scenario`` against x₀, Bonferroni-corrected (paper §4.1).
 
-
-def home_arms(scenario) -> list[tuple[str, str, str, bool]]:
-    """Every arm the home page draws: (label, prompt, system, is_original), x₀ first."""
-    return ([("original", scenario.prompt, scenario.system, True)]
-            + [(p.label, *scenario.apply(p), False) for p in scenario.perturbations])
+    "Resample" is a new replicate of the same audit: new samples (seeds
+    :func:`dbpa_core.audit.request.arm_seed`), the same tests.
+    """
+    return scenario_request(settings, scenario, k=k, replicate=resample, discrepancy=statistic,
+                            n_resamples=n_resamples, correction="bonferroni", alpha=alpha)
 
 
 # --------------------------------------------------------------------- drawing
-
-_MINILM_LOCK = threading.Lock()
 _LOADER_STARTED = threading.Event()
 
 
-class _SharedMiniLM(MiniLMEmbedder):
-    """MiniLM whose weights load once per process, whichever thread asks first.
-
-    Constructing it loads nothing; embedding texts that the store already
-    holds never touches the model, which is how the first view opens without
-    it.  The lock makes the background loader and a foreground request share
-    one load instead of racing two.
-    """
-
-    @property
-    def model(self):
-        with _MINILM_LOCK:
-            return super().model
-
-
 @st.cache_resource(show_spinner=False)
-def _home_embedder() -> _SharedMiniLM:
-    return _SharedMiniLM()
-
-
-@st.cache_resource(show_spinner=False)
-def _seeded(store_path: str) -> int:
+def seed_first_view(store_path: str) -> int:
     """Put the shipped first-view embeddings into the store (once per process and store)."""
     shipped = np.load(FIRST_VIEW_FILE)
     texts = [str(t) for t in shipped["texts"]]
@@ -92,7 +67,7 @@ def load_embedder_in_background(settings: Settings) -> None:
     Called at the end of the page: importing torch holds the GIL for
     seconds, so it starts only after the first result has been sent.
     """
-    if settings.embedder.backend != "minilm" or _LOADER_STARTED.is_set():
+    if settings.embedder.name != "minilm" or _LOADER_STARTED.is_set():
         return
     _LOADER_STARTED.set()
 
@@ -102,77 +77,53 @@ def load_embedder_in_background(settings: Settings) -> None:
     import pandas  # noqa: F401
     import PIL.Image  # noqa: F401
 
+    embedder = embedder_for(settings.embedder)
+
     def load():
         time.sleep(1.0)  # let the server flush the finished page first
-        _home_embedder().model  # noqa: B018 - loading is the point
+        embedder.model  # noqa: B018 - loading is the point
 
     threading.Thread(target=load, name="minilm-loader", daemon=True).start()
 
 
-class _EmbeddingsOnly:
-    """The store as a simulated arm uses it: embeddings are cached, samples are not.
-
-    A simulated output is recomputed from its seed in microseconds, while
-    writing it to SQLite costs ≈ 2 ms (280 of them: half a second of the first
-    view).  Nothing is lost: the same seed gives the same outputs.
-    """
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def get_samples(self, description, indices):
-        return {}
-
-    def put_sample(self, description, index, text, token_logprobs=None):
-        # SampleStore.put_sample's contract: what the slot holds afterwards (here, the sample itself).
-        return text, token_logprobs
-
-    def get_embeddings(self, embedder_key, texts):
-        return self._inner.get_embeddings(embedder_key, texts)
-
-    def put_embeddings(self, embedder_key, texts, vectors):
-        return self._inner.put_embeddings(embedder_key, texts, vectors)
-
-
 def recorded_limit(scenario) -> int:
     """The largest N every arm of ``scenario`` has recorded responses for (0 if an arm has none)."""
+    from dbpa_core.audit.request import AuditRequest
+
     sampler = sampler_for(SamplerConfig("recorded"))
-    return min(sampler.available(prompt, system) for _, prompt, system, _ in home_arms(scenario))
+    arms = AuditRequest.from_scenario(scenario, sampler=SamplerConfig("recorded")).arm_requests()
+    return min(sampler.available(arm.prompt, arm.system) for arm in arms)
 
 
-def draw_home(settings: Settings, scenario, k: int, resample: int) -> list:
-    """Draw and embed k outputs for x₀ and every perturbation of ``scenario``, in :func:`home_arms` order.
+def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: str, seed: int, slots) -> None:
+    """Replay a result as its evidence accumulated: the first n outputs of each arm, n growing to k.
 
-    Live and recorded backends go through the app's shared :func:`ui.runs.draw`
-    (progress with time left, Cancel, every sample stored as it arrives).  The
-    simulated backend with MiniLM takes a path of its own that never loads the
-    model for texts the store already holds: memoised in the session, its
-    samples recomputed rather than stored (:class:`_EmbeddingsOnly`).
+    ``slots`` are the page's (result strip, clouds, null) placeholders,
+    redrawn in place; each step is the test on the first n outputs
+    (:func:`dbpa_core.audit.exposition.streamed`), so what a class sees is
+    an honest smaller audit.
     """
-    from dbpa_core.audit import draw_arm
+    from dbpa_core.audit.exposition import streamed
+    from dbpa_core.present.figures import null_histogram, output_clouds
+    from dbpa_core.present.projection import project
 
-    from .runs import draw
-
-    arms = home_arms(scenario)
-    base = arm_seed(settings.seed, resample, original=True)
-    if settings.sampler.backend != "simulated" or settings.embedder.backend != "minilm":
-        return draw(dataclasses.replace(settings, seed=base), [arm[:3] for arm in arms], k,
-                    seed_offset=arm_seed(0, 0, original=False), progress_label="Sampling every arm of the scenario")
-    memo = st.session_state.setdefault("_home_arms", {})
-    keys = [(settings.sampler, prompt, system, k, settings.temperature, settings.max_tokens,
-             arm_seed(settings.seed, resample, original=original)) for _, prompt, system, original in arms]
-    todo = [i for i, key in enumerate(keys) if key not in memo]
-    if todo:
-        shared = store()
-        _seeded(str(shared.path))
-        with st.spinner("Embedding new outputs with MiniLM (the first time, the model loads: ≈10 s)…"):
-            for index in todo:
-                label, prompt, system, _ = arms[index]
-                memo[keys[index]] = draw_arm(sampler_for(settings.sampler), prompt, k, label=label, system=system,
-                                             temperature=settings.temperature, max_tokens=settings.max_tokens,
-                                             seed=keys[index][-1], embedder=_home_embedder(),
-                                             store=_EmbeddingsOnly(shared))
-    return [memo[key] for key in keys]
+    strip, cloud_slot, null_slot = slots
+    original, perturbed = result.original, result.perturbed
+    coordinates = project(np.vstack([original.embeddings, perturbed.embeddings]), "pca", rng=seed)
+    k = len(original.texts)
+    pad = (coordinates.max(axis=0) - coordinates.min(axis=0)) * 0.08
+    ranges = tuple(zip(coordinates.min(axis=0) - pad, coordinates.max(axis=0) + pad))
+    label = STATISTICS[statistic][0]
+    for partial in streamed(result, request):
+        n = len(partial.original.texts)
+        with strip.container():
+            show_result(partial, alpha, statistic=statistic, inputs=inputs,
+                        note=f"Streaming: {n} of {k} outputs per arm so far, not the final result. ")
+        rows = list(range(n)) + list(range(k, k + n))
+        cloud_slot.plotly_chart(output_clouds(coordinates[rows], (n, n), list(original.texts[:n])
+                                              + list(perturbed.texts[:n]), axis_ranges=ranges), width="stretch")
+        null_slot.plotly_chart(null_histogram(partial.test, label=label), width="stretch")
+        time.sleep(0.25)  # a class should see the evidence arrive, not a flicker
 
 
 # ------------------------------------------------------------------- testing
@@ -181,35 +132,6 @@ STATISTICS = {
     "jsd": ("JSD", "Jensen–Shannon divergence between P₀ and P₁ (the paper's ω)"),
     "centroid": ("centroid T", "centroid distance ‖μ̂₀ − μ̂₁‖² (the exposition's T)"),
 }
-
-
-def home_family(settings: Settings, scenario, arms, *, discrepancy: str, n_resamples: int, alpha: float):
-    """Every perturbation of ``scenario`` against x₀, Bonferroni-corrected (paper §4.1); tests memoised."""
-    from dbpa_core.audit import compare_family
-
-    from .runs import _memoised_compare, true_effects  # the session's one memo of tests
-
-    return compare_family(arms[0], arms[1:], scenario.perturbations, discrepancy=discrepancy,
-                          n_resamples=n_resamples, correction="bonferroni", alpha=alpha, seed=settings.seed,
-                          true_effects=true_effects(settings, scenario, scenario.perturbations),
-                          compare=_memoised_compare(settings.seed))
-
-
-def arm_slice(arm, start: int, stop: int):
-    """Outputs ``start`` to ``stop`` of an arm, as an arm.
-
-    Sample i of a request depends only on (seed, i) (:func:`dbpa_core.samplers.base.sample_seed`),
-    so the first n outputs are exactly what drawing n would have given: an
-    honest smaller draw, which is what streaming shows.
-    """
-    return dataclasses.replace(arm, texts=arm.texts[start:stop], embeddings=arm.embeddings[start:stop],
-                               sample_ids=arm.sample_ids[start:stop])
-
-
-def stream_sizes(k: int) -> list[int]:
-    """Arm sizes shown while streaming: a few outputs more per step, from 4 up to k."""
-    step = max(2, k // 10)
-    return sorted({n for n in range(4, k, step)} | {k}) if k > 4 else [k]
 
 
 def true_effect_text(result, simulated: bool) -> str:

@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import dataclasses
 
-from .settings import SamplerConfig, Settings
+from dbpa_core.audit.request import SamplerConfig
+
+from .settings import Settings
 
 
-def model_options(settings: Settings) -> dict[str, tuple[SamplerConfig, float]]:
-    """Models (or sampler settings) a page can put side by side: label → (config, temperature)."""
+def model_options(settings: Settings) -> dict[str, SamplerConfig]:
+    """Models (or sampler settings) a page can put side by side: label → sampler configuration.
+
+    Live options draw with the sidebar's output cap; the recorded backend
+    replays its answers as they were generated.
+    """
+    cap = settings.max_tokens
+
+    def live(backend: str, temperature: float) -> SamplerConfig:
+        return SamplerConfig(backend, temperature=temperature, max_tokens=cap)
+
     options = {
-        "simulated T=0.5": (SamplerConfig("simulated"), 0.5),
-        "simulated T=1.0": (SamplerConfig("simulated"), 1.0),
-        "simulated T=2.0": (SamplerConfig("simulated"), 2.0),
-        "recorded SmolLM2 T=0.7": (SamplerConfig("recorded"), 0.7),
-        "local SmolLM2 T=0.7": (SamplerConfig("local"), 0.7),
-        "local SmolLM2 T=1.2": (SamplerConfig("local"), 1.2),
+        "simulated T=0.5": live("simulated", 0.5),
+        "simulated T=1.0": live("simulated", 1.0),
+        "simulated T=2.0": live("simulated", 2.0),
+        "recorded SmolLM2 T=0.7": SamplerConfig("recorded"),
+        "local SmolLM2 T=0.7": live("local", 0.7),
+        "local SmolLM2 T=1.2": live("local", 1.2),
     }
     if settings.sampler.backend == "openai":
-        options[f"{settings.sampler.model} (API)"] = (settings.sampler, settings.temperature)
+        options[f"{settings.sampler.model} (API)"] = settings.sampler
     return options
 
 
-def with_model(settings: Settings, option: tuple[SamplerConfig, float]) -> Settings:
-    """Settings whose sampler and temperature are those of a model option."""
-    config, temperature = option
-    return dataclasses.replace(settings, sampler=config, temperature=temperature)
+def with_model(settings: Settings, config: SamplerConfig) -> Settings:
+    """Settings whose sampler is ``config`` (a model option)."""
+    return dataclasses.replace(settings, sampler=config)

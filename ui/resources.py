@@ -1,17 +1,35 @@
 """Resources shared by every session (``st.cache_resource``): scenarios, store, models, clients.
 
-Shared across sessions, so never mutated after creation.  dbpa_core is imported
-inside the functions: the sidebar must not wait for numba, scipy and torch on a
-cold start.
+Shared across sessions, so never mutated after creation.  dbpa_core's heavy
+parts are imported inside the functions: the sidebar must not wait for numba,
+scipy and torch on a cold start.
 """
 
 from __future__ import annotations
 
-import time
+import threading
 
 import streamlit as st
 
-from .settings import SamplerConfig
+from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
+from dbpa_core.embedders.minilm import MiniLMEmbedder  # cheap: torch is imported on first use
+
+_MINILM_LOCK = threading.Lock()
+
+
+class SharedMiniLM(MiniLMEmbedder):
+    """MiniLM whose weights load once per process, whichever thread asks first.
+
+    Constructing it loads nothing, and embedding texts that the store already
+    holds never touches the model (how the home page's first view opens
+    without it).  The lock makes a background loader and a foreground request
+    share one load instead of racing two.
+    """
+
+    @property
+    def model(self):
+        with _MINILM_LOCK:
+            return super().model
 
 
 @st.cache_resource(show_spinner=False)
@@ -28,6 +46,31 @@ def store():
     return SampleStore()
 
 
+class EmbeddingsOnly:
+    """The store as a simulated arm uses it: embeddings are cached, samples are not.
+
+    A simulated output is recomputed from its seed in microseconds, while
+    writing it to SQLite costs ≈ 2 ms (280 of them: half a second of the home
+    page's first view).  Nothing is lost: the same seed gives the same outputs.
+    """
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def get_samples(self, description, indices):
+        return {}
+
+    def put_sample(self, description, index, text, token_logprobs=None):
+        # SampleStore.put_sample's contract: what the slot holds afterwards (here, the sample itself).
+        return text, token_logprobs
+
+    def get_embeddings(self, embedder_key, texts):
+        return self._inner.get_embeddings(embedder_key, texts)
+
+    def put_embeddings(self, embedder_key, texts, vectors):
+        return self._inner.put_embeddings(embedder_key, texts, vectors)
+
+
 @st.cache_resource(show_spinner="Compiling UMAP (first use in this process, ≈20 s)…")
 def umap_ready() -> bool:
     """Pay UMAP's numba compilation once per process, before the first projection."""
@@ -38,31 +81,21 @@ def umap_ready() -> bool:
 
 
 @st.cache_resource(show_spinner="Loading the sampler…")
-def sampler_for(config: SamplerConfig):
-    from dbpa_core.samplers import get_sampler
+def sampler_for(config: SamplerConfig, api_key: str = ""):
+    """The sampler of a configuration (one instance per backend, model and URL, whatever the temperature)."""
+    from dbpa_core.audit.runner import build_sampler
 
-    if config.backend == "openai":
-        return get_sampler("openai", model=config.model or "gpt-4o-mini", base_url=config.base_url or None,
-                           api_key=config.api_key or None, max_concurrency=config.max_concurrency)
-    return get_sampler(config.backend)
+    return build_sampler(config.instance, api_key=api_key or None)
 
 
-@st.cache_resource(show_spinner="Loading the embedding model (first time only)…")
-def embedder_for(config: SamplerConfig):
-    # Importing torch and sentence-transformers holds the GIL for seconds; a
-    # short sleep first lets the server thread stream what the page has drawn
-    # so far, so the widgets appear before the model is loaded.
-    time.sleep(0.6)
-    from dbpa_core.embedders import get_embedder
+@st.cache_resource(show_spinner=False)
+def embedder_for(config: EmbedderConfig, api_key: str = ""):
+    """The embedder of a configuration; MiniLM loads its weights on first use, once per process."""
+    from dbpa_core.audit.runner import build_embedder
 
-    if config.backend == "openai":
-        return get_embedder("openai", model=config.model or "text-embedding-3-small",
-                            base_url=config.base_url or None, api_key=config.api_key or None)
-    embedder = get_embedder("minilm")
-    embedder.embed(["warm up"])  # load the weights now, inside the spinner
-    return embedder
-
-
+    if config.name == "minilm":
+        return SharedMiniLM(**config.constructor_settings())
+    return build_embedder(config, api_key=api_key or None)
 
 
 @st.cache_resource(show_spinner="Loading the reference model…")

@@ -1,34 +1,52 @@
-"""Runs shared by several pages: one perturbation, or a family of them."""
+"""The app's thin adapter over :mod:`dbpa_core.audit`: requests, one progress bar, shared bounded caches.
+
+Every page builds an :class:`~dbpa_core.audit.request.AuditRequest` (the
+object ``python -m dbpa_core audit`` builds from a SPEC) and calls
+:func:`family`.  Results are cached with ``st.cache_data``, keyed by the
+request's digest, shared by every session and bounded; a session keeps only
+what its user chose.  A request whose samples or embeddings are not all in
+the store is run live, outside the cache, under a :class:`RunProgress` (the
+one place a run reports progress: :meth:`RunProgress.update` receives each
+:class:`~dbpa_core.audit.runner.RunUpdate`, the drawn arms included), and its
+result is then put in the cache.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
 
-import numpy as np
 import streamlit as st
 
-from .resources import embedder_for, reference_scorer, sampler_for, store
-from .settings import SamplerConfig, Settings
+from dbpa_core.audit.request import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig
 
-# dbpa_core.audit (numba, scipy) is imported in the functions below so that
-# a page's widgets are drawn before the statistics stack loads.
+from .resources import EmbeddingsOnly, embedder_for, sampler_for, store
+from .settings import Settings
+
+#: Results of different requests kept by the shared cache (each a few MB at most: k × 384 floats per arm).
+MAX_RESULTS = 128
 
 
 class RunProgress:
     """One progress bar (and one Cancel button) for a run of many steps, with the time left.
 
     The time left is extrapolated from the throughput measured so far in this
-    run (outputs sampled and embedded per second), shown once a run has taken
-    a few seconds; a cached run finishes before it appears.
+    run, shown once a run has taken a few seconds; a cached run never shows
+    the bar at all.  ``listener`` (optional) receives every
+    :class:`~dbpa_core.audit.runner.RunUpdate` too, the arms as they are drawn
+    included: the one place a live view (clouds, null) can follow a run.
     """
 
-    def __init__(self, label: str, n_steps: int = 1):
+    def __init__(self, label: str, n_steps: int = 1, *, listener=None):
         self.label, self.n_steps, self.step = label, max(1, int(n_steps)), 0
+        self.listener = listener
         self.started = time.monotonic()
         self.kept = 0  # outputs sampled so far in this run (all in the store)
+        self._arm_done: dict[str, int] = {}
+        self._request, self._positions = None, {}
+        runs = st.session_state["_runs"] = st.session_state.get("_runs", 0) + 1
         self._cancel = st.empty()
-        self._cancel.button("Cancel", key=f"cancel_{label}_{len(st.session_state.get('_arms', {}))}",
+        self._cancel.button("Cancel", key=f"cancel_{label}_{runs}",
                             help="Stop now; every sample drawn so far is kept in the store and reused.")
         self._bar = st.progress(0.0, text=label)
         st.session_state["_drawing"] = {"label": label, "kept": 0}
@@ -41,6 +59,30 @@ class RunProgress:
             seconds = elapsed * (1 - fraction) / fraction
             left = f" · about {seconds:.0f} s left" if seconds < 120 else f" · about {seconds / 60:.0f} min left"
         self._bar.progress(fraction, text=f"{self.label}: {text}{left}")
+
+    def track(self, request: AuditRequest) -> None:
+        """Measure the next updates against ``request``'s arms (k per arm, or at most k_max when sequential)."""
+        self._request, self._positions, self._arm_done = request, {}, {}
+
+    def update(self, update) -> None:
+        """The run's progress hook (:class:`dbpa_core.audit.runner.RunUpdate`): samples, embeddings, drawn arms."""
+        if update.stage == "sampling":
+            before = self._arm_done.get(update.label, 0)
+            self._arm_done[update.label] = max(before, update.done)
+            self.count_sampled(self.kept + max(0, update.done - before))
+        if self.listener is not None:
+            self.listener(update)
+        if update.stage == "drawn":
+            return
+        request = self._request
+        if request is not None and request.sequential is not None:
+            self.report(update.done / request.k, f"{update.text}: {update.done} of at most {request.k} per arm")
+            return
+        n_arms = len(request.perturbations) + 1 if request is not None else 1
+        position = self._positions.setdefault(update.label, len(self._positions)) if request is not None else 0
+        # Sampling is the first half of an arm's work, embedding the second.
+        share = (0.5 if update.stage == "embedding" else 0.0) + 0.5 * update.done / max(update.total, 1)
+        self.report(min(position + share, n_arms) / n_arms, f"{update.text} ({update.done}/{update.total})")
 
     def count_sampled(self, n: int) -> None:
         self.kept = n
@@ -67,194 +109,132 @@ class RunProgress:
         return False
 
 
-def generation(settings: Settings, config: SamplerConfig) -> tuple[float | None, int | None]:
-    """(temperature, max_tokens) of a request: none for the recorded backend, which replays its answers."""
-    if config.backend == "recorded":
-        return None, None
-    return settings.temperature, settings.max_tokens
+# ----------------------------------------------------------------- requests
+def scenario_request(settings: Settings, scenario, perturbation_ids=None, **test) -> AuditRequest:
+    """The request of a scenario's perturbations with the sidebar's sampler, embedder and seed."""
+    return AuditRequest.from_scenario(scenario, perturbation_ids, sampler=settings.sampler,
+                                      embedder=settings.embedder, **{"seed": settings.seed, **test})
 
 
-def true_effects(settings: Settings, scenario, perturbations) -> list:
-    """The scenario's known effect of each perturbation: known for the simulated model only."""
-    simulated = settings.sampler.backend == "simulated"
-    return [scenario.true_effect(p) if simulated else None for p in perturbations]
+def typed_request(settings: Settings, original: Prompt, perturbed: Prompt, **test) -> AuditRequest:
+    """The request of two typed prompts (no scenario: the true effect is unknown)."""
+    return AuditRequest(original, (PerturbedPrompt("perturbed", "perturbed", perturbed),), sampler=settings.sampler,
+                        embedder=settings.embedder, **{"seed": settings.seed, **test})
 
 
-def family_arms(scenario, perturbation_ids) -> tuple[list, list]:
-    """(chosen perturbations, arms as (label, prompt, system) with the original first)."""
-    chosen = [scenario.perturbation(p) for p in perturbation_ids]
-    if not chosen:
-        raise ValueError("Choose at least one perturbation for the family.")
-    return chosen, [("original", scenario.prompt, scenario.system)] + [(p.label, *scenario.apply(p)) for p in chosen]
+def models_request(settings: Settings, prompt: Prompt, reference: SamplerConfig, other: SamplerConfig, *,
+                   label: str, **test) -> AuditRequest:
+    """One prompt, another model against a reference model (a system perturbation)."""
+    return AuditRequest(prompt, (PerturbedPrompt(label, label, prompt),), sampler=reference, perturbed_sampler=other,
+                        embedder=settings.embedder, **{"seed": settings.seed, **test})
 
 
-def draw(settings: Settings, arms, k: int, *, sampler_config: SamplerConfig | None = None, seed_offset: int = 0,
-         progress_label: str = "Sampling", progress: RunProgress | None = None) -> list:
-    """Draw and embed k outputs for each (label, prompt, system), with a progress bar.
+# -------------------------------------------------------------------- runs
+def _backends(settings: Settings, request: AuditRequest) -> dict:
+    """How a request of this session is run: its samplers (with the session's key), embedder and store."""
+    if settings.problem:
+        raise ValueError(settings.problem)
+    simulated = request.sampler.backend == "simulated" and request.sampler_of(True).backend == "simulated"
+    return {"sampler_for": lambda config: sampler_for(config, settings.keys.sampler),
+            "embedder": embedder_for(request.embedder, settings.keys.embedder),
+            # Simulated outputs are recomputed from their seed faster than SQLite stores them.
+            "store": EmbeddingsOnly(store()) if simulated else store()}
 
-    Arms are memoised in the session (moving between pages does not
-    recompute) and every sample is written to the store as it arrives (a
-    cancelled or crashed run resumes where it stopped).  ``progress`` is the
-    run's overall bar when this draw is one step of a longer run.
+
+@st.cache_data(max_entries=MAX_RESULTS, show_spinner="Running the permutation tests…")
+def _result(key: str, _request: AuditRequest, _backends: dict, _computed=None):
+    """The result of the request whose digest is ``key``: shared by every session, at most MAX_RESULTS kept.
+
+    Computed here only from what the store holds (``offline``: no model is
+    called, so no progress bar is needed); a run that must sample raises
+    ``NotStored``, runs live in :func:`family` and comes back as ``_computed``.
     """
-    from dbpa_core.audit import draw_arm
+    from dbpa_core.audit.runner import run
 
-    config = sampler_config or settings.sampler
-    memo = st.session_state.setdefault("_arms", {})
-    results, todo = [], []
-    for position, (label, prompt, system) in enumerate(arms):
-        key = (config, settings.embedder, prompt, system, k, settings.temperature, settings.max_tokens,
-               settings.seed + (0 if position == 0 else seed_offset))
-        results.append(memo.get(key))
-        if results[-1] is None:
-            todo.append((position, key, label, prompt, system))
-    if not todo:
-        return results
-    sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
-    temperature, max_tokens = generation(settings, config)
-    # Any widget interaction (Cancel included) stops the running script; the
-    # samples drawn so far are already in the store.
-    with RunProgress(progress_label) if progress is None else contextlib.nullcontext(progress) as progress:
-        for step, (position, key, label, prompt, system) in enumerate(todo):
-            sampled_before = progress.kept
-
-            def report(stage, done, total, step=step, sampled_before=sampled_before):
-                if stage.startswith("sampling"):
-                    progress.count_sampled(sampled_before + done)
-                # sampling is the first half of an arm's work, embedding the second
-                half = 0.5 if stage.startswith("embedding") else 0.0
-                progress.report((step + half + 0.5 * done / max(total, 1)) / len(todo), f"{stage} ({done}/{total})")
-
-            arm = draw_arm(sampler, prompt, k, label=label, system=system, temperature=temperature,
-                           max_tokens=max_tokens, seed=key[-1], embedder=embedder,
-                           store=store(), progress=report)
-            progress.count_sampled(sampled_before + k)
-            memo[key] = results[position] = arm
-    return results
+    if _computed is not None:
+        return _computed
+    return run(_request, offline=True, **_backends)
 
 
-def _memoised_compare(seed: int):
-    """``audit.compare_arms``, memoised in the session per pair of arms and test settings."""
-    from dbpa_core.audit import compare_arms
+def family(settings: Settings, request: AuditRequest, *, progress: RunProgress | None = None,
+           label: str = "Sampling"):
+    """The :class:`~dbpa_core.audit.results.FamilyResult` of ``request``, from the shared cache or run now.
 
-    def compare(original, perturbed, **options):
-        memo = st.session_state.setdefault("_tests", {})
-        key = (id(original), id(perturbed), options["n_resamples"], options["similarity"], options["discrepancy"],
-               seed)
-        if key not in memo:
-            memo[key] = compare_arms(original, perturbed, **options)
-        return memo[key]
-
-    return compare
-
-
-def compare_pair(settings: Settings, original_arm, perturbed_arm, *, k: int, n_resamples: int, similarity: str,
-                 discrepancy: str, label: str, kind: str = "", true_effect=None,
-                 perturbed_settings: Settings | None = None):
-    """Draw both arms, each a (label, prompt, system), and test them.
-
-    ``perturbed_settings`` makes it a system perturbation: the perturbed arm
-    comes from another model, backend or temperature.
+    ``progress`` is the run's overall bar when this request is one step of a
+    longer run.  A fixed-k result is cached without its correction and α
+    (they only re-read the same p-values) and re-corrected here.
     """
-    if perturbed_settings is None:
-        original, perturbed = draw(settings, [original_arm, perturbed_arm], k, seed_offset=1)
-    else:
-        (original,) = draw(settings, [original_arm], k)
-        (perturbed,) = draw(perturbed_settings, [perturbed_arm], k)
-    return _memoised_compare(settings.seed)(original, perturbed, label=label, kind=kind, similarity=similarity,
-                                            discrepancy=discrepancy, n_resamples=n_resamples,
-                                            rng=np.random.default_rng(settings.seed), true_effect=true_effect)
+    from dbpa_core.audit.runner import NotStored, run
+
+    tested = request.tests_only()
+    backends = _backends(settings, tested)
+    try:
+        result = _result(tested.key, tested, backends)
+    except NotStored:
+        # Any widget interaction (Cancel included) stops the running script; the samples drawn so far are
+        # already in the store.
+        with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
+            bar.track(tested)
+            computed = run(tested, progress=bar.update, **backends)
+        result = _result(tested.key, tested, backends, computed)
+    if request.sequential is not None:
+        return result
+    return result.recorrected(request.correction, request.alpha)
 
 
-def scenario_family(settings: Settings, scenario, perturbation_ids, *, k: int, n_resamples: int,
-                    similarity: str = "cosine", discrepancy: str = "jsd", correction: str = "bonferroni",
-                    alpha: float = 0.05, seed_offset: int = 1, progress: RunProgress | None = None):
-    """Every chosen perturbation of a scenario against one shared original arm."""
-    from dbpa_core.audit import compare_family
+class _Missing(LookupError):
+    """Nothing was computed yet for these inputs."""
 
-    chosen, arms = family_arms(scenario, perturbation_ids)
-    drawn = draw(settings, arms, k, seed_offset=seed_offset, progress_label=f"Sampling {len(arms)} arms",
-                 progress=progress)
-    return compare_family(drawn[0], drawn[1:], chosen, similarity=similarity, discrepancy=discrepancy,
-                          n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
-                          true_effects=true_effects(settings, scenario, chosen),
-                          compare=_memoised_compare(settings.seed))
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _kept(kind: str, key: str, _value=None):
+    if _value is None:
+        raise _Missing(kind)
+    return _value
+
+
+def shared(kind: str, key: str, compute=None):
+    """A result computed once for ``(kind, key)`` and shared by every session (bounded), or None.
+
+    ``compute()`` runs (outside the cache, so it may draw a progress bar) only
+    when nothing is kept for these inputs and a compute is given; a page
+    never shows a result computed for other inputs.
+    """
+    try:
+        return _kept(kind, key)
+    except _Missing:
+        if compute is None:
+            return None
+        return _kept(kind, key, compute())
 
 
 def rut_live(settings: Settings, *, score: str, system: str | None, temperature: float, n_prompts: int, m: int,
              target_source: str = "local", uploaded: dict | None = None, run: bool = True):
-    """The live RUT audit's scores (:class:`dbpa_core.rut.data.AuditScores`), memoised per input.
+    """The live RUT audit's scores (:class:`dbpa_core.rut.data.AuditScores`), shared per input.
 
     Reference answers come from the local model; target answers from
     ``target_source`` — the local model with another system prompt/temperature,
     the sidebar's OpenAI-compatible endpoint, or uploaded responses (prompt →
     text) — all scored by the local reference model.  With ``run=False`` only
-    a memoised result for exactly these inputs is returned (None if there is
-    none): a page never shows scores drawn for other inputs.
+    a result for exactly these inputs is returned (None if there is none).
     """
     from dbpa_core.rut.collect import live_rut_scores, rut_prompts, target_request
 
+    from .resources import reference_scorer
+
     system, temperature = target_request(target_source, system=system, temperature=temperature)
-    key = ("rut_live", score, system, temperature, n_prompts, m, settings.seed, target_source,
-           tuple(sorted(uploaded.items())) if uploaded else None,
-           settings.sampler if target_source == "openai" else None)
-    memo = st.session_state.setdefault("_rut_live", {})
-    if key not in memo and run:
+    endpoint = settings.sampler.instance if target_source == "openai" else None
+    key = repr((score, system, temperature, n_prompts, m, settings.seed, target_source,
+                tuple(sorted(uploaded.items())) if uploaded else None, endpoint))
+
+    def compute():
         prompts = (list(uploaded) if uploaded is not None else rut_prompts())[:n_prompts]
         local = sampler_for(SamplerConfig("local"))
-        target = sampler_for(settings.sampler) if target_source == "openai" else local
+        target = sampler_for(endpoint, settings.keys.sampler) if endpoint is not None else local
         with RunProgress("Generating and scoring answers") as progress:
-            memo[key] = live_rut_scores(
+            return live_rut_scores(
                 prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m,
                 seed=settings.seed, system=system, temperature=temperature, uploaded=uploaded, store=store(),
                 progress=lambda done, total: progress.report(done / total, f"{done}/{total} prompts"))
-    return memo.get(key)
 
-
-def _arm_sources(settings: Settings, arms, k_max: int, progress: RunProgress, *, seed_offset: int = 1) -> list:
-    """One :class:`dbpa_core.audit.ArmSource` per (label, prompt, system): drawn in batches as a sequential
-    test asks, every sample stored as it arrives (the same requests as :func:`draw`, so samples are shared)."""
-    from dbpa_core.audit import ArmSource
-
-    config = settings.sampler
-    sampler, embedder = sampler_for(config), embedder_for(settings.embedder)
-    temperature, max_tokens = generation(settings, config)
-
-    def report(stage, done, total):
-        progress.report(done / k_max, f"{stage}: {done} of at most {k_max} per arm")
-
-    return [ArmSource(sampler, prompt, label=label, system=system,
-                      seed=settings.seed + (0 if position == 0 else seed_offset),
-                      temperature=temperature, max_tokens=max_tokens, embedder=embedder, store=store(),
-                      progress=report)
-            for position, (label, prompt, system) in enumerate(arms)]
-
-
-def sequential_pair(settings: Settings, original_arm, perturbed_arm, *, k_max: int, batch_size: int,
-                    n_resamples: int, similarity: str, discrepancy: str, alpha: float, label: str, kind: str = "",
-                    true_effect=None):
-    """Draw both arms in batches until the sequential test stops (:func:`dbpa_core.audit.compare_sequential`)."""
-    from dbpa_core.audit import compare_sequential
-
-    with RunProgress("Sampling until the answer is clear") as progress:
-        original, perturbed = _arm_sources(settings, [original_arm, perturbed_arm], k_max, progress)
-        return compare_sequential(original, perturbed, label=label, kind=kind, similarity=similarity,
-                                  discrepancy=discrepancy, n_resamples=n_resamples, alpha=alpha, k_max=k_max,
-                                  batch_size=batch_size, rng=np.random.default_rng(settings.seed),
-                                  true_effect=true_effect)
-
-
-def sequential_family(settings: Settings, scenario, perturbation_ids, *, k_max: int, batch_size: int,
-                      n_resamples: int, discrepancy: str = "jsd", correction: str = "bonferroni",
-                      alpha: float = 0.05):
-    """Every chosen perturbation tested sequentially, each stopping on its own, each at α/m
-    (:func:`dbpa_core.audit.compare_family_sequential`)."""
-    from dbpa_core.audit import compare_family_sequential
-
-    chosen, arms = family_arms(scenario, perturbation_ids)
-    with RunProgress(f"Sampling {len(arms)} arms until each answer is clear") as progress:
-        sources = _arm_sources(settings, arms, k_max, progress)
-        return compare_family_sequential(
-            sources[0], sources[1:], chosen, k_max=k_max, batch_size=batch_size, discrepancy=discrepancy,
-            n_resamples=n_resamples, correction=correction, alpha=alpha, seed=settings.seed,
-            true_effects=true_effects(settings, scenario, chosen))
+    return shared("rut_live", key, compute if run else None)

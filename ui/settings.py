@@ -1,12 +1,18 @@
-"""The settings a page runs with: which sampler and embedder, temperature, tokens, seed.
+"""The settings a page runs with: which sampler and embedder (with their generation settings), and the seed.
 
-Frozen and hashable, so they key the cached samplers and the session's memo of
-drawn arms: a result always belongs to the settings it was made with.
+Frozen: the sampler and embedder are the same configuration objects an audit
+request holds (:class:`dbpa_core.audit.request.SamplerConfig`,
+:class:`~dbpa_core.audit.request.EmbedderConfig`), so a page's request is
+exactly what the command line would run.  The keys typed in the sidebar are
+kept apart (:class:`Keys`): they are never part of a request, a cache key or
+an export.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
 
 EMBEDDER_LABELS = {
     "minilm": "MiniLM-L6 (offline)",
@@ -20,26 +26,45 @@ BACKEND_LABELS = {
     "openai": "OpenAI-compatible API",
 }
 
+#: How the recorded answers were generated (scripts/record_samples.py); replaying cannot change it.
+RECORDED_GENERATION = (0.7, 80)
+
 
 @dataclass(frozen=True)
-class SamplerConfig:
-    """A hashable description of a sampler (the key of its cached instance)."""
+class Keys:
+    """API keys typed in the sidebar: kept in memory for the session, never in a request or on disk."""
 
-    backend: str = "simulated"
-    model: str = ""
-    base_url: str = ""
-    api_key: str = ""  # kept in memory for the session only; never stored
-    max_concurrency: int = 4
-
-    @property
-    def label(self) -> str:
-        return self.model or self.backend
+    sampler: str = field(default="", repr=False)
+    embedder: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The sidebar's choices.
+
+    Attributes
+    ----------
+    sampler : SamplerConfig
+        Backend, model, URL and generation settings (none for the recorded backend, which replays).
+    embedder : EmbedderConfig
+    seed : int
+    keys : Keys
+    problem : str
+        Why the sidebar's endpoint cannot be used (a malformed URL); every run refuses with it.
+    """
+
     sampler: SamplerConfig
-    embedder: SamplerConfig
-    temperature: float
-    max_tokens: int
+    embedder: EmbedderConfig
     seed: int
+    keys: Keys = field(default_factory=Keys)
+    problem: str = ""
+
+    @property
+    def temperature(self) -> float:
+        """The temperature outputs are drawn at (the recording's, for the recorded backend)."""
+        return self.sampler.temperature if self.sampler.temperature is not None else RECORDED_GENERATION[0]
+
+    @property
+    def max_tokens(self) -> int:
+        """The output cap (the recording's, for the recorded backend)."""
+        return self.sampler.max_tokens if self.sampler.max_tokens is not None else RECORDED_GENERATION[1]

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
 from dbpa_core.embedders import EMBEDDERS
 from dbpa_core.samplers import DEFAULT_TEMPERATURE
 
-from .settings import BACKEND_LABELS, EMBEDDER_LABELS, SamplerConfig, Settings
+from .settings import BACKEND_LABELS, EMBEDDER_LABELS, RECORDED_GENERATION, Keys, Settings
+
+
+def _config(build, *, fallback):
+    """A configuration from the sidebar's fields, or (``fallback``, the problem) when a field is unusable."""
+    try:
+        return build(), ""
+    except ValueError as error:
+        st.sidebar.error(str(error))
+        return fallback, str(error)
 
 
 def sidebar() -> Settings:
@@ -16,39 +26,46 @@ def sidebar() -> Settings:
     bar.header("Sampler")
     backend = bar.selectbox("Backend", list(BACKEND_LABELS), format_func=BACKEND_LABELS.get, key="backend",
                             help="Where outputs come from. Simulated is instant and knows the true effect.")
-    sampler = SamplerConfig(backend)
+    sampler_key, problems, endpoint = "", [], {}
     if backend == "openai":
-        sampler = SamplerConfig(
-            "openai",
-            model=bar.text_input("Model", "gpt-4o-mini", key="openai_model"),
-            base_url=bar.text_input("Base URL", "", key="openai_base_url", placeholder="https://api.openai.com/v1",
-                                    help="Any OpenAI-compatible server: vLLM, Ollama, llama.cpp …"),
-            api_key=bar.text_input("API key", "", type="password", key="openai_api_key",
-                                   help="Used for this session only; never written to disk. "
-                                        "Empty: OPENAI_API_KEY from the environment."),
-            max_concurrency=int(bar.number_input("Parallel calls", 1, 32, 4, key="openai_concurrency")),
-        )
+        endpoint = {
+            "model": bar.text_input("Model", "gpt-4o-mini", key="openai_model"),
+            "base_url": bar.text_input("Base URL", "", key="openai_base_url",
+                                       placeholder="https://api.openai.com/v1",
+                                       help="Any OpenAI-compatible server: vLLM, Ollama, llama.cpp …")}
+        sampler_key = bar.text_input("API key", "", type="password", key="openai_api_key",
+                                     help="Used for this session only; never written to disk. "
+                                          "Empty: OPENAI_API_KEY from the environment.")
+        endpoint["options"] = {"max_concurrency": int(bar.number_input("Parallel calls", 1, 32, 4,
+                                                                       key="openai_concurrency"))}
     if backend == "recorded":
         # Replay: the answers were generated once, with the settings stored beside each of them.
-        bar.caption("Recorded answers replay as they were generated: SmolLM2-135M at T = 0.7, ≤ 80 tokens "
-                    "(scripts/record_samples.py); temperature and length cannot change them.")
-        temperature, max_tokens = 0.7, 80
+        bar.caption("Recorded answers replay as they were generated: SmolLM2-135M at T = {:g}, ≤ {} tokens "
+                    "(scripts/record_samples.py); temperature and length cannot change them."
+                    .format(*RECORDED_GENERATION))
+        temperature, max_tokens = None, None
     else:
         temperature = bar.slider("Temperature", 0.0, 2.0, DEFAULT_TEMPERATURE[backend], 0.1,
                                  key=f"temperature_{backend}")
         max_tokens = int(bar.number_input("Max tokens per output", 8, 2048, 80 if backend == "local" else 128,
                                           key=f"max_tokens_{backend}"))
+    sampler, problem = _config(lambda: SamplerConfig(backend, temperature=temperature, max_tokens=max_tokens,
+                                                     **endpoint),
+                               fallback=SamplerConfig(backend, model=endpoint.get("model", "")))
+    problems.append(problem)
     bar.header("Embedder")
     embedder_name = bar.selectbox("Embedding model", EMBEDDERS, key="embedder", format_func=EMBEDDER_LABELS.get)
-    embedder = SamplerConfig("minilm")
+    embedder, embedder_key = EmbedderConfig("minilm"), ""
     if embedder_name == "openai":
-        embedder = SamplerConfig(
-            "openai", model=bar.text_input("Embedding model name", "text-embedding-3-small", key="embed_model"),
-            base_url=bar.text_input("Embeddings base URL", sampler.base_url, key="embed_base_url"),
-            api_key=bar.text_input("Embeddings API key", "", type="password", key="embed_api_key"))
+        model = bar.text_input("Embedding model name", "text-embedding-3-small", key="embed_model")
+        base_url = bar.text_input("Embeddings base URL", sampler.base_url, key="embed_base_url")
+        embedder_key = bar.text_input("Embeddings API key", "", type="password", key="embed_api_key")
+        embedder, problem = _config(lambda: EmbedderConfig("openai", model=model, base_url=base_url),
+                                    fallback=EmbedderConfig("openai", model=model))
+        problems.append(problem)
     seed = int(bar.number_input("Seed", 0, 2**31 - 1, 0, key="seed",
                                 help="Same seed, same samples: results are reproducible."))
-    return Settings(sampler, embedder, float(temperature), max_tokens, seed)
+    return Settings(sampler, embedder, seed, Keys(sampler_key, embedder_key), " ".join(p for p in problems if p))
 
 
 def interrupted_notice() -> None:

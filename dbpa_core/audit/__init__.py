@@ -1,28 +1,38 @@
-"""Running audits: scenario → sampler → embedder → test → correction.
+"""Running audits: an audit request → samples → embeddings → tests → correction.
 
-=================  ==========================================================
-runner             draw and embed arms, compare them, correct a family
-spec               the YAML SPEC of a headless audit, validated
-costs              token and price estimates before a run
-batch              batch inference files (OpenAI Batch API, vLLM run_batch)
-=================  ==========================================================
+==============  ===============================================================
+request         the one frozen description of an audit (CLI SPEC and app alike)
+runner          THE orchestration path: draw and embed arms, test, correct
+results         arms, per-perturbation tests, the corrected family
+spec            the YAML SPEC of a headless audit, validated into a request
+exposition      the teaching views' derived results (streamed prefixes, halves)
+experiments     the case studies' loops and summaries (TPR/FPR, personas, alignment)
+costs           token and price estimates before a run
+batch/          batch inference files (OpenAI Batch API, vLLM run_batch)
+==============  ===============================================================
 
-The runner's names are importable from here (``from dbpa_core.audit import
-compare_arms``); they are loaded on first use so that reading a SPEC or a
-price does not import the compiled statistics.
+The request's, runner's and results' names are importable from here
+(``from dbpa_core.audit import run, AuditRequest``); they are loaded on
+first use so that reading a SPEC or a price does not import the compiled
+statistics.
 """
 
 from importlib import import_module
 
-_RUNNER = ("Arm", "ArmRequest", "ArmSource", "FamilyResult", "PerturbationResult", "StageProgress", "build_embedder",
-           "build_sampler", "compare_arms", "compare_family", "compare_family_sequential", "compare_sequential",
-           "draw_arm", "run_audit", "run_scenario_family", "scenario_arm_requests", "spec_generation_settings",
-           "spec_settings", "uploaded_arms")
+_NAMES = {
+    "request": ("ArmRequest", "AuditRequest", "EmbedderConfig", "PerturbedPrompt", "Prompt", "REPLICATE_STRIDE",
+                "SamplerConfig", "SequentialPlan", "arm_seed"),
+    "runner": ("ArmSource", "NotStored", "Progress", "RunUpdate", "build_embedder", "build_sampler", "compare_arms",
+               "compare_family", "compare_family_sequential", "compare_sequential", "draw_arm", "run", "run_audit",
+               "uploaded_arms"),
+    "results": ("Arm", "FamilyResult", "PerturbationResult"),
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 
-__all__ = list(_RUNNER)
+__all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name):
-    if name in _RUNNER:
-        return getattr(import_module(".runner", __name__), name)
+    if name in _MODULE_OF:
+        return getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..stats.corrections import adjust_pvalues
 from ..stats.roc import ROCResult, roc_analysis
-from .runner import FamilyResult, PerturbationResult
+from .results import FamilyResult, PerturbationResult, ReadOnly
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,6 +151,15 @@ def alignment_family(results: Sequence[PerturbationResult], *, correction: str =
         raise ValueError("`results` must hold at least one model's test against the reference.")
     adjusted = adjust_pvalues([r.test.pvalue for r in results], method=correction, alpha=alpha)
     first = results[0].test
-    return FamilyResult(tuple(results), adjusted, {
+    return FamilyResult(tuple(results), adjusted, ReadOnly({
         "k": first.n_original, "n_resamples": first.n_resamples, "similarity": first.similarity,
-        "discrepancy": first.discrepancy, "correction": correction, "alpha": alpha, **(settings or {})})
+        "discrepancy": first.discrepancy, "correction": correction, "alpha": alpha, **(settings or {})}))
+
+
+def aligned(family: FamilyResult) -> tuple[bool, ...]:
+    """Whether each model answers like the reference: no difference declared after the family's correction.
+
+    "Aligned" here means only that this sample size shows no difference at
+    the family-wise level (paper §4.3), not that the distributions are equal.
+    """
+    return tuple(not bool(reject) for reject in family.adjusted.reject)

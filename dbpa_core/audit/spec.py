@@ -57,6 +57,7 @@ from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS, SAMPLERS
 from ..stats.corrections import METHODS
 from ..stats.discrepancy import DISCREPANCY_NAMES
 from ..stats.permutation import MAX_RESAMPLES
+from .request import AuditRequest, EmbedderConfig, SamplerConfig, SequentialPlan
 from ..stats.sequential import SPENDING
 from ..stats.similarity import SIMILARITIES
 
@@ -95,6 +96,25 @@ class AuditSpec:
     sequential: dict | None = None
     # {"fdr": ...} of explain_change for each perturbation, or None (no explanation).
     explain: dict | None = None
+
+    @property
+    def request(self) -> AuditRequest:
+        """What the SPEC asks for, as the one request the runner takes (the app builds the same)."""
+        sequential = SequentialPlan(**self.sequential) if self.sequential is not None else None
+        return AuditRequest.from_scenario(
+            self.scenario, list(self.perturbation_ids), sampler=SamplerConfig.from_mapping(self.sampler),
+            perturbed_sampler=SamplerConfig.from_mapping(self.perturbed_sampler) if self.perturbed_sampler else None,
+            embedder=EmbedderConfig.from_mapping(self.embedder), k=self.k, sequential=sequential,
+            n_resamples=self.n_resamples, similarity=self.similarity, discrepancy=self.discrepancy,
+            correction=self.correction, alpha=self.alpha, seed=self.seed)
+
+    def settings(self) -> dict:
+        """The settings block of a report (never a secret: SPECs cannot hold keys)."""
+        return {"sampler": self.sampler, "perturbed_sampler": self.perturbed_sampler, "embedder": self.embedder,
+                "scenario": self.scenario.id, "perturbations": list(self.perturbation_ids), "k": self.k,
+                "n_resamples": self.n_resamples, "similarity": self.similarity, "discrepancy": self.discrepancy,
+                "correction": self.correction, "alpha": self.alpha, "seed": self.seed, "sequential": self.sequential,
+                "explain": self.explain}
 
 
 def _fail(key: str, message: str):

@@ -68,7 +68,8 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "settings": {**settings, **family.settings, "correction": adjusted.method, "alpha": adjusted.alpha},
+        "settings": {**settings, **family.settings, "design": family.kind, "correction": adjusted.method,
+                     "alpha": adjusted.alpha},
         "versions": versions(),
         "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
                      "sample_ids": list(original.sample_ids)},
@@ -89,6 +90,16 @@ def family_frame(family):
     return family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
                         [r.test.pvalue for r in results], family.adjusted,
                         true_effects=[r.true_effect for r in results] if known else None)
+
+
+def alignment_table(family):
+    """The alignment family's table (a DataFrame): each model's ω, p, adjusted p, decision, and whether it is
+    aligned with the reference (:func:`dbpa_core.audit.experiments.aligned`)."""
+    from ..audit.experiments import aligned
+
+    table = family_frame(family).rename(columns={"perturbation": "model", "ω": "ω (JSD)"})
+    table["aligned with reference"] = ["yes (no difference shown)" if same else "no" for same in aligned(family)]
+    return table
 
 
 def family_csv(family) -> str:
@@ -183,18 +194,20 @@ def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
-    paths["json"].write_text(json.dumps(record, indent=2, default=_json_default), encoding="utf-8")
+    paths["json"].write_text(json.dumps(record, indent=2, default=json_default), encoding="utf-8")
     paths["csv"].write_text(family_csv(family), encoding="utf-8")
     paths["html"].write_text(family_html(family, record), encoding="utf-8")
     return paths
 
 
-def _json_default(value):
+def json_default(value):
+    """``json.dumps``'s ``default`` for numpy values (scalars and arrays), so records serialise exactly."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
 
 
 def rut_record(result, scores, *, alpha: float, score: str, target: str, settings: dict | None = None) -> dict:

@@ -259,7 +259,7 @@ def read_sequential(result) -> str:
 def read_test(result) -> str:
     """The sentence that reads a test's p-value, fixed-k (:func:`read_pvalue`) or sequential
     (:func:`read_sequential`)."""
-    if hasattr(result, "looks"):
+    if result.kind == "sequential":
         return read_sequential(result)
     return read_pvalue(result.pvalue, result.n_resamples, exact=result.exact)
 

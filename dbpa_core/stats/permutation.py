@@ -2,7 +2,8 @@
 
 The pooled outputs are embedded and compared once; each resample re-splits
 the pooled indices and re-indexes the fixed matrices of
-:mod:`dbpa_core.stats.discrepancy`, in batches handled by compiled kernels.
+:mod:`dbpa_core.stats.discrepancy`, in batches handled by compiled kernels
+(:mod:`dbpa_core.stats.engine`, shared with the sequential test).
 """
 
 from __future__ import annotations
@@ -10,32 +11,33 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from itertools import combinations
+from typing import ClassVar
 
 import numpy as np
 
-from . import _kernels
-from .._validation import check_choice, check_embeddings, check_positive_int, check_rng, check_texts
-from .discrepancy import BlockDiscrepancy, Discrepancy, PairDiscrepancy, _EmpiricalCDFs, get_discrepancy, is_constant
-from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
-from .similarity import _text_similarity_matrix
+from .._validation import (MAX_RESAMPLES, check_choice, check_embeddings, check_n_resamples, check_positive_int,
+                           check_rng, check_texts)
+from .discrepancy import BlockDiscrepancy, Discrepancy, get_discrepancy
+from .engine import (PooledComparison, effect_sizes, enumerated_splits, pooled_comparison, random_splits,
+                     tie_tolerance)
+from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES
+
+__all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "DegenerateSampleWarning", "check_measures",
+           "dbpa_test", "dbpa_test_precomputed"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
-#: Largest B accepted: the null distribution alone takes 8·B bytes, and
-#: 10⁶ resamples already resolve p-values down to 10⁻⁶ (Bonferroni over a
-#: thousand perturbations at α = 0.05 needs 5·10⁻⁵).
-MAX_RESAMPLES = 1_000_000
-
-# Resamples handled per kernel call.  Results never depend on it (each row is
-# reduced on its own), it only bounds the memory of the histogram batches.
-_HISTOGRAM_CELLS_PER_BATCH = 2**23
-# Above this many cells (the exact W1/KS supports), per-row counts would be
-# too large and the kernel gathers the across-arm pairs directly instead.
-_MAX_CELLS_FOR_ROW_COUNTS = 1024
+# The engine's re-splits under the name stats/explain.py imports (its owner may import `random_splits` from
+# stats/engine.py instead; then this alias goes).
+_random_splits = random_splits
 
 
 class DegenerateSampleWarning(RuntimeWarning):
     """The outputs carry no information to test (e.g. all identical)."""
+
+
+#: The start of the warning every test issues on degenerate outputs (each adds what it returns).
+DEGENERATE = ("All pooled outputs are equally similar to each other (e.g. identical outputs), so no split can "
+              "differ from another")
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +73,12 @@ class DBPAResult:
         The observed P0 and P1 values (for histograms).
     warnings : tuple of str
         Warnings issued while testing (also emitted with :mod:`warnings`).
+    kind : {"fixed"}
+        The design: k fixed in advance (a :class:`~dbpa_core.stats.sequential.SequentialResult`
+        says ``"sequential"``); pages and exports branch on it.
     """
+
+    kind: ClassVar[str] = "fixed"
 
     statistic: float
     pvalue: float
@@ -168,14 +175,8 @@ def dbpa_test(
     x, y, similarity, omega, n_resamples, alternative, batch, rng = _dbpa_test_iv(
         x, y, similarity, discrepancy, n_resamples, alternative, batch, rng
     )
-    k0, k1 = len(x), len(y)
-    if similarity in TEXT_SIMILARITIES:
-        embeddings = None
-        similarity_matrix = _text_similarity_matrix(list(x) + list(y), similarity)
-    else:
-        embeddings = np.vstack([x, y])
-        similarity_matrix = embedding_similarity_matrix(embeddings, similarity)
-    return _test_on_matrix(similarity_matrix, embeddings, k0, similarity, omega, n_resamples, alternative, batch, rng)
+    return _resample(pooled_comparison(x, y, similarity=similarity, discrepancy=omega), n_resamples, alternative,
+                     batch, rng)
 
 
 def dbpa_test_precomputed(
@@ -211,7 +212,8 @@ def dbpa_test_precomputed(
     matrix, k0, omega, n_resamples, alternative, batch, rng = _dbpa_test_precomputed_iv(
         similarity_matrix, n_original, discrepancy, n_resamples, alternative, batch, rng
     )
-    return _test_on_matrix(matrix, None, k0, "precomputed", omega, n_resamples, alternative, batch, rng)
+    engine = PooledComparison.build(matrix, None, k0, "precomputed", omega)
+    return _resample(engine, n_resamples, alternative, batch, rng)
 
 
 def _dbpa_test_precomputed_iv(similarity_matrix, n_original, discrepancy, n_resamples, alternative, batch, rng):
@@ -235,14 +237,30 @@ def _dbpa_test_precomputed_iv(similarity_matrix, n_original, discrepancy, n_resa
 
 def _resampling_iv(n_resamples, alternative, batch, rng):
     """The checks :func:`dbpa_test` and :func:`dbpa_test_precomputed` share."""
-    n_resamples = check_positive_int(n_resamples, "n_resamples", maximum=MAX_RESAMPLES)
+    n_resamples = check_n_resamples(n_resamples)
     alternative = check_choice(alternative, "alternative", ALTERNATIVES)
     batch = None if batch is None else check_positive_int(batch, "batch")
     return n_resamples, alternative, batch, check_rng(rng)
 
 
-def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch, rng):
+def check_measures(similarity, discrepancy) -> tuple[str, Discrepancy]:
+    """The similarity (normalised name) and ω (an instance) of a test, checked to work together.
+
+    Shared by every DBPA test (fixed k and sequential): a text similarity
+    cannot feed a discrepancy that needs the embeddings themselves.
+    """
     similarity = check_choice(similarity, "similarity", SIMILARITIES)
+    omega = get_discrepancy(discrepancy)
+    if similarity in TEXT_SIMILARITIES and isinstance(omega, BlockDiscrepancy) and omega.needs_embeddings:
+        raise ValueError(
+            f"`discrepancy={omega.name!r}` needs embeddings, but `similarity={similarity!r}` works on texts; "
+            f"use one of {EMBEDDING_SIMILARITIES} or a pair discrepancy such as 'jsd'."
+        )
+    return similarity, omega
+
+
+def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch, rng):
+    similarity, omega = check_measures(similarity, discrepancy)
     if similarity in TEXT_SIMILARITIES:
         x, y = check_texts(x, "x"), check_texts(y, "y")
     else:
@@ -252,168 +270,45 @@ def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch
                 f"`x` and `y` must have the same embedding dimension; got {x.shape[1]} and {y.shape[1]}. "
                 "Embed both arms with the same embedder."
             )
-    omega = get_discrepancy(discrepancy)
-    if similarity in TEXT_SIMILARITIES and isinstance(omega, BlockDiscrepancy) and omega.needs_embeddings:
-        raise ValueError(
-            f"`discrepancy={omega.name!r}` needs embeddings, but `similarity={similarity!r}` works on texts; "
-            f"use one of {EMBEDDING_SIMILARITIES} or a pair discrepancy such as 'jsd'."
-        )
     return (x, y, similarity, omega, *_resampling_iv(n_resamples, alternative, batch, rng))
 
 
-def _test_on_matrix(similarity_matrix, embeddings, k0, similarity, omega, n_resamples, alternative, batch, rng):
-    n = similarity_matrix.shape[0]
-    k1 = n - k0
-    upper = np.triu_indices(k0, k=1)
-    within = similarity_matrix[:k0, :k0][upper]
-    across = similarity_matrix[:k0, k0:].ravel()
-    evaluate, degenerate, default_batch = _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity)
-    batch = batch or default_batch
-
-    observed = float(evaluate(np.arange(n, dtype=np.uint32)[None, :])[0])
+def _resample(engine: PooledComparison, n_resamples, alternative, batch, rng) -> DBPAResult:
+    n, k0 = engine.n, engine.n_original
+    batch = batch or engine.batch
+    observed = engine.observed
     n_splits = math.comb(n, k0)
     exact = n_splits <= n_resamples
     issued: list[str] = []
+    settings = dict(n_original=k0, n_perturbed=n - k0, exact=exact, similarity=engine.similarity,
+                    discrepancy=repr(engine.discrepancy), alternative=alternative,
+                    within_similarities=engine.within_similarities,
+                    across_similarities=engine.across_similarities)
 
-    if degenerate:
-        message = (
-            "All pooled outputs are equally similar to each other (e.g. identical outputs), so no split "
-            "can differ from another: returning p = 1. Raise the temperature or check the sampler."
-        )
+    if engine.degenerate:
+        message = f"{DEGENERATE}: returning p = 1. Raise the temperature or check the sampler."
         warnings.warn(message, DegenerateSampleWarning, stacklevel=3)
         issued.append(message)
         size = n_splits if exact else n_resamples
-        null = np.full(size, observed)
-        return DBPAResult(observed, 1.0, null, 0.0, 0.0, k0, k1, size, exact, similarity, repr(omega),
-                          alternative, within, across, tuple(issued))
+        return DBPAResult(statistic=observed, pvalue=1.0, null_distribution=np.full(size, observed),
+                          effect_size=0.0, standardized_effect=0.0, n_resamples=size, warnings=tuple(issued),
+                          **settings)
 
     if exact:
-        null = np.concatenate([evaluate(splits) for splits in _enumerated_splits(n, k0, batch)])
+        null = np.concatenate([engine.statistics(splits) for splits in enumerated_splits(n, k0, batch)])
     else:
         null = np.concatenate([
-            evaluate(_random_splits(rng, n, k0, min(batch, n_resamples - start)))
+            engine.statistics(random_splits(rng, n, k0, min(batch, n_resamples - start)))
             for start in range(0, n_resamples, batch)
         ])
-
-    pvalue = _pvalue(observed, null, alternative, exact)
-    spread = float(null.std())
-    effect = observed - float(null.mean())
-    return DBPAResult(
-        statistic=observed,
-        pvalue=pvalue,
-        null_distribution=null,
-        effect_size=effect,
-        standardized_effect=effect / spread if spread > 0 else 0.0,
-        n_original=k0,
-        n_perturbed=k1,
-        n_resamples=int(null.size),
-        exact=exact,
-        similarity=similarity,
-        discrepancy=repr(omega),
-        alternative=alternative,
-        within_similarities=within,
-        across_similarities=across,
-        warnings=tuple(issued),
-    )
-
-
-def _statistic_evaluator(omega, similarity_matrix, embeddings, k0, similarity):
-    """Precompute what ω needs once.
-
-    Returns the evaluator perms (batch, n) → statistics (batch,), whether
-    the input is degenerate (every split would give the same statistic
-    because the matrix ω reads is constant off and on the diagonal), and the
-    number of resamples to evaluate per call.
-    """
-    n = similarity_matrix.shape[0]
-    if isinstance(omega, PairDiscrepancy):
-        support = omega.support(similarity_matrix)
-        if isinstance(omega, _EmpiricalCDFs):
-            # Fused kernel: ω straight from the pairs, no batch of histograms.
-            # Per-row counts pay off only with fewer cells than perturbed outputs.
-            by_rows = support.n_codes <= min(_MAX_CELLS_FOR_ROW_COUNTS, n - k0)
-            row_counts = _row_counts(support.codes, support.n_codes) if by_rows else np.zeros((0, 1), np.int64)
-            widths = np.diff(support.cell_values)
-            integral = omega.cdf_reduction == "integral"
-
-            def evaluate(perms):
-                work = len(perms) * (k0 * k0 // 2 + k0 * (support.n_codes if by_rows else n - k0) + support.n_codes)
-                return _kernels.pick("cdf_gaps", work)(perms, k0, support.codes, widths, integral, row_counts)
-
-            return evaluate, support.degenerate, _batch_size(1)
-        if support.n_codes <= _MAX_CELLS_FOR_ROW_COUNTS:
-            row_counts = _row_counts(support.codes, support.n_codes)
-
-            def histograms(perms):
-                work = len(perms) * (k0 * k0 // 2 + k0 * support.n_codes)
-                return _kernels.pick("pair_histograms_by_rows", work)(perms, k0, support.codes, row_counts)
-        else:
-
-            def histograms(perms):
-                work = len(perms) * k0 * (n - k0 // 2)
-                return _kernels.pick("pair_histograms", work)(perms, k0, support.codes, support.n_codes)
-
-        def evaluate(perms):
-            h0, h1 = histograms(perms)
-            return omega.from_histograms(h0, h1, support)
-
-        return evaluate, support.degenerate, _batch_size(support.n_codes)
-    matrix = np.ascontiguousarray(omega.matrix(embeddings, similarity_matrix, similarity), dtype=np.float64)
-    row_sums = matrix.sum(axis=1)
-    total = float(row_sums.sum())
-
-    def evaluate(perms):
-        sums = _kernels.pick("block_sums", len(perms) * k0 * k0)(perms, k0, matrix, row_sums, total)
-        return omega.from_block_sums(sums, k0, n - k0)
-
-    off_diagonal = matrix[np.triu_indices(n, k=1)]
-    degenerate = is_constant(off_diagonal) and is_constant(matrix.diagonal())
-    return evaluate, degenerate, _batch_size(1)
-
-
-def _row_counts(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """counts[i, c] = #{j ≠ i : codes[i, j] = c}."""
-    n = codes.shape[0]
-    counts = np.zeros((n, n_codes), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(n), n), codes.ravel()), 1)
-    counts[np.arange(n), codes.diagonal()] -= 1
-    return counts
-
-
-def _batch_size(n_cells: int) -> int:
-    """Resamples per kernel call so that a batch's two histograms stay bounded."""
-    return max(1, min(4096, _HISTOGRAM_CELLS_PER_BATCH // (2 * n_cells)))
-
-
-def _random_splits(rng: np.random.Generator, n: int, k0: int, size: int) -> np.ndarray:
-    """``size`` uniformly random splits of range(n): arm 0 is each row's first k0 entries.
-
-    Only the arm-0 positions are shuffled (the kernels never depend on the
-    order within an arm), from k0 uniforms per row drawn in row order, so
-    two batches of 50 consume the bit stream exactly as one batch of 100.
-    """
-    return _kernels.shuffled_prefixes(rng.random((size, k0)), n)
-
-
-def _enumerated_splits(n: int, k0: int, batch: int):
-    """All C(n, k0) splits as rows (arm 0 first), in lexicographic order."""
-    everything = np.arange(n)
-    rows = []
-    for chosen in combinations(range(n), k0):
-        mask = np.ones(n, dtype=bool)
-        mask[list(chosen)] = False
-        rows.append(np.concatenate([chosen, everything[mask]]))
-        if len(rows) == batch:
-            yield np.asarray(rows, dtype=np.uint32)
-            rows = []
-    if rows:
-        yield np.asarray(rows, dtype=np.uint32)
+    effect, standardized = effect_sizes(observed, null)
+    return DBPAResult(statistic=observed, pvalue=_pvalue(observed, null, alternative, exact),
+                      null_distribution=null, effect_size=effect, standardized_effect=standardized,
+                      n_resamples=int(null.size), warnings=tuple(issued), **settings)
 
 
 def _pvalue(observed: float, null: np.ndarray, alternative: str, exact: bool) -> float:
-    # Ties within a relative 100 eps of T_obs count as "at least as extreme",
-    # so floating-point noise cannot turn an equal value into a smaller one.
-    gamma = abs(observed) * np.finfo(np.float64).eps * 100
+    gamma = tie_tolerance(observed)
     adjustment = 0 if exact else 1
     size = null.size + adjustment
 

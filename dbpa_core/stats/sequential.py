@@ -83,15 +83,16 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import ClassVar
 
 import numpy as np
 
 from .. import _validation as v
 from . import _kernels
-from .discrepancy import BlockDiscrepancy, Discrepancy, get_discrepancy
-from .permutation import DegenerateSampleWarning, _statistic_evaluator
-from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES, embedding_similarity_matrix
-from .similarity import _text_similarity_matrix
+from .discrepancy import Discrepancy
+from .engine import effect_sizes, pooled_comparison, tie_tolerance
+from .permutation import DEGENERATE, DegenerateSampleWarning, check_measures
+from .similarity import TEXT_SIMILARITIES
 
 SPENDING = ("pocock", "obrien_fleming")
 SPENDING_LABELS = {"pocock": "Pocock-type", "obrien_fleming": "O'Brien–Fleming-type"}
@@ -175,7 +176,12 @@ class SequentialResult:
     alpha, k_max, batch_size, n_resamples, spending, futility, similarity, discrepancy
         Settings used.
     warnings : tuple of str
+    kind : {"sequential"}
+        The design (a fixed-k :class:`~dbpa_core.stats.permutation.DBPAResult` says ``"fixed"``);
+        pages and exports branch on it.
     """
+
+    kind: ClassVar[str] = "sequential"
 
     reject: bool
     pvalue: float
@@ -202,8 +208,8 @@ class SequentialResult:
     warnings: tuple[str, ...] = ()
 
     # The fixed-k result's names, so that tables, exports and figures take either.
-    alternative = "greater"
-    exact = False
+    alternative: ClassVar[str] = "greater"
+    exact: ClassVar[bool] = False
 
     @property
     def n_original(self) -> int:
@@ -289,18 +295,17 @@ def sequential_dbpa_test(
         n += size
 
         x, y = _pooled(x_parts, texts), _pooled(y_parts, texts)
-        matrix, embeddings = _similarities(x, y, similarity, texts)
-        evaluate, degenerate, _ = _statistic_evaluator(omega, matrix, embeddings, n, similarity)
-        observed = float(evaluate(np.arange(2 * n, dtype=np.uint32)[None, :])[0])
-        null = evaluate(_within_batch_perms(splits, n))
+        # The fixed-k test's engine on everything drawn so far: one similarity matrix per look.
+        engine = pooled_comparison(x, y, similarity=similarity, discrepancy=omega)
+        observed = engine.observed
+        null = engine.statistics(_within_batch_perms(splits, n))
         paths.append(null)
-        if degenerate and not issued:
-            issued.append("All pooled outputs are equally similar (e.g. identical outputs): no split can differ "
-                          "from another, so no look can reject. Raise the temperature or check the sampler.")
+        if engine.degenerate and not issued:
+            issued.append(f"{DEGENERATE}, so no look can reject. Raise the temperature or check the sampler.")
             warnings.warn(issued[-1], DegenerateSampleWarning, stacklevel=2)
 
         allowed = math.floor(float(alpha_spent(n / k_max, alpha, spending)) * (n_resamples + 1) + 1e-9)
-        gamma = abs(observed) * np.finfo(np.float64).eps * 100
+        gamma = tie_tolerance(observed)
         live = np.sort(null[alive])
         # Paths (observed included) at least as large as the observed one, among those still in the race.
         rank = live.size - np.searchsorted(live, observed - gamma, side="left") + 1
@@ -317,7 +322,7 @@ def sequential_dbpa_test(
             stopped, pvalue = "futility", 1.0
         else:
             # Resample paths that cross here leave the race (the same rule, applied to each of them).
-            tolerance = np.abs(null) * np.finfo(np.float64).eps * 100
+            tolerance = tie_tolerance(null)
             counts = live.size - np.searchsorted(live, null - tolerance, side="left") + (observed >= null - tolerance)
             crossing = alive & (crossed + counts <= allowed)
             crossed += int(crossing.sum())
@@ -325,15 +330,12 @@ def sequential_dbpa_test(
             continue
         break
 
-    null_paths = np.column_stack(paths)
-    spread = float(null.std())
-    effect = observed - float(null.mean())
-    upper = np.triu_indices(n, k=1)
+    effect, standardized = effect_sizes(observed, null)
     return SequentialResult(
         reject=stopped == "reject", pvalue=float(pvalue), statistic=observed, n_per_arm=n, stopped=stopped,
-        looks=tuple(looks), null_distribution=null, null_paths=null_paths, effect_size=effect,
-        standardized_effect=effect / spread if spread > 0 else 0.0,
-        within_similarities=matrix[:n, :n][upper], across_similarities=matrix[:n, n:].ravel(),
+        looks=tuple(looks), null_distribution=null, null_paths=np.column_stack(paths), effect_size=effect,
+        standardized_effect=standardized, within_similarities=engine.within_similarities,
+        across_similarities=engine.across_similarities,
         x=x, y=y, alpha=alpha, k_max=k_max, batch_size=batch_size, n_resamples=n_resamples, spending=spending,
         futility=futility, similarity=similarity, discrepancy=repr(omega), warnings=tuple(issued))
 
@@ -350,12 +352,8 @@ def _sequential_iv(draw_x, draw_y, alpha, k_max, batch_size, discrepancy, simila
     if k_max < batch_size:
         raise ValueError(f"`k_max` ({k_max}) must be at least `batch_size` ({batch_size}): the test looks "
                          "after each batch.")
-    similarity = v.check_choice(similarity, "similarity", SIMILARITIES)
-    omega = get_discrepancy(discrepancy)
-    if similarity in TEXT_SIMILARITIES and isinstance(omega, BlockDiscrepancy) and omega.needs_embeddings:
-        raise ValueError(f"`discrepancy={omega.name!r}` needs embeddings, but `similarity={similarity!r}` works "
-                         f"on texts; use one of {EMBEDDING_SIMILARITIES} or a pair discrepancy such as 'jsd'.")
-    n_resamples = v.check_positive_int(n_resamples, "n_resamples")
+    similarity, omega = check_measures(similarity, discrepancy)
+    n_resamples = v.check_n_resamples(n_resamples)
     spending = v.check_choice(spending, "spending", SPENDING)
     if futility is not None:
         futility = v.check_probability(futility, "futility")
@@ -382,13 +380,6 @@ def _checked_draw(draw, name: str, n: int, texts: bool, earlier_x: list):
 
 def _pooled(parts: list, texts: bool):
     return tuple(t for part in parts for t in part) if texts else np.vstack(parts)
-
-
-def _similarities(x, y, similarity: str, texts: bool):
-    if texts:
-        return _text_similarity_matrix(list(x) + list(y), similarity), None
-    embeddings = np.vstack([x, y])
-    return embedding_similarity_matrix(embeddings, similarity), embeddings
 
 
 def _within_batch_perms(splits: list, n: int) -> np.ndarray:

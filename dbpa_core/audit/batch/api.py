@@ -1,0 +1,83 @@
+"""OpenAI's Batch endpoints through the ``openai`` client: upload, create, poll, download.
+
+Optional: with a key, the requests file can go to OpenAI's Batch API from
+here (``client.files.create`` with purpose "batch", ``client.batches.create``,
+``client.batches.retrieve``, ``client.files.content``: OpenAI API reference,
+"Batch").  Export and import work without them, for vLLM's ``run_batch`` or
+any other engine.  Every call goes through the samplers' deadline, retries
+and error messages (:func:`dbpa_core.samplers.openai_compatible.call_endpoint`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+API_TIMEOUT, API_RETRIES = 120.0, 5
+
+
+def _call(client, path: str, request):
+    """One call to the Batch or Files endpoints, with the samplers' deadline, retries and error messages."""
+    from ..._validation import redact_url
+    from ...samplers.openai_compatible import call_endpoint
+
+    url = f"{redact_url(str(client.base_url)).rstrip('/')}/{path}"
+    return call_endpoint(request, url=url, timeout=API_TIMEOUT, max_retries=API_RETRIES)
+
+
+def batch_client(base_url: str | None = None):
+    """An ``openai`` client for the Batch endpoints (key from ``OPENAI_API_KEY``; no retries of its own)."""
+    from ..._validation import check_base_url
+    from ...samplers.openai_compatible import make_client
+
+    return make_client(check_base_url(base_url, "base_url"), None, API_TIMEOUT)
+
+
+def submit_batch(path: str | Path, *, client):
+    """Upload a requests file and create a batch for it (completion window 24 h).
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :func:`write_requests` (one endpoint per file).
+    client : openai.OpenAI
+
+    Returns
+    -------
+    openai.types.Batch
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: file not found; give a requests file written by `batch export`.")
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        endpoint = json.loads(first)["url"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError(f"{path}: the first line is not a batch request line (`custom_id`, `method`, `url`, "
+                         "`body`); give a requests file written by `batch export`.") from None
+    content = path.read_bytes()
+    upload = _call(client, "files", lambda: client.files.create(file=(path.name, content), purpose="batch"))
+    return _call(client, "batches", lambda: client.batches.create(input_file_id=upload.id, endpoint=endpoint,
+                                                                  completion_window="24h"))
+
+
+def batch_status(batch_id: str, *, client):
+    """The batch ``batch_id`` (``openai.types.Batch``: its status, request counts and files)."""
+    return _call(client, f"batches/{batch_id}", lambda: client.batches.retrieve(batch_id))
+
+
+def fetch_results(batch_id: str, path: str | Path, *, client):
+    """Write a batch's output and error lines to one results file, ready for :func:`import_results`.
+
+    Returns the batch and the number of lines written (None when the batch
+    has no result yet: it is still validating or running).
+    """
+    job = batch_status(batch_id, client=client)
+    files = [file_id for file_id in (job.output_file_id, job.error_file_id) if file_id]
+    if job.status not in ("completed", "expired", "cancelled", "failed") or not files:
+        return job, None
+    text = "".join(_call(client, f"files/{file_id}/content", lambda f=file_id: client.files.content(f)).text
+                   .rstrip("\n") + "\n" for file_id in files)
+    Path(path).write_text(text, encoding="utf-8")
+    return job, sum(1 for line in text.splitlines() if line.strip())

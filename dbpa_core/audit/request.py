@@ -1,0 +1,407 @@
+"""What an audit asks for: one frozen, hashable description shared by the command line and the app.
+
+An :class:`AuditRequest` names everything a result depends on — the
+backend and model of each arm (never a credential), the embedder, the
+original prompt and each perturbed prompt, k or the sequential plan, B,
+the similarity and ω, the correction and α, the seed — and nothing else.
+The SPEC of ``python -m dbpa_core audit`` is parsed into one
+(:attr:`dbpa_core.audit.spec.AuditSpec.request`), every page of the app
+builds one from its widgets, and :func:`dbpa_core.audit.runner.run` turns it
+into a result, so the same inputs give the same samples, seeds and p-values
+on both sides.  :attr:`AuditRequest.key` is a stable digest of the whole
+description: the app's shared caches are keyed by it.
+
+Seeds are derived here and nowhere else (:func:`arm_seed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .._validation import (check_base_url, check_choice, check_n_resamples, check_positive_int, check_probability,
+                           check_temperature, has_credentials, redact_url)
+from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
+from ..samplers import SAMPLER_SETTINGS, SAMPLERS
+
+# The statistics' name lists are imported where a request is checked, not here: the app's sidebar builds
+# sampler configs before the compiled statistics are loaded.
+
+#: Seeds of successive replicates (the TPR/FPR page's replicates, the home page's "Resample") are this far
+#: apart, so that a replicate's arms never share a seed with another replicate's perturbed arms (seed + 1).
+REPLICATE_STRIDE = 1000
+#: Bumped when the meaning of a request changes, so that no cache keyed by an old description is reused.
+REQUEST_VERSION = 1
+
+
+def arm_seed(seed: int, *, perturbed: bool, replicate: int = 0) -> int:
+    """The sampler seed of an arm: the one rule for the command line, the batch files and the app.
+
+    The original arm has ``seed`` and every perturbed arm ``seed + 1``, so
+    the arms are independent draws even when a perturbation leaves the
+    prompt unchanged (a system perturbation, another model on the same
+    prompt); replicate r adds r·:data:`REPLICATE_STRIDE`.
+    """
+    return int(seed) + REPLICATE_STRIDE * int(replicate) + (1 if perturbed else 0)
+
+
+def _options(value, allowed, owner: str) -> tuple[tuple[str, Any], ...]:
+    items = dict(value.items() if isinstance(value, dict) else value)
+    for name in items:
+        if name not in allowed:
+            raise ValueError(f"`{owner}.{name}` is not a setting of this backend; allowed: "
+                             f"{', '.join(sorted(allowed)) or '(none)'}.")
+    return tuple(sorted((str(k), v) for k, v in items.items() if v is not None))
+
+
+def _url(value, name: str) -> str:
+    url = check_base_url(value, name) or ""
+    if has_credentials(url):
+        # A request is a cache key, a report's settings and a store key: credentials never enter it.
+        raise ValueError(f"`{name}` holds a credential ({redact_url(url)}); remove it and pass the key "
+                         "separately (OPENAI_API_KEY, or the sidebar's key field).")
+    return url
+
+
+@dataclass(frozen=True)
+class SamplerConfig:
+    """Which model draws an arm's outputs, and how (never a credential).
+
+    Attributes
+    ----------
+    backend : {"simulated", "recorded", "local", "openai"}
+    model : str
+        The model name the backend knows ("" for the backend's own).
+    base_url : str
+        An OpenAI-compatible server ("" for the backend's default); never holds credentials.
+    temperature, max_tokens : float, int or None
+        Generation settings of every request (None: the backend's default).
+    options : tuple of (name, value)
+        Other constructor settings of the backend (:data:`dbpa_core.samplers.SAMPLER_SETTINGS`),
+        sorted by name.
+    """
+
+    backend: str = "simulated"
+    model: str = ""
+    base_url: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self):
+        backend = check_choice(self.backend, "sampler.backend", SAMPLERS)
+        object.__setattr__(self, "backend", backend)
+        object.__setattr__(self, "model", str(self.model or ""))
+        object.__setattr__(self, "base_url", _url(self.base_url, "sampler.base_url"))
+        if self.temperature is not None:
+            object.__setattr__(self, "temperature", check_temperature(self.temperature, "sampler.temperature"))
+        if self.max_tokens is not None:
+            object.__setattr__(self, "max_tokens", check_positive_int(self.max_tokens, "sampler.max_tokens"))
+        allowed = set(SAMPLER_SETTINGS[backend]) - {"model", "base_url"}
+        object.__setattr__(self, "options", _options(self.options, allowed, "sampler"))
+
+    @classmethod
+    def from_mapping(cls, mapping: dict) -> SamplerConfig:
+        """From a SPEC's ``sampler`` mapping (``backend``, generation settings, constructor settings)."""
+        values = dict(mapping)
+        return cls(backend=values.pop("backend", "simulated"), model=values.pop("model", ""),
+                   base_url=values.pop("base_url", None) or "", temperature=values.pop("temperature", None),
+                   max_tokens=values.pop("max_tokens", None), options=values)
+
+    def as_mapping(self) -> dict:
+        """The SPEC's ``sampler`` mapping of this configuration (what a report records)."""
+        mapping = {"backend": self.backend, **({"model": self.model} if self.model else {}),
+                   **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
+        if self.temperature is not None:
+            mapping["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            mapping["max_tokens"] = self.max_tokens
+        return mapping
+
+    def constructor_settings(self) -> dict:
+        """Keyword arguments of :func:`dbpa_core.samplers.get_sampler` (generation settings excluded)."""
+        return {**({"model": self.model} if self.model else {}),
+                **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
+
+    @property
+    def instance(self) -> SamplerConfig:
+        """The same backend without generation settings: what one sampler instance serves."""
+        return dataclasses.replace(self, temperature=None, max_tokens=None)
+
+    @property
+    def label(self) -> str:
+        return self.model or self.backend
+
+
+@dataclass(frozen=True)
+class EmbedderConfig:
+    """Which embedder turns outputs into vectors (never a credential).
+
+    Attributes
+    ----------
+    name : {"minilm", "openai"}
+    model, base_url : str
+        For the OpenAI-compatible embedder ("" for its defaults).
+    options : tuple of (name, value)
+        Other constructor settings (:data:`dbpa_core.embedders.EMBEDDER_SETTINGS`).
+    """
+
+    name: str = "minilm"
+    model: str = ""
+    base_url: str = ""
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self):
+        name = check_choice(self.name, "embedder.name", EMBEDDERS)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "model", str(self.model or ""))
+        object.__setattr__(self, "base_url", _url(self.base_url, "embedder.base_url"))
+        allowed = set(EMBEDDER_SETTINGS[name]) - {"model", "base_url"}
+        object.__setattr__(self, "options", _options(self.options, allowed, "embedder"))
+
+    @classmethod
+    def from_mapping(cls, mapping: dict) -> EmbedderConfig:
+        values = dict(mapping)
+        return cls(name=values.pop("name", "minilm"), model=values.pop("model", ""),
+                   base_url=values.pop("base_url", None) or "", options=values)
+
+    def as_mapping(self) -> dict:
+        return {"name": self.name, **self.constructor_settings()}
+
+    def constructor_settings(self) -> dict:
+        return {**({"model": self.model} if self.model else {}),
+                **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
+
+    @property
+    def label(self) -> str:
+        return self.model or self.name
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt exactly as sent: the user message and the system prompt ("" for none)."""
+
+    prompt: str
+    system: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.prompt, str) or not self.prompt.strip():
+            raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
+        object.__setattr__(self, "system", str(self.system or ""))
+
+
+@dataclass(frozen=True)
+class PerturbedPrompt:
+    """One perturbation: its id, label, kind and the perturbed prompt exactly as sent.
+
+    ``true_effect`` is the simulated model's known effect (paper §4: controls
+    0, targets > 0); None for every other model, whose truth is unknown.
+    """
+
+    id: str
+    label: str
+    prompt: Prompt
+    kind: str = ""  # "control", "target" or "" (unlabelled)
+    true_effect: float | None = None
+
+    def __post_init__(self):
+        if self.kind:
+            object.__setattr__(self, "kind", check_choice(self.kind, "kind", ("control", "target")))
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """How a sequential audit draws (:func:`dbpa_core.sequential_dbpa_test`): batches up to ``k_max``."""
+
+    k_max: int = 200
+    batch_size: int = 10
+    spending: str = "pocock"
+    futility: float | None = None
+
+    def __post_init__(self):
+        from ..stats.sequential import SPENDING
+
+        batch = check_positive_int(self.batch_size, "sequential.batch_size", minimum=2)
+        object.__setattr__(self, "batch_size", batch)
+        object.__setattr__(self, "k_max", check_positive_int(self.k_max, "sequential.k_max", minimum=batch))
+        object.__setattr__(self, "spending", check_choice(self.spending, "sequential.spending", SPENDING))
+        if self.futility is not None:
+            object.__setattr__(self, "futility", check_probability(self.futility, "sequential.futility"))
+
+    def as_mapping(self) -> dict:
+        """The SPEC's ``sequential`` block (and the keyword arguments of the sequential test)."""
+        return {"k_max": self.k_max, "batch_size": self.batch_size, "spending": self.spending,
+                **({"futility": self.futility} if self.futility is not None else {})}
+
+
+@dataclass(frozen=True)
+class ArmRequest:
+    """What every sample of one arm is drawn with (a request without its sample index)."""
+
+    label: str
+    prompt: str
+    system: str
+    seed: int
+    sampler: SamplerConfig
+    perturbed: bool  # False for the shared original arm
+
+    @property
+    def temperature(self) -> float | None:
+        return self.sampler.temperature
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.sampler.max_tokens
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """Everything an audit's result depends on; frozen, hashable, free of credentials.
+
+    Attributes
+    ----------
+    original : Prompt
+        The original prompt x, shared by every test.
+    perturbations : tuple of PerturbedPrompt
+        One test per perturbation, in order.
+    sampler : SamplerConfig
+        Draws the original arm (and the perturbed arms unless ``perturbed_sampler`` is set).
+    perturbed_sampler : SamplerConfig or None
+        A system perturbation: the perturbed arms come from another model or setting.
+    embedder : EmbedderConfig
+    k : int
+        Outputs per arm (with ``sequential``: the most drawn per arm, its ``k_max``).
+    sequential : SequentialPlan or None
+        Draw in batches and stop each test as soon as its answer is clear.
+    n_resamples, similarity, discrepancy
+        B, s and ω of every test (names normalised: ``"BLEU"`` is ``"bleu"``).
+    correction, alpha
+        The family-wise correction and its level (paper §3.3).
+    seed : int
+        The user seed: arms' seeds come from :func:`arm_seed`, every test's
+        re-splits from ``numpy.random.default_rng(seed)``.
+    replicate : int
+        An independent repetition of the same audit (new samples, same tests).
+    scenario : str
+        The scenario the prompts come from ("" for typed prompts): a name, not an input.
+    """
+
+    original: Prompt
+    perturbations: tuple[PerturbedPrompt, ...]
+    sampler: SamplerConfig = field(default_factory=SamplerConfig)
+    perturbed_sampler: SamplerConfig | None = None
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    k: int = 20
+    sequential: SequentialPlan | None = None
+    n_resamples: int = 1000
+    similarity: str = "cosine"
+    discrepancy: str = "jsd"
+    correction: str = "bonferroni"
+    alpha: float = 0.05
+    seed: int = 0
+    replicate: int = 0
+    scenario: str = ""
+
+    def __post_init__(self):
+        from ..stats.corrections import METHODS
+        from ..stats.discrepancy import DISCREPANCY_NAMES
+        from ..stats.similarity import SIMILARITIES
+
+        normalise = {
+            "perturbations": tuple(self.perturbations),
+            "similarity": check_choice(self.similarity, "similarity", SIMILARITIES),
+            "discrepancy": check_choice(self.discrepancy, "discrepancy", DISCREPANCY_NAMES),
+            "correction": check_choice(self.correction, "correction", tuple(METHODS)),
+            "alpha": check_probability(self.alpha, "alpha"),
+            "n_resamples": check_n_resamples(self.n_resamples),
+            "seed": check_positive_int(self.seed, "seed", minimum=0),
+            "replicate": check_positive_int(self.replicate, "replicate", minimum=0),
+            "k": (self.sequential.k_max if self.sequential is not None
+                  else check_positive_int(self.k, "k", minimum=2)),
+        }
+        if not normalise["perturbations"]:
+            raise ValueError("`perturbations` must hold at least one perturbed prompt.")
+        ids = [p.id for p in normalise["perturbations"]]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"`perturbations` repeat an id ({', '.join(ids)}); ids must be unique.")
+        for name, value in normalise.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_scenario(cls, scenario, perturbation_ids=None, *, sampler: SamplerConfig,
+                      perturbed_sampler: SamplerConfig | None = None, **settings) -> AuditRequest:
+        """The request of a scenario's perturbations (all of them when ``perturbation_ids`` is None).
+
+        The true effects are the scenario's for the simulated model without a
+        system perturbation, and unknown (None) for any other model.
+        """
+        chosen = (scenario.perturbations if perturbation_ids is None
+                  else [scenario.perturbation(p) for p in perturbation_ids])
+        if not chosen:
+            raise ValueError("`perturbation_ids` must name at least one perturbation of the scenario.")
+        # The scenario's ground truth describes the simulated model only.
+        truth_known = sampler.backend == "simulated" and perturbed_sampler is None
+        perturbations = tuple(
+            PerturbedPrompt(p.id, p.label, Prompt(*scenario.apply(p)), p.kind,
+                            scenario.true_effect(p) if truth_known else None)
+            for p in chosen)
+        return cls(original=Prompt(scenario.prompt, scenario.system or ""), perturbations=perturbations,
+                   sampler=sampler, perturbed_sampler=perturbed_sampler, scenario=scenario.id, **settings)
+
+    # ------------------------------------------------------------ identity
+    def describe(self) -> dict:
+        """The whole request as plain JSON-ready data (what :attr:`key` digests)."""
+        return {"request": type(self).__name__, "version": REQUEST_VERSION, **dataclasses.asdict(self)}
+
+    @cached_property
+    def key(self) -> str:
+        """A stable digest of :meth:`describe`: equal requests, and only they, share it."""
+        text = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"), default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def tests_only(self) -> AuditRequest:
+        """The request without what only re-reads a fixed-k result (the correction and α).
+
+        A fixed-k family is re-corrected in microseconds
+        (:meth:`~dbpa_core.audit.results.FamilyResult.recorrected`), so a cache
+        of results keys on this; a sequential test's boundaries depend on α/m,
+        so it keeps both.
+        """
+        if self.sequential is not None:
+            return self
+        return dataclasses.replace(self, correction="bonferroni", alpha=0.05)
+
+    # ----------------------------------------------------------- the arms
+    def sampler_of(self, perturbed: bool) -> SamplerConfig:
+        return self.perturbed_sampler if perturbed and self.perturbed_sampler is not None else self.sampler
+
+    def arm_requests(self) -> list[ArmRequest]:
+        """The original arm, then one arm per perturbation: prompts, seeds and generation settings.
+
+        The batch-file export lists the same requests, so that its results land
+        where a run looks for them.
+        """
+        arms = [ArmRequest("original", self.original.prompt, self.original.system,
+                           arm_seed(self.seed, perturbed=False, replicate=self.replicate), self.sampler, False)]
+        for perturbation in self.perturbations:
+            arms.append(ArmRequest(perturbation.label, perturbation.prompt.prompt, perturbation.prompt.system,
+                                   arm_seed(self.seed, perturbed=True, replicate=self.replicate),
+                                   self.sampler_of(True), True))
+        return arms
+
+    @property
+    def true_effects(self) -> tuple[float | None, ...]:
+        return tuple(p.true_effect for p in self.perturbations)
+
+    def settings(self) -> dict:
+        """The test settings a report records (JSON-ready; never a secret)."""
+        return {"sampler": self.sampler.as_mapping(),
+                "perturbed_sampler": self.perturbed_sampler.as_mapping() if self.perturbed_sampler else None,
+                "embedder": self.embedder.as_mapping(), "k": self.k, "n_resamples": self.n_resamples,
+                "similarity": self.similarity, "discrepancy": self.discrepancy, "correction": self.correction,
+                "alpha": self.alpha, "seed": self.seed, "replicate": self.replicate,
+                "sequential": self.sequential.as_mapping() if self.sequential else None}
