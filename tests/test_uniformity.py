@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from dbpa_core import rank_uniformity_test
-from dbpa_core.rut.uniformity import randomized_ranks, substituted_share_bound, substitution_power
+from dbpa_core.rut.uniformity import randomized_ranks, substituted_share_bound
 
 
 def test_exact_ranks_without_ties():
@@ -70,17 +70,6 @@ def test_full_substitution_with_a_different_model_is_detected():
     assert rank_uniformity_test(target, reference, rng=0).pvalue < 1e-4
 
 
-def test_power_curve_grows_with_q():
-    rng = np.random.default_rng(4)
-    reference_pool = rng.normal(size=(30, 12))
-    alternative_pool = rng.normal(loc=1.5, size=(30, 4))
-    power = substitution_power(reference_pool, alternative_pool, n_prompts=30, m=10, q_values=[0, 0.5, 1],
-                               n_trials=60, rng=0)
-    assert power.power[0] <= 0.15 and power.power[2] >= 0.95
-    assert power.power[0] <= power.power[1] <= power.power[2]
-    assert 0 < power.auc < 1 and power.auc_ks <= 1
-
-
 @pytest.mark.parametrize(("target", "reference", "match"), [
     (np.ones(1), np.ones((1, 3)), "`target_scores` must be 1-D"),
     (np.ones(3), np.ones(3), "`reference_scores` must be 2-D"),
@@ -93,15 +82,9 @@ def test_bad_inputs(target, reference, match):
         rank_uniformity_test(target, reference)
 
 
-def test_bad_method_and_power_inputs():
+def test_bad_method():
     with pytest.raises(ValueError, match="`method`"):
         rank_uniformity_test(np.ones(3), np.ones((3, 2)), method="ad")
-    with pytest.raises(ValueError, match="`n_prompts`"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=5, m=2)
-    with pytest.raises(ValueError, match="`m` \\+ 1"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=3, m=4)
-    with pytest.raises(ValueError, match="`q_values`"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=3, m=2, q_values=[1.5])
 
 
 # ------------------------------------------------------------ the share bound

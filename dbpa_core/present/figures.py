@@ -306,21 +306,6 @@ def rank_ecdf(result) -> go.Figure:
     return figure
 
 
-def substitution_power_curve(power) -> go.Figure:
-    """RUT power (CvM, and the KS baseline) against the substitution probability q."""
-    figure = go.Figure()
-    figure.add_trace(go.Scatter(x=power.q, y=power.power, mode="lines+markers",
-                                name=f"Cramér–von Mises (AUC {power.auc:.2f})"))
-    figure.add_trace(go.Scatter(x=power.q, y=power.power_ks, mode="lines+markers", line=dict(dash="dash"),
-                                name=f"Kolmogorov–Smirnov (AUC {power.auc_ks:.2f})"))
-    figure.add_hline(y=power.alpha, line=dict(dash="dot", color="grey"), annotation_text=f"α = {power.alpha:g}")
-    figure.update_layout(title=f"Detection rate when a share q of answers comes from the other model "
-                               f"({power.n_trials} simulated audits per q)",
-                         xaxis_title="substitution probability q", yaxis_title="power", yaxis_range=[0, 1.05],
-                         **LAYOUT)
-    return figure
-
-
 def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool = False) -> go.Figure:
     """R against r (or against θ1/θ2) for several models or settings."""
     figure = go.Figure()

@@ -51,7 +51,6 @@ q(x) (tests/test_uniformity.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -175,90 +174,3 @@ def _scores_iv(target_scores, reference_scores):
     if not (np.all(np.isfinite(target)) and np.all(np.isfinite(reference))):
         raise ValueError("`target_scores` and `reference_scores` must be finite (no NaN or infinity).")
     return target, reference
-
-
-@dataclass(frozen=True, eq=False)
-class SubstitutionPower:
-    """Power of RUT against probabilistic substitution, over q.
-
-    Attributes
-    ----------
-    q : ndarray
-        Substitution probabilities: target = (1 − q)·reference + q·alternative.
-    power, power_ks : ndarray
-        Share of Monte Carlo trials with p ≤ α (CvM and the KS baseline).
-    auc, auc_ks : float
-        Trapezoidal area under power(q) over [0, 1] (higher: detects smaller q).
-    n_trials, alpha
-    """
-
-    q: np.ndarray
-    power: np.ndarray
-    power_ks: np.ndarray
-    auc: float
-    auc_ks: float
-    n_trials: int
-    alpha: float
-
-
-def substitution_power(reference_pool, alternative_pool, *, n_prompts: int, m: int,
-                       q_values=(0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0), n_trials: int = 200, alpha: float = 0.05,
-                       rng=None, progress: Callable[[float], None] | None = None) -> SubstitutionPower:
-    """Monte Carlo power of RUT under probabilistic substitution.
-
-    Parameters
-    ----------
-    reference_pool : array_like of shape (n_pool_prompts, n_ref)
-        Scores of reference-model responses per prompt (row = prompt).
-    alternative_pool : array_like of shape (n_pool_prompts, n_alt)
-        Scores of alternative-model responses to the same prompts.
-    n_prompts, m : int
-        Prompts per audit and reference samples per prompt; each trial draws
-        n_prompts rows and, per row, m reference scores plus one target score
-        (from the alternative with probability q, else from unused reference
-        scores) without replacement.
-    q_values, n_trials, alpha, rng, progress
-    """
-    reference_pool = np.asarray(reference_pool, dtype=np.float64)
-    alternative_pool = np.asarray(alternative_pool, dtype=np.float64)
-    if reference_pool.ndim != 2 or alternative_pool.ndim != 2 or reference_pool.shape[0] != alternative_pool.shape[0]:
-        raise ValueError("`reference_pool` and `alternative_pool` must be 2-D with one row per prompt each.")
-    n_prompts = check_positive_int(n_prompts, "n_prompts", minimum=2)
-    m = check_positive_int(m, "m")
-    if n_prompts > reference_pool.shape[0]:
-        raise ValueError(f"`n_prompts` ({n_prompts}) exceeds the {reference_pool.shape[0]} prompts in the pools.")
-    if m + 1 > reference_pool.shape[1]:
-        raise ValueError(f"`m` + 1 = {m + 1} reference scores per prompt are needed (m for the reference sample, "
-                         f"one as the unsubstituted target); the pool has {reference_pool.shape[1]}.")
-    n_trials = check_positive_int(n_trials, "n_trials")
-    alpha = check_probability(alpha, "alpha")
-    q_values = np.asarray(q_values, dtype=np.float64)
-    if q_values.ndim != 1 or np.any((q_values < 0) | (q_values > 1)):
-        raise ValueError("`q_values` must be substitution probabilities in [0, 1].")
-    rng = check_rng(rng)
-    power = np.zeros(q_values.size)
-    power_ks = np.zeros(q_values.size)
-    total = q_values.size * n_trials
-    for qi, q in enumerate(q_values):
-        for trial in range(n_trials):
-            rows = rng.choice(reference_pool.shape[0], size=n_prompts, replace=False)
-            reference = np.empty((n_prompts, m))
-            target = np.empty(n_prompts)
-            for i, row in enumerate(rows):
-                drawn = rng.choice(reference_pool.shape[1], size=m + 1, replace=False)
-                reference[i] = reference_pool[row, drawn[:m]]
-                if rng.random() < q:
-                    target[i] = alternative_pool[row, rng.integers(alternative_pool.shape[1])]
-                else:
-                    target[i] = reference_pool[row, drawn[m]]
-            result = rank_uniformity_test(target, reference, rng=rng)
-            power[qi] += result.pvalue <= alpha
-            power_ks[qi] += result.ks_pvalue <= alpha
-            if progress is not None:
-                progress((qi * n_trials + trial + 1) / total)
-    power /= n_trials
-    power_ks /= n_trials
-    order = np.argsort(q_values)
-    auc = float(np.trapezoid(power[order], q_values[order])) if q_values.size > 1 else float("nan")
-    auc_ks = float(np.trapezoid(power_ks[order], q_values[order])) if q_values.size > 1 else float("nan")
-    return SubstitutionPower(q_values, power, power_ks, auc, auc_ks, n_trials, alpha)
