@@ -37,6 +37,18 @@ from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
 from dbpa_core.samplers.quantize import file_sha256  # noqa: E402
 
 
+class ThreadedScorer(ReferenceScorer):
+    """The reference scorer on ``n_threads`` llama.cpp threads (see :class:`ThreadedSampler`)."""
+
+    def __init__(self, *args, n_threads: int = 1, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.n_threads = n_threads
+
+    @property
+    def engine(self):
+        return get_engine(self.model_path, self.n_ctx, self.n_threads)
+
+
 class ThreadedSampler(LocalSampler):
     """The local sampler on ``n_threads`` llama.cpp threads.
 
@@ -72,17 +84,32 @@ def generate_only(config, arms, prompts, samplers, store) -> None:
               f"{rate:.2f} new answers/s", file=sys.stderr, flush=True)
 
 
-def read_partial(path: Path) -> list[dict]:
-    """The rows recorded so far; a line cut by a kill (the last one) is dropped and recorded again."""
-    if not path.exists():
-        return []
+def partial_files(path: Path) -> list[Path]:
+    """The partial file and its shards' (``--shard I/K`` writes ``<stem>.IofK<suffix>`` beside it)."""
+    return [path, *sorted(path.parent.glob(f"{path.stem}.*of*{path.suffix}"))]
+
+
+def read_partial(paths) -> list[dict]:
+    """The rows recorded so far; a line cut by a kill is skipped (its pair is recorded again)."""
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
+    for path in paths:
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
     return rows
+
+
+def open_for_append(path: Path):
+    """``path`` opened to append whole lines: a line cut by a kill is closed first, so no row is glued to it."""
+    handle = open(path, "a+", encoding="utf-8")
+    if handle.tell() > 0:
+        handle.seek(handle.tell() - 1)
+        if handle.read(1) != "\n":
+            handle.write("\n")
+    return handle
 
 
 def main(argv=None) -> None:
@@ -95,6 +122,9 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per model (default 1)")
     parser.add_argument("--generate-only", action="store_true",
                         help="only fill the store with the answers (no scoring, no pools file)")
+    parser.add_argument("--shard", help="I/K: score only every K-th (arm, prompt) pair from the I-th (0-based), "
+                                        "into its own partial file; run K shards at once, then once without --shard "
+                                        "to write the pools")
     args = parser.parse_args(argv)
 
     config = rut_experiment()
@@ -118,7 +148,7 @@ def main(argv=None) -> None:
     if args.generate_only:
         generate_only(config, [REFERENCE, *names], prompts, samplers, store)
         return
-    scorer = ReferenceScorer()
+    scorer = ThreadedScorer(n_threads=args.threads)
 
     arms = [REFERENCE, *names]
     per_arm = {arm: config.reference_answers if arm == REFERENCE else config.substitute_answers for arm in arms}
@@ -128,15 +158,22 @@ def main(argv=None) -> None:
                       "seed": config.seed, "model": getattr(config.substitute(arm), "model", None)
                       if arm != REFERENCE else "reference",
                       "system": config.substitute(arm).system if arm != REFERENCE else None} for arm in arms}
-    rows = [r for r in read_partial(partial)
-            if (r["arm"], r["prompt"]) in wanted and r.get("settings") == settings[r["arm"]]]
+    rows = {(r["arm"], r["prompt"]): r for r in read_partial(partial_files(partial))
+            if (r["arm"], r["prompt"]) in wanted and r.get("settings") == settings[r["arm"]]}
+    rows = list(rows.values())
     done = {(r["arm"], r["prompt"]) for r in rows}
     todo = [(arm, p) for p in prompts for arm in arms if (arm, p) not in done]
+    if args.shard:
+        index, count = (int(v) for v in args.shard.split("/"))
+        pairs = [(arm, p) for p in prompts for arm in arms]
+        mine = {pair for k, pair in enumerate(pairs) if k % count == index}
+        todo = [pair for pair in todo if pair in mine]
+        partial = partial.with_name(f"{partial.stem}.{index}of{count}{partial.suffix}")
     total_answers = sum(per_arm[a] for a, _ in todo)
     print(f"{len(done)} (arm, prompt) pairs already recorded in {partial}; {len(todo)} to go "
           f"({total_answers} answers).", file=sys.stderr, flush=True)
     start, answered = time.perf_counter(), 0
-    with open(partial, "a", encoding="utf-8") as handle:
+    with open_for_append(partial) as handle:
         for number, (arm, prompt) in enumerate(todo, 1):
             row = {**record_arm(config, arm, prompt, sampler=samplers[arm], scorer=scorer, store=store),
                    "settings": settings[arm]}
@@ -151,6 +188,9 @@ def main(argv=None) -> None:
                   f"{row['seconds']:.1f} s; {rate:.2f} answers/s overall, ≈ {left / 3600:.2f} h left",
                   file=sys.stderr, flush=True)
 
+    if args.shard:
+        print(f"shard {args.shard} done; run once more without --shard to write the pools.", file=sys.stderr)
+        return
     models = {REFERENCE: reference.model_path, **{s.name: samplers[s.name].model_path for s in config.substitutes
                                                   if s.model}}
     seconds = sum(r["seconds"] for r in rows)

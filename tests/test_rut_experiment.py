@@ -37,17 +37,18 @@ class FakeSampler:
 
 
 class FakeScorer:
-    class llama:  # noqa: N801 - the attribute the scorer exposes
-        @staticmethod
-        def tokenize(data, add_bos, special):
-            return [len(word) for word in data.decode().split()]
+    """ReferenceScorer's batch interface: per answer its token ids and scores."""
 
     def __init__(self):
         self.calls = []
 
-    def score(self, prompt, text):
+    def score_responses(self, prompt, responses):
+        from types import SimpleNamespace
+
         self.calls.append(prompt)
-        return {s: float(len(text)) + k for k, s in enumerate(SCORES)}
+        return [SimpleNamespace(tokens=tuple(len(w) for w in text.split()),
+                                scores={s: float(len(text)) + k for k, s in enumerate(SCORES)})
+                for text in responses]
 
 
 def test_record_arm_scores_every_answer_after_the_user_prompt_alone():

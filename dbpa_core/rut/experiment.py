@@ -85,11 +85,6 @@ def rut_experiment(path=None) -> ExperimentConfig:
                             int(protocol["substitute_answers"]), int(protocol["seed"]))
 
 
-def answer_tokens(scorer, text: str) -> list[int]:
-    """The token ids the reference model scores for ``text`` (its tokenizer, no special tokens)."""
-    return list(scorer.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
-
-
 def record_arm(config: ExperimentConfig, arm: str, prompt: str, *, sampler, scorer, store=None) -> dict:
     """One prompt's answers from one arm ("reference" or a substitute's name), scored by the reference model.
 
@@ -106,9 +101,11 @@ def record_arm(config: ExperimentConfig, arm: str, prompt: str, *, sampler, scor
     start = time.perf_counter()
     texts = sampler.sample(prompt, n, system=system, temperature=config.temperature, max_tokens=config.max_tokens,
                            seed=prompt_seed(config.seed, prompt, arm), store=store)
-    scored = [scorer.score(prompt, text) for text in texts]
-    return {"arm": arm, "prompt": prompt, "texts": texts, "tokens": [answer_tokens(scorer, t) for t in texts],
-            "scores": {s: [row[s] for row in scored] for s in SCORES}, "seconds": time.perf_counter() - start}
+    # One forward pass per batch of answers; each comes back with the token ids it was scored on
+    # (the reference tokenizer's), which the MMD's Hamming kernel compares.
+    scored = scorer.score_responses(prompt, texts)
+    return {"arm": arm, "prompt": prompt, "texts": texts, "tokens": [list(r.tokens) for r in scored],
+            "scores": {s: [r.scores[s] for r in scored] for s in SCORES}, "seconds": time.perf_counter() - start}
 
 
 def assemble_pools(config: ExperimentConfig, rows, *, meta: dict | None = None) -> RUTPools:
