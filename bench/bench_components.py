@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from dbpa_core.audit import draw_arm  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
-from dbpa_core.samplers.local import smollm2_path  # noqa: E402
+from dbpa_core.samplers.local import load_llama, smollm2_path  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.data.store import SampleStore  # noqa: E402
 
@@ -40,7 +40,7 @@ def median_time(function, repeats=5):
 
 def main() -> None:
     local = get_sampler("local")
-    llama = local.llama
+    llama = load_llama(str(smollm2_path()))  # one call per sample (batched decoding: bench_local.py)
     prompt = "Explain in a few sentences why the sky is blue."
     local.sample(prompt, 1, max_tokens=8)  # warm up
     generated = []

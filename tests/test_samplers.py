@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -216,6 +217,94 @@ class TestOpenAICompatible:
         finally:
             server.shutdown()
             server.server_close()
+
+
+class _ChatServer:
+    """A real HTTP server on 127.0.0.1 answering chat completions after ``delay`` s; it records when each
+    request arrived and how many were in flight at once, and answers 429 (Retry-After) to the requests
+    numbered in ``refuse``."""
+
+    def __init__(self, delay: float = 0.2, refuse: dict | None = None):
+        self.arrivals, self.in_flight, self.most_in_flight = [], 0, 0
+        self.refused_at = []
+        lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                self.rfile.read(int(self.headers["Content-Length"]))
+                with lock:
+                    outer.arrivals.append(time.monotonic())
+                    number = len(outer.arrivals)
+                    outer.in_flight += 1
+                    outer.most_in_flight = max(outer.most_in_flight, outer.in_flight)
+                try:
+                    if number in (refuse or {}):
+                        outer.refused_at.append(time.monotonic())
+                        self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": refuse[number]})
+                        return
+                    time.sleep(delay)
+                    self._reply(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                      "choices": [{"index": 0, "finish_reason": "stop",
+                                                   "message": {"role": "assistant", "content": f"reply {number}"}}]})
+                finally:
+                    with lock:
+                        outer.in_flight -= 1
+
+            def _reply(self, status, body, headers=None):
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class TestConcurrency:
+    """Several calls in flight against a real HTTP server, never more than ``max_concurrency``."""
+
+    @pytest.mark.parametrize("concurrency", [1, 4])
+    def test_calls_in_flight(self, concurrency):
+        with _ChatServer(delay=0.3) as server:
+            sampler = get_sampler("openai", model="m", base_url=server.url, max_concurrency=concurrency)
+            started = time.monotonic()
+            texts = sampler.sample("hi", 8)
+            elapsed = time.monotonic() - started
+        assert len(texts) == 8 and len(set(texts)) == 8
+        assert server.most_in_flight == concurrency
+        if concurrency == 4:
+            assert elapsed < 8 * 0.3  # overlapping calls: faster than one after another
+
+    def test_default_concurrency_is_bounded(self):
+        assert get_sampler("openai", model="m", base_url="http://127.0.0.1:9/v1").max_concurrency == 4
+
+    def test_retry_after_pauses_every_call(self):
+        """A 429 with Retry-After: 1 to the first request: no call, from any thread, reaches the server
+        within the next second; then all succeed."""
+        with _ChatServer(delay=0.2, refuse={1: "1"}) as server:
+            sampler = get_sampler("openai", model="m", base_url=server.url, max_concurrency=4, max_retries=3)
+            texts = sampler.sample("hi", 8)
+        assert len(texts) == 8 and all(texts)
+        (refused,) = server.refused_at
+        later = [t - refused for t in server.arrivals if t > refused + 0.05]
+        assert later and min(later) >= 0.95, later
+        assert len(server.arrivals) == 9  # the refused call was made again once
 
 
 class _Counting(Sampler):

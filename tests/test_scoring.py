@@ -49,3 +49,36 @@ def test_rewrites():
         rewrite(question, "shout")
     assert is_correct("It is Paris.", ["paris"]) and not is_correct("Comparison", ["paris"])
     assert is_correct("There are 7 days", ["7", "seven"]) and not is_correct("17 days", ["7"])
+
+
+def test_fast_scores_equal_the_per_token_path():
+    """score_responses (one forward pass, many responses) = the one-response Llama path, on 26 responses:
+    the reference model's own samples at three temperatures, other texts, an empty one, with a system prompt."""
+    prompt = "Give one tip for sleeping well."
+    sampler = get_sampler("local")
+    responses = (sampler.sample(prompt, 8, temperature=0.5, max_tokens=30, seed=1)
+                 + sampler.sample(prompt, 8, temperature=1.2, max_tokens=30, seed=2)
+                 + sampler.sample(prompt, 4, temperature=0, max_tokens=30, seed=3)
+                 + ["Zebra quantum paperwork sideways marmalade.", "Sleep.", "Ne buvez pas de café le soir, "
+                    "et couchez-vous à heure fixe. " * 3, "🙂 emoji and ünïcödé", "", "Drink warm milk."])
+    assert len(responses) == 26
+    for system, scorer in ((None, ReferenceScorer(batch_size=16)), ("Be brief.", ReferenceScorer(batch_size=5))):
+        fast = scorer.score_responses(prompt, responses, system=system)
+        for response, scored in zip(responses, fast):
+            logp, ranks, entropy = scorer.reference_token_statistics(prompt, response, system=system)
+            assert scored.text == response and len(scored.tokens) == len(logp)
+            np.testing.assert_allclose(scored.token_logprobs, logp, rtol=1e-6, atol=1e-6)
+            np.testing.assert_array_equal(scored.ranks, ranks)
+            np.testing.assert_allclose(scored.entropy, entropy, rtol=1e-6, atol=1e-6)
+        assert np.isnan(fast[-2].scores["log_rank"]) and fast[-2].tokens == ()
+    # Token ids are the reference tokenizer's, and scores do not depend on how many go through together.
+    assert list(fast[0].tokens) == scorer.engine.tokenize(responses[0], special=False)
+    alone = ReferenceScorer(batch_size=1).score_many(prompt, responses[:3])
+    assert alone == ReferenceScorer(batch_size=16).score_many(prompt, responses[:3])
+
+
+def test_scoring_bad_input(scorer):
+    with pytest.raises(ValueError, match="`responses`"):
+        scorer.score_many("Hi", ["ok", 3])
+    with pytest.raises(ValueError, match="`prompt` fills"):
+        ReferenceScorer(n_ctx=32).score("word " * 40, "yes")

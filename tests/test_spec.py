@@ -48,6 +48,7 @@ def write_spec(tmp_path, **overrides):
      "`sampler.base_url` holds a credential"),
     ({"sampler": {"backend": "openai", "model": "m", "timeout": 0}}, "`sampler.timeout` must be a positive"),
     ({"perturbed_sampler": {"backend": "local", "model": "x"}}, "`perturbed_sampler.model` must be one of"),
+    ({"perturbed_sampler": {"backend": "local", "n_gpu_layers": 3}}, "`perturbed_sampler.n_gpu_layers` is not a known key"),
     ({"scenario": "mars_mission"}, "`scenario` must be one of"),
     ({"perturbations": ["mars", "nope"]}, r"`perturbations\[1\]` must be one of"),
     ({"embedder": {"name": "bert"}}, "`embedder.name` must be one of 'minilm', 'openai'"),

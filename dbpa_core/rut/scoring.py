@@ -14,16 +14,83 @@ mean_rank          mean rank
 entropy            mean entropy (nats) of the predictive distributions
 lrr                log-likelihood / log-rank ratio: −Σ log p / Σ log rank
 =================  ==========================================================
+
+Speed: :meth:`ReferenceScorer.score_many` scores many responses to one
+prompt from one forward pass (the prompt evaluated once, up to 16 responses
+per step, logits only at the responses' positions, ranks and entropies
+vectorised in numpy); :meth:`ReferenceScorer.reference_token_statistics` is
+the earlier one-response-at-a-time path through ``llama_cpp.Llama`` with
+``logits_all``, kept as the reference the fast path is tested against.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import log_softmax
 
-from ..samplers.local import load_llama, model_lock, resolve_model
+from ..samplers.local import get_engine, load_llama, model_lock, resolve_model
 
 SCORES = ("log_rank", "log_likelihood", "mean_rank", "entropy", "lrr")
+
+
+def scores_of(token_logprobs: np.ndarray, ranks: np.ndarray, entropy: np.ndarray) -> dict[str, float]:
+    """All :data:`SCORES` from per-token statistics (NaN for an empty response)."""
+    if token_logprobs.size == 0:
+        return dict.fromkeys(SCORES, float("nan"))
+    log_rank = np.log(ranks)
+    return {
+        "log_rank": float(log_rank.mean()),
+        "log_likelihood": float(token_logprobs.sum()),
+        "mean_rank": float(ranks.mean()),
+        "entropy": float(entropy.mean()),
+        "lrr": float(-token_logprobs.sum() / log_rank.sum()) if log_rank.sum() > 0 else float("inf"),
+    }
+
+
+def token_statistics_from_logits(logits: np.ndarray, tokens) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-token (log-probability, rank, entropy) of ``tokens`` given the rows of ``logits`` that predict them.
+
+    ``logits``: (T, vocabulary); rank 1 is the model's top choice (ties
+    counted in the token's favour).  Vectorised over all T positions.
+    """
+    target = np.asarray(tokens, dtype=np.int64)
+    if target.size == 0:
+        return np.zeros(0), np.zeros(0), np.zeros(0)
+    logits = np.asarray(logits, dtype=np.float64)
+    rows = np.arange(target.size)
+    logp = log_softmax(logits, axis=1)
+    ranks = 1 + (logits > logits[rows, target][:, None]).sum(axis=1)
+    entropy = -(np.exp(logp) * logp).sum(axis=1)
+    return logp[rows, target], ranks.astype(np.float64), entropy
+
+
+@dataclass(frozen=True)
+class ScoredResponse:
+    """A response scored by the reference model.
+
+    Attributes
+    ----------
+    text : str
+    tokens : tuple of int
+        The response's token ids under the reference tokenizer (cut where
+        the context ends), e.g. for a Hamming kernel between responses.
+    token_logprobs, ranks, entropy : ndarray
+        Per token: log p, rank (1 = top choice), entropy (nats) of the
+        predictive distribution.
+    """
+
+    text: str
+    tokens: tuple[int, ...]
+    token_logprobs: np.ndarray
+    ranks: np.ndarray
+    entropy: np.ndarray
+
+    @property
+    def scores(self) -> dict[str, float]:
+        """All :data:`SCORES`."""
+        return scores_of(self.token_logprobs, self.ranks, self.entropy)
 
 
 class ReferenceScorer:
@@ -36,12 +103,69 @@ class ReferenceScorer:
     model : str, optional
         A local model by name (:data:`~dbpa_core.samplers.quantize.LOCAL_MODELS`), e.g. ``"smollm2-q4_0"``.
     n_ctx : int
-        Context window in tokens.
+        Context window in tokens; a longer prompt + response is cut at it.
+    batch_size : int
+        Responses scored in one forward step.
     """
 
-    def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048):
+    def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048,
+                 batch_size: int = 16):
         self.model_path = resolve_model(model, model_path)
         self.n_ctx = n_ctx
+        self.batch_size = batch_size
+
+    @property
+    def engine(self):
+        return get_engine(self.model_path, self.n_ctx)
+
+    def _messages(self, prompt: str, system: str | None) -> list[dict]:
+        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+
+    def score_responses(self, prompt: str, responses, *, system: str | None = None) -> list[ScoredResponse]:
+        """Score many responses to one ``prompt`` (the fast path; one forward pass over all of them).
+
+        Parameters
+        ----------
+        prompt : str
+        responses : sequence of str
+        system : str, optional
+            The system prompt the responses were asked with.
+
+        Returns
+        -------
+        list of ScoredResponse
+            In the order of ``responses``; an empty response has no tokens and NaN scores.
+        """
+        responses = list(responses)
+        if not all(isinstance(r, str) for r in responses):
+            raise ValueError("`responses` must be strings.")
+        engine = self.engine
+        with model_lock(self.model_path):
+            context = engine.chat_prompt(self._messages(prompt, system))
+            room = self.n_ctx - len(context)
+            if room <= 0:
+                raise ValueError(f"`prompt` fills the {self.n_ctx}-token context; no room to score the response.")
+            tokens = [engine.tokenize(r, special=False)[:room] for r in responses]
+            scored: list[ScoredResponse | None] = [None] * len(responses)
+            for j, logits in engine.score_iter(context, tokens, width=self.batch_size):
+                scored[j] = ScoredResponse(responses[j], tuple(tokens[j]),
+                                           *token_statistics_from_logits(logits, tokens[j]))
+        return scored  # type: ignore[return-value]
+
+    def score_many(self, prompt: str, responses, *, system: str | None = None) -> list[dict[str, float]]:
+        """All :data:`SCORES` of each response to ``prompt`` (NaN for an empty response)."""
+        return [r.scores for r in self.score_responses(prompt, responses, system=system)]
+
+    def token_statistics(self, prompt: str, response: str, *, system: str | None = None):
+        """Per-token (log-probability, rank, entropy) of ``response`` after ``prompt``."""
+        (scored,) = self.score_responses(prompt, [response], system=system)
+        return scored.token_logprobs, scored.ranks, scored.entropy
+
+    def score(self, prompt: str, response: str, *, system: str | None = None) -> dict[str, float]:
+        """All :data:`SCORES` of one response (NaN for an empty response)."""
+        return self.score_many(prompt, [response], system=system)[0]
+
+    # -- the earlier path, kept as the reference of the tests and the benchmark -----------------------
 
     @property
     def llama(self):
@@ -52,7 +176,7 @@ class ReferenceScorer:
 
         llama = self.llama
         template = llama.metadata.get("tokenizer.chat_template")
-        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        messages = self._messages(prompt, system)
         if template:
             formatter = Jinja2ChatFormatter(template=template, eos_token="<|im_end|>", bos_token="")
             text = formatter(messages=messages).prompt
@@ -60,8 +184,8 @@ class ReferenceScorer:
             text = "\n".join(m["content"] for m in messages) + "\n"
         return llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
-    def token_statistics(self, prompt: str, response: str, *, system: str | None = None):
-        """Per-token (log-probability, rank, entropy) of ``response`` after ``prompt``."""
+    def reference_token_statistics(self, prompt: str, response: str, *, system: str | None = None):
+        """:meth:`token_statistics` one response at a time through ``llama_cpp.Llama`` (``logits_all``)."""
         llama = self.llama
         context = self._prompt_tokens(prompt, system)
         answer = llama.tokenize(response.encode("utf-8"), add_bos=False, special=False)
@@ -72,32 +196,11 @@ class ReferenceScorer:
         if not answer:
             raise ValueError(f"`prompt` fills the {self.n_ctx}-token context; no room to score the response.")
         with model_lock(self.model_path):
-            # Reuse the evaluated prompt (scoring many responses to one prompt
-            # evaluates it once): keep the cached prefix shared with the
-            # context, re-evaluate the rest.  eval() drops the KV cache past
-            # n_tokens, and the logits rows of the kept prefix stay valid.
+            # Reuse the evaluated prompt: keep the cached prefix shared with the
+            # context, re-evaluate the rest (eval() drops the KV cache past n_tokens).
             kept = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), context)
             llama.n_tokens = min(kept, len(context))
             llama.eval(tokens[llama.n_tokens :])
             # logits at position p predict token p + 1
             logits = np.array(llama.scores[len(context) - 1 : len(tokens) - 1], dtype=np.float64)
-        logp = log_softmax(logits, axis=1)
-        target = np.asarray(answer)
-        token_logp = logp[np.arange(len(target)), target]
-        ranks = 1 + (logits > logits[np.arange(len(target)), target][:, None]).sum(axis=1)
-        entropy = -(np.exp(logp) * logp).sum(axis=1)
-        return token_logp, ranks.astype(np.float64), entropy
-
-    def score(self, prompt: str, response: str, *, system: str | None = None) -> dict[str, float]:
-        """All :data:`SCORES` of one response (NaN for an empty response)."""
-        logp, ranks, entropy = self.token_statistics(prompt, response, system=system)
-        if logp.size == 0:
-            return dict.fromkeys(SCORES, float("nan"))
-        log_rank = np.log(ranks)
-        return {
-            "log_rank": float(log_rank.mean()),
-            "log_likelihood": float(logp.sum()),
-            "mean_rank": float(ranks.mean()),
-            "entropy": float(entropy.mean()),
-            "lrr": float(-logp.sum() / log_rank.sum()) if log_rank.sum() > 0 else float("inf"),
-        }
+        return token_statistics_from_logits(logits, answer)

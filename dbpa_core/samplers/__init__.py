@@ -26,7 +26,7 @@ GENERATION_SETTINGS = ("temperature", "max_tokens")
 SAMPLER_SETTINGS = MappingProxyType({
     "simulated": ("model",),
     "recorded": ("path", "model"),
-    "local": ("model", "model_path", "n_ctx", "logprobs"),
+    "local": ("model", "model_path", "n_ctx", "logprobs", "batch_size"),
     "openai": ("model", "base_url", "max_concurrency", "timeout", "max_retries", "logprobs"),
 })
 

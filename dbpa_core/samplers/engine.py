@@ -1,24 +1,28 @@
 """llama.cpp's C API for many sequences at once: batched decoding and one-pass scoring.
 
-The high-level ``llama_cpp.Llama`` runs one sequence per call and keeps
-full-vocabulary logits for every token (``logits_all``).  Here a prompt is
-evaluated once into sequence 0 of a context, its KV cache is copied to every
-other sequence (``llama_memory_seq_cp``), and each forward step then carries
-one new token of every unfinished sequence (``llama_batch`` with per-sequence
-ids): on two CPU cores a step of 16 tokens costs about what 6 single-token
-steps cost.  Logits are asked only for the rows that are sampled from or
-scored.
+The high-level ``llama_cpp.Llama`` runs one sequence per call.  Here a
+prompt is evaluated once into sequence 0 of a context (kept as the prompt's
+copy), its KV cache is copied to each decoding sequence
+(``llama_memory_seq_cp``), and every forward step carries one new token of
+each unfinished sequence (``llama_batch`` with per-sequence ids); when one
+ends, the next seed takes its sequence.  A step of many tokens costs far less
+than as many single-token steps (bench/bench_local.py).  Logits are asked only
+for the rows sampled from or scored.  Scoring (:meth:`LlamaEngine.score_iter`)
+runs many completions of one prompt through one forward step the same way.
 
 Batch invariance.  The context keeps one KV-cache stream per sequence
 (``kv_unified = False``), so a sequence's cache cells sit at the same places
 whoever else is decoded with it, and llama.cpp's CPU kernels compute each
-output row from that row alone (matrix products per row, attention per query
-over its own stream, padded to 256 cells with exact zeros for masked cells).
-A sequence's logits therefore do not depend on how many other sequences
-share the forward steps, and with its own seeded sampler chain its tokens do
-not either: sample i is the same drawn alone or among 32
-(``tests/test_samplers.py`` checks it token for token, and that a draw equals
-the one-call-per-sample path of ``llama_cpp.Llama``).
+sequence's rows from its own tokens and cells.  What does change the last
+bits of a sequence's logits is how its own tokens are split into forward
+steps (one token at a time, or several in one step), so the split is fixed:
+generation feeds one token per sequence per step, as ``llama_cpp.Llama`` does;
+scoring feeds each completion whole, padded to the step's longest, as a
+one-completion evaluation does.  Hence a sequence's tokens and scores do not
+depend on how many others share its steps: sample i is the same drawn alone
+or among 32, and equals ``Llama.create_chat_completion`` with its seed
+(``tests/test_engine.py`` checks both token for token), and a completion's
+scores equal the one-at-a-time path's exactly (``tests/test_scoring.py``).
 """
 
 from __future__ import annotations
@@ -192,17 +196,12 @@ class LlamaEngine:
         if status != 0:
             raise RuntimeError(f"llama_decode failed (status {status}): the context is full or out of memory.")
 
-    def _eval_prompt(self, context, batch, tokens: Sequence[int], n_batch: int, *, all_logits: bool = False):
-        """Evaluate ``tokens`` into sequence 0; return the logits of the last (or of every) position."""
-        rows_logits = []
+    def _eval_prompt(self, context, batch, tokens: Sequence[int], n_batch: int) -> np.ndarray:
+        """Evaluate ``tokens`` into sequence 0, in steps of ``n_batch``; return its last row of logits."""
         for start in range(0, len(tokens), n_batch):
             chunk = tokens[start:start + n_batch]
-            last = start + len(chunk) == len(tokens)
-            self._decode(context, batch, [(t, start + j, 0, all_logits or (last and j == len(chunk) - 1))
-                                          for j, t in enumerate(chunk)])
-            if all_logits:
-                rows_logits.append(self._logits(context, len(chunk)))
-        return np.concatenate(rows_logits) if all_logits else None
+            self._decode(context, batch, [(t, start + j, 0, start + j == len(tokens) - 1) for j, t in enumerate(chunk)])
+        return self._row_logits(context, -1).copy()
 
     def _logits(self, context, n_rows: int) -> np.ndarray:
         pointer = self._api.llama_get_logits(context)
@@ -260,8 +259,7 @@ class LlamaEngine:
         batch = api.llama_batch_init(n_batch, 0, 1)
         chains: dict[int, object] = {}
         try:
-            self._eval_prompt(context, batch, prompt, n_batch)
-            first = self._row_logits(context, -1).copy()  # the prompt's last row: every first token
+            first = self._eval_prompt(context, batch, prompt, n_batch)  # predicts every first token
             memory = api.llama_get_memory(context)
             pending = iter(range(n_seq))
             live: dict[int, dict] = {}  # stream → {"j", "tokens", "scores"}
@@ -346,3 +344,72 @@ class LlamaEngine:
         api.llama_sampler_chain_add(chain, api.llama_sampler_init_temp(temperature))
         api.llama_sampler_chain_add(chain, api.llama_sampler_init_dist(int(seed) & 0xFFFFFFFF))
         return chain
+
+    # -- scoring ---------------------------------------------------------------------------------------
+
+    def score_iter(self, prompt: Sequence[int], completions: Sequence[Sequence[int]], *, width: int = 16
+                   ) -> Iterator[tuple[int, np.ndarray]]:
+        """Yield ``(j, logits)`` for each completion: the model's logits before each of its tokens.
+
+        ``logits`` has shape (len(completions[j]), n_vocab): row t is the
+        distribution of token t given the prompt and tokens 0..t-1.  The
+        prompt is evaluated once (its last row predicts every completion's
+        first token); then up to ``width`` completions go through one
+        forward step, each in its own sequence holding a copy of the
+        prompt's cache, with logits asked only for their positions.
+
+        Every completion of a step is padded (after its end, so causally
+        invisible) to the step's longest, because llama.cpp splits a step
+        into equal numbers of tokens per sequence and a sequence's numbers
+        change, in the last bits, with how its tokens are split: padded,
+        each completion is one piece whoever shares its step, and its
+        scores equal those of a one-completion evaluation.
+        """
+        api = self._api
+        completions = [list(c) for c in completions]
+        if not completions:
+            return
+        longest = max(len(c) for c in completions)
+        if len(prompt) + longest > self.n_ctx:
+            raise ValueError(f"the prompt ({len(prompt)} tokens) and a completion of {longest} tokens exceed the "
+                             f"{self.n_ctx}-token context (`n_ctx`).")
+        width = max(1, min(int(width), len(completions)))
+        n_cells = -(-(len(prompt) + longest + 1) // CTX_PAD) * CTX_PAD
+        context = self._context(width + 1, n_cells)
+        n_batch = max(PROMPT_BATCH, width)
+        batch = api.llama_batch_init(n_batch, 0, 1)
+        try:
+            first = self._eval_prompt(context, batch, prompt, n_batch)
+            memory = api.llama_get_memory(context)
+            j = 0
+            while j < len(completions):
+                # As many completions as fit in one step once padded to the longest of them.
+                group = [j]
+                length = len(completions[j])
+                while (j + len(group) < len(completions) and len(group) < width
+                       and (len(group) + 1) * max(length, len(completions[j + len(group)])) <= n_batch):
+                    length = max(length, len(completions[j + len(group)]))
+                    group.append(j + len(group))
+                j += len(group)
+                rows = []
+                for stream, index in enumerate(group, start=1):
+                    api.llama_memory_seq_rm(memory, stream, -1, -1)
+                    api.llama_memory_seq_cp(memory, 0, stream, -1, -1)
+                    tokens = completions[index]
+                    padded = tokens + [tokens[-1]] * (length - len(tokens)) if tokens else []
+                    # Logits at t predict token t + 1: wanted for t < T - 1 only.
+                    rows += [(token, len(prompt) + t, stream, t < len(tokens) - 1) for t, token in enumerate(padded)]
+                outputs = []
+                for chunk in range(0, len(rows), n_batch):  # one completion longer than a step: in pieces
+                    part = rows[chunk:chunk + n_batch]
+                    self._decode(context, batch, part)
+                    outputs.append(self._logits(context, sum(row[3] for row in part)))
+                logits = np.concatenate(outputs) if outputs else np.zeros((0, self.n_vocab), np.float32)
+                offset = 0
+                for index in group:
+                    n = max(0, len(completions[index]) - 1)
+                    yield index, (np.vstack([first[None, :], logits[offset:offset + n]]) if completions[index]
+                                  else np.zeros((0, self.n_vocab), np.float32))
+                    offset += n
+        finally:
+            api.llama_batch_free(batch)

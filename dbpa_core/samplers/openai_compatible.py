@@ -10,7 +10,10 @@ Failures are ours to handle, not the client's (:func:`call_endpoint`):
 bounds only the gap between two bytes, so a server trickling one byte a
 second would hold a call indefinitely); 408/409/429/5xx and timeouts are
 retried ``max_retries`` times with exponential backoff or the server's
-``Retry-After``; a refused connection fails at once (nothing listens there,
+``Retry-After``; a Retry-After pauses every call of the sampler, not only
+the one that was refused (:class:`RateGate`: the calls in flight would
+otherwise keep hitting a server that asked for a pause, and each be refused
+in turn); a refused connection fails at once (nothing listens there,
 waiting will not help); a reply that is not a chat completion (an HTML page,
 no ``choices``) is an error, never an empty sample.  Every failure is an
 :class:`~.base.EndpointError` naming the URL, without credentials.
@@ -46,6 +49,24 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float):
                              "(or give a `base_url` for a local server).")
         key = NO_KEY
     return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+
+
+class RateGate:
+    """A pause shared by the concurrent calls of one sampler: set by a Retry-After, honoured by every call."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._until = 0.0
+
+    def pause(self, seconds: float) -> None:
+        """No call starts within ``seconds`` from now."""
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def wait(self) -> None:
+        """Sleep until the pause (if any) is over."""
+        while (left := self._until - time.monotonic()) > 0:
+            time.sleep(left)
 
 
 class _Deadline(Exception):
@@ -124,7 +145,7 @@ def _status_reason(error, attempts: int) -> str:
     return f"HTTP {status}{detail}. Check the request settings (model, max_tokens, temperature)."
 
 
-def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
+def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: RateGate | None = None):
     """Run ``request()`` (one client call) with a deadline per attempt and retries.
 
     Parameters
@@ -139,6 +160,9 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
         Extra attempts after a timeout, a dropped connection, 408/409/429
         or 5xx; waits ``Retry-After`` if the server sends it, else
         0.5 s, 1 s, 2 s, … (at most 8 s).
+    gate : RateGate, optional
+        Shared by the calls of one sampler: a server's Retry-After pauses
+        them all, and every attempt first waits for the pause to end.
 
     Raises
     ------
@@ -149,6 +173,8 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
 
     for attempt in range(max_retries + 1):
         wait = min(8.0, 0.5 * 2**attempt)
+        if gate is not None:
+            gate.wait()
         try:
             return _before_deadline(request, timeout)
         except openai.APIStatusError as error:
@@ -158,7 +184,11 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int):
             if asked is not None and asked > MAX_RETRY_AFTER:
                 raise EndpointError(url, f"HTTP {error.status_code}: the server asks to wait {asked:.0f} s "
                                     "before trying again; try again later.") from None
-            wait = asked if asked is not None else wait
+            if asked is not None:
+                wait = asked
+                if gate is not None:
+                    gate.pause(asked)
+                    wait = 0.0  # gate.wait() at the next attempt
         except (_Deadline, openai.APITimeoutError):
             if attempt == max_retries:
                 raise EndpointError(url, f"no complete reply within `timeout` = {timeout:g} s, {attempt + 1} "
@@ -201,7 +231,9 @@ class OpenAISampler(Sampler):
     api_key : str, optional
         Never stored; default ``OPENAI_API_KEY``.
     max_concurrency : int
-        Calls in flight at once.
+        Calls in flight at once (default 4: several in flight, well below
+        the per-key request limits of hosted APIs; a local vLLM server
+        takes 32 or more).  A 429 with Retry-After pauses all of them.
     timeout : float
         Seconds each attempt of a call may take in total.
     max_retries : int
@@ -226,6 +258,7 @@ class OpenAISampler(Sampler):
         self.timeout = check_positive_float(timeout, "timeout")
         self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
         self._client = make_client(base_url, api_key, self.timeout)
+        self._gate = RateGate()
 
     @property
     def model(self) -> str:
@@ -259,7 +292,7 @@ class OpenAISampler(Sampler):
                                  index=index)
         response = call_endpoint(lambda: self._client.chat.completions.create(**body),
                                  url=f"{self.endpoint}/chat/completions", timeout=self.timeout,
-                                 max_retries=self.max_retries)
+                                 max_retries=self.max_retries, gate=self._gate)
         choices = getattr(response, "choices", None)
         if not isinstance(response, str | bytes) and not choices:
             raise EndpointError(f"{self.endpoint}/chat/completions", "the reply has no `choices`: the server "

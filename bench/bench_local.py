@@ -1,0 +1,112 @@
+"""Benchmark of batched local decoding and one-pass scoring against the one-at-a-time paths.
+
+    python bench/bench_local.py [--rounds 3] [--max-tokens 64] [--threads 2]
+
+Prints, side by side in one run (rounds interleaved, so that a change in the
+machine's load hits every configuration alike; medians over rounds):
+- tokens/s of SmolLM2-135M drawing k = 1, 8, 16, 32 samples of one prompt
+  with the batched engine (LocalSampler's path) against the path LocalSampler
+  took before: one ``Llama.create_chat_completion`` per sample with
+  ``logits_all=True``; wall-clock and CPU-time figures, and their ratios;
+- scoring throughput (completions of 30 tokens per second) of
+  ``ReferenceScorer.score_responses`` against the one-completion-per-call
+  ``reference_token_statistics`` path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
+from dbpa_core.samplers import get_sampler, sample_seed  # noqa: E402
+from dbpa_core.samplers.local import get_engine, load_llama, smollm2_path  # noqa: E402
+
+PROMPT = "Explain in a few sentences why the sky is blue."
+WIDTHS = (1, 8, 16, 32)
+
+
+def timed(function):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--scored", type=int, default=32, help="completions scored per round")
+    args = parser.parse_args()
+    path = str(smollm2_path())
+    llama = load_llama(path, 2048, args.threads)  # logits_all=True: the path before batching
+    engine = get_engine(path, 2048, args.threads)
+    local = get_sampler("local")
+    prompt = engine.chat_prompt(local.messages(PROMPT, None))
+    messages = local.messages(PROMPT, None)
+    n_calls = 4
+
+    def one_at_a_time(round_):
+        tokens = 0
+        for i in range(n_calls):
+            reply = llama.create_chat_completion(messages=messages, temperature=0.7, max_tokens=args.max_tokens,
+                                                 seed=sample_seed(round_, i))
+            tokens += reply["usage"]["completion_tokens"]
+        return tokens
+
+    def batched(width, round_):
+        generations = engine.generate(prompt, [sample_seed(round_, i) for i in range(width)], temperature=0.7,
+                                      max_tokens=args.max_tokens, width=width)
+        return sum(len(g.tokens) for g in generations)
+
+    one_at_a_time(99)
+    batched(8, 99)  # warm up: contexts, caches
+    rates: dict[str, list[tuple[float, float]]] = {}
+    for round_ in range(args.rounds):
+        runs = [("one at a time", lambda: one_at_a_time(round_))]
+        runs += [(f"batched k = {k}", lambda k=k: batched(k, round_)) for k in WIDTHS]
+        for name, run in runs:
+            tokens, wall, cpu = timed(run)
+            rates.setdefault(name, []).append((tokens / wall, tokens / cpu))
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {r[-1][0]:.1f}" for n, r in rates.items()), flush=True)
+    base_wall = statistics.median(r[0] for r in rates["one at a time"])
+    base_cpu = statistics.median(r[1] for r in rates["one at a time"])
+    print(f"\nSmolLM2-135M Q4_1, {args.threads} threads, ≤ {args.max_tokens} new tokens, T = 0.7, "
+          f"median of {args.rounds} interleaved rounds")
+    print(f"{'path':<22}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
+    for name, values in rates.items():
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        print(f"{name:<22}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
+
+    # Scoring: completions of 30 tokens of one prompt under the reference model.
+    texts = local.sample(PROMPT, args.scored, temperature=0.5, max_tokens=30, seed=1)
+    scorer = ReferenceScorer(batch_size=16)
+    scorer.score_many(PROMPT, texts[:2])
+    scorer.reference_token_statistics(PROMPT, texts[0])
+    fast, slow = [], []
+    for _ in range(args.rounds):
+        _, wall, cpu = timed(lambda: scorer.score_responses(PROMPT, texts))
+        fast.append((len(texts) / wall, len(texts) / cpu))
+        _, wall, cpu = timed(lambda: [scorer.reference_token_statistics(PROMPT, t) for t in texts])
+        slow.append((len(texts) / wall, len(texts) / cpu))
+    mean_tokens = statistics.mean(len(engine.tokenize(t, special=False)) for t in texts)
+    print(f"\nscoring {len(texts)} completions (mean {mean_tokens:.1f} tokens) of one prompt, "
+          f"median of {args.rounds} rounds")
+    print(f"{'path':<30}{'completions/s (wall)':>22}{'ratio':>8}{'per CPU-s':>12}{'ratio':>8}")
+    for name, values in (("one completion per call", slow), ("score_responses, 16 per step", fast)):
+        wall = statistics.median(v[0] for v in values)
+        cpu = statistics.median(v[1] for v in values)
+        print(f"{name:<30}{wall:>22.2f}{wall / statistics.median(v[0] for v in slow):>7.2f}×"
+              f"{cpu:>12.2f}{cpu / statistics.median(v[1] for v in slow):>7.2f}×")
+
+
+if __name__ == "__main__":
+    main()
