@@ -2,6 +2,9 @@
 
     nice -n 10 python scripts/record_rut.py                       # everything, resumable
     nice -n 10 python scripts/record_rut.py --prompts 3 --out /tmp/pilot.npz   # a pilot
+    nice -n 10 python scripts/record_rut.py --generate-only       # answers into the store, no scoring
+    nice -n 10 python scripts/record_rut.py --shard 0/2 & nice -n 10 python scripts/record_rut.py --shard 1/2
+    nice -n 10 python scripts/record_rut.py                       # after the shards: writes the pools
 
 For every prompt of assets/audits/rut_experiment.yaml: the reference model's
 answers and each substitute's (temperature 0.5, 30 new tokens), each scored
@@ -11,7 +14,10 @@ partial file at once, so a killed run loses at most the (arm, prompt) in
 progress: run the same command again to resume.  When every pair is
 recorded, the pools are written to assets/recorded/audits/rut_pools.npz (scores
 and token ids) and the texts to rut_texts.jsonl.xz beside it.  Prints the
-throughput (answers per second) and an estimate of the time left.
+throughput (answers per second) and an estimate of the time left.  llama.cpp
+runs on one thread per process (``--threads``): on this shared 2-core machine
+two threads wait for each other (``ThreadedSampler``); score with two
+``--shard`` processes instead.
 """
 
 from __future__ import annotations
