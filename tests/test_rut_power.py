@@ -160,3 +160,19 @@ def test_bad_inputs():
         power_study(pools, n_prompts=5, m=3, q_values=[1.2])
     with pytest.raises(ValueError, match="`score`"):
         power_study(pools, n_prompts=5, m=3, score="perplexity")
+
+
+def test_monte_carlo_error_of_the_power_auc_is_calibrated():
+    """auc_se (from the per-trial contributions) matches the spread of the AUC over independent seeds."""
+    pools = synthetic_pools(13, shifts={"mid": 0.4})
+    kwargs = dict(n_prompts=20, m=12, q_values=[0.0, 0.25, 0.5, 0.75, 1.0], n_trials=60, n_resamples=49)
+    runs = [power_study(pools, rng=seed, **kwargs)["mid"] for seed in range(24)]
+    for method in ("rut", "mmd", "ks"):
+        aucs = np.array([r.power_auc[method] for r in runs])
+        se = np.mean([r.auc_se(method) for r in runs])
+        assert 0.6 < aucs.std(ddof=1) / se < 1.6, (method, aucs.std(ddof=1), se)
+        first = runs[0]
+        assert first._per_trial_auc(method).mean() == pytest.approx(first.power_auc[method], abs=1e-12)
+        assert first.auc_difference(method, method) == (0.0, 0.0)
+    difference, se = runs[0].auc_difference("rut", "ks")
+    assert difference == pytest.approx(runs[0].power_auc["rut"] - runs[0].power_auc["ks"], abs=1e-12) and se > 0

@@ -100,6 +100,17 @@ class RUTStudy:
         auc = self.curves[substitute].power_auc
         return max(auc, key=lambda method: (auc[method], -list(auc).index(method)))
 
+    def clear_winner(self, substitute: str) -> str | None:
+        """:meth:`winner` if it beats every other method by more than twice the paired Monte Carlo error, else None."""
+        curves = self.curves[substitute]
+        first = self.winner(substitute)
+        for other in curves.power_auc:
+            if other != first:
+                difference, se = curves.auc_difference(first, other)
+                if difference <= 2 * se:
+                    return None
+        return first
+
 
 def rut_study(*, store=None, n_resamples: int = 1000, seed: int = 0, progress: Progress | None = None,
               n_trials: int = 500, pools: RUTPools | None = None) -> RUTStudy:

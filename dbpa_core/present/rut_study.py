@@ -24,7 +24,8 @@ def power_auc_frame(study: RUTStudy):
     for name, curves in study.curves.items():
         rows.append({"substitute": name, "kind": study.arms[name]["kind"], "label": study.arms[name]["label"],
                      **{f"power AUC {m}": curves.power_auc[m] for m in METHOD_NAMES},
-                     "highest": study.winner(name)})
+                     "± MC error": max(curves.auc_se(m) for m in METHOD_NAMES),
+                     "highest": leader_text(study, name)})
     return pd.DataFrame(rows)
 
 
@@ -58,23 +59,42 @@ def printed_frame(study: RUTStudy):
                              for m in METHOD_NAMES}} for r in study.printed])
 
 
+def leader_text(study: RUTStudy, name: str) -> str:
+    """The method with the highest power AUC against ``name``, or the methods tied with it ("rut ≈ ks")."""
+    curves, first = study.curves[name], study.winner(name)
+    if study.clear_winner(name) is not None:
+        return first
+    tied = [m for m in METHOD_NAMES if m == first or curves.auc_difference(first, m)[0]
+            <= 2 * curves.auc_difference(first, m)[1]]
+    return " ≈ ".join(tied)
+
+
 def findings(study: RUTStudy) -> list[str]:
-    """The results in the paper's terms: what is easy or hard to catch, which method wins where, vs §5."""
+    """The results in the paper's terms: what is easy or hard to catch, which method wins where, vs §5.
+
+    A method "leads" only where its power AUC beats each other method's by more than twice the Monte
+    Carlo error of the paired difference (:meth:`~dbpa_core.paper.rut.RUTStudy.clear_winner`); closer
+    than that it is a tie.
+    """
     names = list(study.curves)
     rut_auc = {n: study.curves[n].power_auc["rut"] for n in names}
+    leaders = {n: study.clear_winner(n) for n in names}
     out = []
     for kind in ("quantization", "jailbreak"):
         of_kind = [n for n in names if study.arms[n]["kind"] == kind]
         if not of_kind:
             continue
-        wins = sum(study.winner(n) == "rut" for n in of_kind)
         ranked = sorted(of_kind, key=rut_auc.get)
+        wins = sum(leaders[n] == "rut" for n in of_kind)
+        ties = sum(leaders[n] is None for n in of_kind)
         out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.2f} ({ranked[0]}, hardest) "
-                   f"to {rut_auc[ranked[-1]]:.2f} ({ranked[-1]}, easiest); RUT has the highest power AUC against "
-                   f"{wins} of {len(of_kind)}.")
-    leaders = {m: [n for n in names if study.winner(n) == m] for m in METHOD_NAMES}
-    out.append("Highest power AUC: " + "; ".join(f"{METHOD_NAMES[m]} against {', '.join(v)}"
-                                                  for m, v in leaders.items() if v) + ".")
+                   f"to {rut_auc[ranked[-1]]:.2f} ({ranked[-1]}, easiest); RUT leads against {wins} of "
+                   f"{len(of_kind)}, {ties} tied with another method within Monte Carlo error.")
+    lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
+    tied = [f"{n} ({leader_text(study, n)})" for n in names if leaders[n] is None]
+    parts = [f"{METHOD_NAMES[m]} against {', '.join(v)}" for m, v in lead.items() if v]
+    out.append("Highest power AUC beyond Monte Carlo error: " + ("; ".join(parts) or "none")
+               + (f"; ties: {', '.join(tied)}" if tied else "") + ".")
     below = sum(study.curves[n].power_auc["ks"] < study.curves[n].power_auc["rut"] for n in names)
     out.append(f"KS on the same ranks has a lower power AUC than Cramér–von Mises against {below} of {len(names)} "
                "substitutes.")
@@ -100,7 +120,8 @@ def rut_study_record(study: RUTStudy) -> dict:
     """The JSON of ``reproduce rut``: per substitute its power curves and AUCs, score selection, the paper's values."""
     substitutes = [{"name": n, "kind": study.arms[n]["kind"], "label": study.arms[n]["label"],
                     "q": c.q.tolist(), "power": {m: c.power[m].tolist() for m in METHOD_NAMES},
-                    "power_auc": dict(c.power_auc), "highest_power_auc": study.winner(n),
+                    "power_auc": dict(c.power_auc), "power_auc_se": {m: c.auc_se(m) for m in METHOD_NAMES},
+                    "highest_power_auc": leader_text(study, n),
                     "mean_share_bound": c.mean_share_bound.tolist()} for n, c in study.curves.items()]
     selection = {n: {"auroc_mean": dict(zip(s.scores, s.mean.tolist())), "auroc_sd": dict(zip(s.scores, s.sd.tolist())),
                      "best": s.best, "n_prompts": s.n_prompts, "answers_per_prompt": s.n_answers}

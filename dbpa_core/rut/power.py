@@ -59,6 +59,8 @@ class PowerCurves:
         method → share of trials with p ≤ α at each q.
     power_auc : dict
         method → trapezoidal area under power(q) over the q grid.
+    rejections : dict
+        method → (n_trials, len(q)) booleans: trial t rejected at q (the same audit draws at every q).
     mean_share_bound : ndarray
         Mean of the RUT's 1 − α lower bound on the substituted share at each q.
     n_trials, n_prompts, m, n_resamples : int
@@ -69,12 +71,32 @@ class PowerCurves:
     q: np.ndarray
     power: dict = field(repr=False)
     power_auc: dict = field(repr=False)
+    rejections: dict = field(repr=False)
     mean_share_bound: np.ndarray = field(repr=False)
     n_trials: int
     n_prompts: int
     m: int
     n_resamples: int
     alpha: float
+
+    def _per_trial_auc(self, method: str) -> np.ndarray:
+        """Each trial's contribution to the power AUC: with common random numbers a trial is one audit's
+        draws at every q, so the AUC is the mean of these n_trials independent values."""
+        order = np.argsort(self.q)
+        q = self.q[order]
+        weights = np.zeros(q.size)
+        weights[:-1] += np.diff(q) / 2
+        weights[1:] += np.diff(q) / 2
+        return self.rejections[check_choice(method, "method", METHODS)][:, order] @ weights
+
+    def auc_se(self, method: str) -> float:
+        """Monte Carlo standard error of ``power_auc[method]`` (trials are independent)."""
+        return float(self._per_trial_auc(method).std(ddof=1) / np.sqrt(self.n_trials))
+
+    def auc_difference(self, first: str, second: str) -> tuple[float, float]:
+        """``power_auc[first] − power_auc[second]`` and its Monte Carlo standard error, paired by trial."""
+        difference = self._per_trial_auc(first) - self._per_trial_auc(second)
+        return float(difference.mean()), float(difference.std(ddof=1) / np.sqrt(self.n_trials))
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,7 +173,7 @@ def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: i
     reference_scores = pools.reference.scores[score]
     n_q, rows_n = len(q_values), np.arange(n_prompts)
     ranks = {s: np.empty((n_trials, n_q, n_prompts)) for s in names}
-    mmd_reject = {s: np.zeros(n_q) for s in names}
+    mmd_reject = {s: np.zeros((n_trials, n_q), dtype=bool) for s in names}
     for trial in range(n_trials):
         rows = rng.choice(n_pool, size=n_prompts, replace=False)
         drawn = np.argsort(rng.random((n_prompts, n_reference)), axis=1)
@@ -177,7 +199,7 @@ def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: i
             observed = np.where(substituted, sums[:, m], null_sums[:, m]).sum(axis=1)  # (n_q,)
             resplit = null_resplit.sum(axis=1)[:, None] + (sums[rows_n, resplits] - null_resplit) @ weights
             # T = C − 2A / (n (m − 1) L) with C fixed under re-splits: T_b ≥ T ⇔ A_b ≤ A.
-            mmd_reject[s] += (1 + (resplit <= observed).sum(axis=0)) / (1 + n_resamples) <= alpha
+            mmd_reject[s][trial] = (1 + (resplit <= observed).sum(axis=0)) / (1 + n_resamples) <= alpha
         if progress is not None:
             progress((trial + 1) / n_trials)
 
@@ -188,12 +210,13 @@ def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: i
         flat = ranks[s].reshape(-1, n_prompts)
         cvm = stats.cramervonmises(flat, "uniform", axis=1).pvalue.reshape(n_trials, n_q)
         ks = _ks_statistics(flat).reshape(n_trials, n_q)
-        power = {"rut": (cvm <= alpha).mean(axis=0), "mmd": mmd_reject[s] / n_trials,
-                 "ks": (ks >= critical).mean(axis=0)}
+        rejections = {"rut": cvm <= alpha, "mmd": mmd_reject[s], "ks": ks >= critical}
+        power = {k: v.mean(axis=0) for k, v in rejections.items()}
         auc = {k: float(np.trapezoid(v[order], q_values[order])) if n_q > 1 else float("nan")
                for k, v in power.items()}
         bound = substituted_share_bound(ks, n_prompts, confidence_level=1 - alpha).mean(axis=0)
-        curves[s] = PowerCurves(s, q_values, power, auc, bound, n_trials, n_prompts, m, n_resamples, alpha)
+        curves[s] = PowerCurves(s, q_values, power, auc, rejections, bound, n_trials, n_prompts, m, n_resamples,
+                                alpha)
     return curves
 
 
