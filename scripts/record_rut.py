@@ -5,6 +5,8 @@
     nice -n 10 python scripts/record_rut.py --generate-only       # answers into the store, no scoring
     nice -n 10 python scripts/record_rut.py --shard 0/2 & nice -n 10 python scripts/record_rut.py --shard 1/2
     nice -n 10 python scripts/record_rut.py                       # after the shards: writes the pools
+    nice -n 10 python scripts/record_rut.py --scored-so-far       # a recording cut short: the pools of the
+                                                                  # prompts whose every arm is scored
 
 For every prompt of assets/audits/rut_experiment.yaml: the reference model's
 answers and each substitute's (temperature 0.5, 30 new tokens), each scored
@@ -36,7 +38,8 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.data.store import SampleStore, default_store_path  # noqa: E402
 from dbpa_core.rut.collect import prompt_seed  # noqa: E402
-from dbpa_core.rut.experiment import REFERENCE, assemble_pools, record_arm, rut_experiment  # noqa: E402
+from dbpa_core.rut.experiment import (  # noqa: E402
+    REFERENCE, assemble_pools, complete_prompts, record_arm, rut_experiment)
 from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, save_rut_pools  # noqa: E402
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
@@ -131,7 +134,12 @@ def main(argv=None) -> None:
     parser.add_argument("--shard", help="I/K: score only every K-th (arm, prompt) pair from the I-th (0-based), "
                                         "into its own partial file; run K shards at once, then once without --shard "
                                         "to write the pools")
+    parser.add_argument("--scored-so-far", action="store_true",
+                        help="score nothing: write the pools of the prompts whose every arm is scored so far (a "
+                             "recording cut short; the file records how many of the protocol's prompts it holds)")
     args = parser.parse_args(argv)
+    if args.scored_so_far and (args.shard or args.generate_only):
+        parser.error("--scored-so-far writes the pools: run it without --shard and --generate-only.")
 
     config = rut_experiment()
     if (args.prompts or args.substitutes) and not args.out and not args.generate_only:
@@ -175,6 +183,17 @@ def main(argv=None) -> None:
         mine = {pair for k, pair in enumerate(pairs) if k % count == index}
         todo = [pair for pair in todo if pair in mine]
         partial = partial.with_name(f"{partial.stem}.{index}of{count}{partial.suffix}")
+    protocol_prompts = len(prompts)
+    if args.scored_so_far:
+        kept = complete_prompts(config, rows)
+        if not kept:
+            parser.error("no prompt has every arm scored yet: run the recording first.")
+        config = type(config)(kept, config.substitutes, config.temperature, config.max_tokens,
+                              config.reference_answers, config.substitute_answers, config.seed)
+        rows = [r for r in rows if r["prompt"] in set(kept)]
+        todo = []
+        print(f"--scored-so-far: {len(kept)} of {protocol_prompts} prompts have every arm scored; "
+              "writing their pools.", file=sys.stderr, flush=True)
     total_answers = sum(per_arm[a] for a, _ in todo)
     print(f"{len(done)} (arm, prompt) pairs already recorded in {partial}; {len(todo)} to go "
           f"({total_answers} answers).", file=sys.stderr, flush=True)
@@ -201,7 +220,10 @@ def main(argv=None) -> None:
                                                   if s.model}}
     seconds = sum(r["seconds"] for r in rows)
     answers = sum(len(r["texts"]) for r in rows)
-    meta = {"protocol": {"temperature": config.temperature, "max_tokens": config.max_tokens,
+    meta = {"prompts": {"scored": len(config.prompts), "protocol": protocol_prompts,
+                        "note": "the prompts of assets/audits/rut_experiment.yaml whose every arm is scored"
+                        if len(config.prompts) < protocol_prompts else "every prompt of the protocol"},
+            "protocol": {"temperature": config.temperature, "max_tokens": config.max_tokens,
                          "reference_answers": config.reference_answers,
                          "substitute_answers": config.substitute_answers, "seed": config.seed,
                          "seeds": "prompt_seed(seed, prompt, arm) (dbpa_core.rut.collect)",
@@ -210,6 +232,8 @@ def main(argv=None) -> None:
                             for s in config.substitutes],
             "models": {name: {"file": Path(path).name, "sha256": file_sha256(path)} for name, path in models.items()},
             "recording": {"seconds": round(seconds, 1), "answers": answers,
+                          "what": "per (arm, prompt): reading its answers from the store (generating those "
+                                  "missing) and scoring them by the reference model on one llama.cpp thread",
                           "seconds_per_answer": round(seconds / max(answers, 1), 4),
                           "date": datetime.date.today().isoformat()}}
     pools = assemble_pools(config, rows, meta=meta)

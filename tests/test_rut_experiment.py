@@ -8,7 +8,7 @@ import pytest
 from dbpa_core.present.rut_study import findings, rut_study_record, summary_lines
 from dbpa_core.paper.rut import PRINTED_TABLE_2A, rut_study
 from dbpa_core.rut.collect import prompt_seed
-from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, record_arm, rut_experiment
+from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, complete_prompts, record_arm, rut_experiment
 from dbpa_core.rut.mmd import PAD
 from dbpa_core.rut.pools import load_rut_pools, save_rut_pools
 from dbpa_core.rut.scoring import SCORES
@@ -89,6 +89,24 @@ def test_pools_round_trip_through_the_file(tmp_path):
     assert (loaded.reference.tokens == PAD).any()  # shorter answers are padded
     with pytest.raises(ValueError, match="not recorded yet"):
         assemble_pools(config, rows[:-1])
+
+
+def test_a_recording_cut_short_ships_only_the_prompts_with_every_arm(tmp_path):
+    config = rut_experiment()
+    config = type(config)(config.prompts[:4], config.substitutes[:2], 0.5, 30, 6, 3, 0)
+    arms = ["reference", *(s.name for s in config.substitutes)]
+    rows = _rows(config, arms)
+    # The second prompt lacks a substitute, the fourth its reference: only the first and third are complete.
+    cut = [r for r in rows if (r["arm"], r["prompt"]) not in {(arms[2], config.prompts[1]),
+                                                              ("reference", config.prompts[3])}]
+    kept = complete_prompts(config, cut)
+    assert kept == (config.prompts[0], config.prompts[2])
+    assert complete_prompts(config, rows) == config.prompts
+    assert complete_prompts(config, []) == ()
+    shorter = type(config)(kept, *(getattr(config, f) for f in ("substitutes", "temperature", "max_tokens",
+                                                                "reference_answers", "substitute_answers", "seed")))
+    pools = load_rut_pools(save_rut_pools(assemble_pools(shorter, cut), tmp_path / "cut.npz"))
+    assert pools.prompts == kept and pools.reference.tokens.shape[:2] == (2, 6)
 
 
 def test_missing_pools_file_says_how_to_record_it(tmp_path):

@@ -108,6 +108,18 @@ def record_arm(config: ExperimentConfig, arm: str, prompt: str, *, sampler, scor
             "scores": {s: [r.scores[s] for r in scored] for s in SCORES}, "seconds": time.perf_counter() - start}
 
 
+def complete_prompts(config: ExperimentConfig, rows) -> tuple[str, ...]:
+    """The prompts, in the protocol's order, whose every arm (the reference and each substitute) is recorded in ``rows``.
+
+    A recording cut short ships the pools of these prompts only (``record_rut.py --scored-so-far``): a
+    prompt with some arms missing would give its audits a reference or a substitute answer that was never
+    scored.
+    """
+    recorded = {(row["arm"], row["prompt"]) for row in rows}
+    arms = [REFERENCE, *(s.name for s in config.substitutes)]
+    return tuple(p for p in config.prompts if all((arm, p) in recorded for arm in arms))
+
+
 def assemble_pools(config: ExperimentConfig, rows, *, meta: dict | None = None) -> RUTPools:
     """The pools of every (arm, prompt) row of a recording (each prompt must have every arm)."""
     rows = {(row["arm"], row["prompt"]): row for row in rows}
