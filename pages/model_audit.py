@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
-from dbpa_core.present.rut_study import power_curve_frame, rut_study_record
+from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.mmd import hamming_mmd_test
@@ -28,11 +28,12 @@ with guard():
     mode = st.radio("View", list(MODES), format_func=MODES.get, horizontal=True, key="rut_mode")
     if mode == "paper":
         st.caption("The paper's §5 on this project's model: the packaged SmolLM2 against its own requantizations "
-                   "and jailbreak-style system prompts, 120 everyday prompts, T = 0.5, 30 new tokens, recorded once "
+                   "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "
                    "(scripts/record_rut.py); every audit below is drawn from those answers.")
         n_trials = st.select_slider("Simulated audits per q", STUDY_TRIALS, STUDY_TRIALS[-1], key="rut_study_trials",
                                     help="The paper used 500 (about half a minute the first time on this machine).")
         study = rut_study_result(n_trials=n_trials, n_resamples=1000, seed=settings.seed)
+        st.caption(recording_line(study))
         st.subheader("Power against the share q of substituted answers (paper §5, Table 2a)")
         show_power(study)
         st.subheader("Which score tells the models apart? (paper Fig 2)")

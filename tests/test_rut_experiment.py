@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dbpa_core.present.rut_study import findings, rut_study_record, summary_lines
+from dbpa_core.present.rut_study import findings, recording_line, rut_study_record, summary_lines
 from dbpa_core.paper.rut import PRINTED_TABLE_2A, rut_study
 from dbpa_core.rut.collect import prompt_seed
 from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, complete_prompts, record_arm, rut_experiment
@@ -141,6 +141,20 @@ def test_study_record_carries_the_reported_keys():
     assert [r["power_auc"] for r in again["substitutes"]] == [r["power_auc"] for r in record["substitutes"]]
 
 
+def test_the_study_says_how_many_of_the_protocols_prompts_it_holds():
+    pools = synthetic_pools(23, prompts=30, reference=25, answers=5)
+    whole = rut_study(pools=pools, n_trials=10, n_resamples=19, seed=0)
+    assert recording_line(whole).startswith("The recorded answers cover all 30 prompts")
+    assert "n = 30 prompts (the paper's 100)" in recording_line(whole)
+    cut = type(pools)(pools.prompts, pools.reference, pools.substitutes,
+                      {"prompts": {"scored": 30, "protocol": 120}})
+    study = rut_study(pools=cut, n_trials=10, n_resamples=19, seed=0)
+    line = recording_line(study)
+    assert "30 of the protocol's 120 prompts" in line and "cut short" in line
+    assert rut_study_record(study)["recording"] == line and summary_lines(study)[0] == line
+    assert study.settings["prompts"] == {"scored": 30, "protocol": 120}
+
+
 def test_figures_draw_the_study_without_computing():
     from dbpa_core.present.rut_figures import power_auc_bars, power_curves, score_selection_chart, share_bound_curves
 
@@ -151,7 +165,8 @@ def test_figures_draw_the_study_without_computing():
     far = [t for t in curves.data if t.legendgroup == "rut"][1]
     np.testing.assert_array_equal(far.y, study.curves["far"].power["rut"])
     bars = power_auc_bars(study.curves)
-    assert [t.y[1] for t in bars.data] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    assert [t.y[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    assert "nothing detected" in bars.data[3].name  # the α line explained in the legend, not over the bars
     chart = score_selection_chart(study.selection)
     np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
     bound = share_bound_curves(study.curves)
@@ -176,3 +191,31 @@ def test_reproduce_rut_on_the_command_line_writes_the_json(tmp_path, monkeypatch
     row = record["substitutes"][0]
     assert {"name", "kind", "q", "power", "power_auc"} <= set(row) and set(row["power"]) == {"rut", "mmd", "ks"}
     assert "score_selection" in record and record["paper_printed"][0]["label"] == "paper (printed)"
+
+
+def test_the_shipped_pools_hold_the_recording_and_the_study_reproduces_from_them():
+    import json
+    import lzma
+
+    from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE
+
+    config = rut_experiment()
+    pools = load_rut_pools(POOLS_FILE)
+    held = pools.meta["prompts"]
+    assert held["protocol"] == len(config.prompts) and held["scored"] == len(pools.prompts) >= 30
+    assert pools.prompts == tuple(p for p in config.prompts if p in set(pools.prompts))  # the protocol's order
+    assert list(pools.substitutes) == [s.name for s in config.substitutes]
+    assert pools.reference.tokens.shape[:2] == (len(pools.prompts), config.reference_answers)
+    assert all(a.tokens.shape[:2] == (len(pools.prompts), config.substitute_answers) for a in pools.substitutes.values())
+    assert set(pools.meta["models"]) == {"reference", *(s.name for s in config.substitutes if s.model)}
+    with lzma.open(TEXTS_FILE, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    assert len(rows) == len(pools.prompts) * (1 + len(pools.substitutes))
+    # The study from the shipped file, twice with one seed: the same numbers (what the README and page print).
+    first, again = (rut_study(pools=pools, n_trials=40, n_resamples=99, seed=3) for _ in range(2))
+    for name, curves in first.curves.items():
+        assert curves.power_auc == again.curves[name].power_auc
+        for method in ("rut", "mmd", "ks"):
+            np.testing.assert_array_equal(curves.power[method], again.curves[name].power[method])
+    # The recording's plainest finding: a 2-bit requantization is far easier to catch than an 8-bit one.
+    assert first.curves["smollm2-q2_k"].power_auc["rut"] > first.curves["smollm2-q8_0"].power_auc["rut"] + 0.3

@@ -42,6 +42,12 @@ def rut_study_result(*, n_trials: int, n_resamples: int, seed: int):
     return shared("rut_study", key, compute)
 
 
+def show_table(frame) -> None:
+    """A study table at three decimals (the Monte Carlo error is ±0.01 at best), fitting 1280 px without scrolling."""
+    numbers = {c: st.column_config.NumberColumn(format="%.3f") for c in frame.columns if frame[c].dtype.kind == "f"}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=numbers)
+
+
 def labels(study) -> dict:
     return {name: arm["label"] for name, arm in study.arms.items()}
 
@@ -58,7 +64,8 @@ def show_power(study) -> None:
                "flag about α of audits (false alarms); the higher a curve rises at small q, the smaller the share "
                "of substituted traffic the method catches.")
     st.plotly_chart(power_auc_bars(study.curves, labels(study)), width="stretch", key="rut_study_auc")
-    st.dataframe(rs.power_auc_frame(study), hide_index=True, width="stretch")
+    # The label already says quantization or jailbreak: without the kind column the table fits 1280 px.
+    show_table(rs.power_auc_frame(study).drop(columns="kind"))
     st.caption("Power AUC is the area under a power curve over q ∈ [0, 1]: 1 means every audit is flagged at every "
                f"q > 0, {settings['alpha']:g} means the method never does better than its false-alarm rate.")
     st.markdown(f"**Table 2a, {rs.PRINTED}** — the paper's models (Gemma, Llama, Mistral), not ours:")
@@ -74,7 +81,7 @@ def show_selection(study) -> None:
     from dbpa_core.present.rut_figures import score_selection_chart
 
     st.plotly_chart(score_selection_chart(study.selection, labels(study)), width="stretch", key="rut_study_sel")
-    st.dataframe(rs.selection_frame(study), hide_index=True, width="stretch")
+    show_table(rs.selection_frame(study))
     first = next(iter(study.selection.values()))
     st.caption(f"AUROC of each score between a substitute's answers and the reference model's own ({first.n_prompts} "
                f"prompts per trial, {first.n_answers} answers of each per prompt): 0.5 means the score cannot tell "

@@ -158,6 +158,7 @@ def rut_study(*, store=None, n_resamples: int = 1000, seed: int = 0, progress: P
                 "score_selection": {"n_prompts": min(10, len(pools.prompts)), "n_trials": n_trials},
                 "model": "SmolLM2-135M-Instruct Q4_1 (packaged) as the reference",
                 "source": "assets/recorded/audits/rut_pools.npz (scripts/record_rut.py)",
-                **{k: v for k, v in pools.meta.items() if k in ("protocol", "recording")}}
+                "prompts_recorded": len(pools.prompts),
+                **{k: v for k, v in pools.meta.items() if k in ("protocol", "recording", "prompts")}}
     return RUTStudy(curves, selection, arms, default, settings)
 

@@ -105,6 +105,18 @@ def findings(study: RUTStudy) -> list[str]:
     return out
 
 
+def recording_line(study: RUTStudy) -> str:
+    """What the pools hold: how many of the protocol's prompts were scored, and the audits' n and m that follow."""
+    settings = study.settings
+    recorded = settings["prompts_recorded"]
+    protocol = settings.get("prompts", {}).get("protocol", recorded)
+    held = (f"all {recorded} prompts of the protocol" if recorded >= protocol else
+            f"{recorded} of the protocol's {protocol} prompts (the recording was cut short; the others are not scored)")
+    paper = "the paper's 100" if settings["n_prompts"] < 100 else "as in the paper"
+    return (f"The recorded answers cover {held}: each simulated audit uses n = {settings['n_prompts']} prompts "
+            f"({paper}) and m = {settings['m']} reference answers per prompt.")
+
+
 def default_audit_lines(study: RUTStudy) -> list[str]:
     """The default audit: what was served, what the test says, and the share bound beside the true share."""
     audit = study.default_audit
@@ -137,6 +149,7 @@ def rut_study_record(study: RUTStudy) -> dict:
                "reading": read_share_bound(audit.result.share_lower_bound, audit.result.confidence_level)}
     return {"experiment": "rut", "substitutes": substitutes, "score_selection": selection, "paper_printed": printed,
             "paper_conclusions": list(study.conclusions), "default_audit": default, "findings": findings(study),
+            "recording": recording_line(study),
             "settings": _plain(study.settings)}
 
 
@@ -145,7 +158,7 @@ def summary_lines(study: RUTStudy) -> list[str]:
     def render(table):
         return table.to_string(index=False, float_format=lambda v: f"{v:.3f}")
 
-    return ["Power AUC over q ∈ [0, 1] (ours: SmolLM2 and its substitutes, "
+    return [recording_line(study), "Power AUC over q ∈ [0, 1] (ours: SmolLM2 and its substitutes, "
             f"{study.settings['n_trials']} audits per q):", render(power_auc_frame(study)),
             f"Table 2a, {PRINTED} — the paper's models, not ours ({study.printed[0].source}):",
             render(printed_frame(study)), "Score selection (Fig 2): mean AUROC, substitute vs reference answers:",
