@@ -7,8 +7,8 @@
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
-    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,rut} [--json OUT] [--seed 0] [--n-resamples 1000]
-                                  [--store PATH]
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,rut,stability} [--json OUT] [--seed 0]
+                                  [--n-resamples 1000] [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
 1 = --fail-on-change and a change was detected; 2 = bad input (the message
@@ -317,7 +317,8 @@ def _add_reproduce(commands) -> None:
     reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
     reproduce.add_argument("experiment", choices=EXPERIMENTS,
                            help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4), "
-                                "rut (the RUT paper's power vs q and Fig 2 on recorded SmolLM2 answers)")
+                                "rut (the RUT paper's power vs q and Fig 2 on recorded SmolLM2 answers), "
+                                "stability (OT stability paper: Table 1, Figure 1)")
     reproduce.add_argument("--json", help="write {experiment, rows, settings} as JSON here")
     reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
     reproduce.add_argument("--n-resamples", type=int, default=1000)

@@ -107,11 +107,13 @@ def test_costs():
     rng = np.random.default_rng(0)
     originals = rng.normal(size=(2, 4))
     candidates = np.stack([np.stack([originals[i], -originals[i]]) for i in range(2)])
-    matrix = perturbation_costs(originals, candidates, [10, 10], [[10, 20], [10, 5]])
+    matrix = perturbation_costs(originals, candidates, [10, 10], [[10, 20], [10, 5]], cost="cosine_length")
     assert matrix[:, 0].tolist() == [0, 0]
     assert matrix[0, 1] == pytest.approx(0, abs=1e-12)  # identical input, same length: no cost
     assert matrix[0, 2] == pytest.approx(2 + 0.5 * np.log(2))
-    assert set(COSTS) == {"cosine_length", "cosine"}
+    paper = perturbation_costs(originals, candidates, [10, 10], [[10, 20], [10, 5]])  # eq. (1), the default
+    assert paper[0, 2] == pytest.approx(2 * 2) and paper[1, 2] == pytest.approx(2 * 2)
+    assert set(COSTS) == {"paper", "cosine_length", "cosine"}
     custom = perturbation_costs(originals, candidates, [1, 1], [[1, 1], [1, 1]], cost=lambda *a: np.ones(2))
     assert custom[:, 1:].tolist() == [[1, 1], [1, 1]]
 

@@ -13,6 +13,8 @@ fig1                   Figs 1–2 (§4.2): controls vs targets, ROC per model
 fig3                   Fig 3 (§4.3): GPT-3.5 against 7 open models
 appendix_c             Appendix C.2 (ω), C.4 (similarity), C.3 (cost)
 rut                    RUT paper (Zhu et al., ICLR 2026) §5: power vs q, Fig 2
+stability              OT stability paper: Table 1 and Figure 1 on recorded
+                       searches of local models
 =====================  =====================================================
 
 The names below are importable from here (``from dbpa_core import paper;
@@ -36,6 +38,7 @@ _NAMES = {
                  "embedding_costs", "omega_choices", "similarity_choices"),
     "rut": ("DEFAULT_AUDIT", "DefaultAudit", "PAPER_CONCLUSIONS", "PAPER_SOURCE", "PRINTED_TABLE_2A", "PrintedRow",
             "RUTStudy", "rut_study"),
+    "stability": ("HIGH_R", "PAPER_TABLE1", "SensitiveItem", "StabilityRow", "StabilityStudy", "stability_study"),
     "registry": ("EXPERIMENTS", "REPRODUCERS", "experiment_texts", "missing_embeddings"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}

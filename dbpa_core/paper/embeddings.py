@@ -24,7 +24,7 @@ from .loaders import PAPER_DIR, PaperDataError
 
 #: MiniLM vectors of every response the experiments embed (``scripts/embed_paper.py``).
 EMBEDDINGS_FILE = PAPER_DIR / "minilm_embeddings.npz"
-#: progress(stage, done, total), as :data:`dbpa_core.audit.runner.StageProgress`.
+#: progress(stage, done, total): the paper experiments' stage callback (a stage name, items done, items in all).
 Progress = Callable[[str, int, int], object]
 
 

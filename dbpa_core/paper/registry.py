@@ -9,11 +9,12 @@ from . import embeddings
 from .fig1 import roc_study
 from .fig3 import alignment_study
 from .rut import rut_study
+from .stability import stability_study
 from .table2 import persona_table
 
 #: The command line's experiment names → functions (each returns a frozen result).
 REPRODUCERS = {"table2": persona_table, "fig1": roc_study, "fig3": alignment_study, "appendix": appendix,
-               "rut": rut_study}
+               "rut": rut_study, "stability": stability_study}
 EXPERIMENTS = tuple(REPRODUCERS)
 
 
@@ -24,6 +25,8 @@ def experiment_texts(experiment: str) -> list[str]:
     if experiment == "fig1":
         runs = [paper.load_paraphrases(m, s) for m in paper.PARAPHRASE_MODELS for s in paper.SEEDS]
         return [t for run in runs for arm in (run.base, *run.paraphrases) for t in arm]
+    if experiment == "stability":
+        return []  # the recorded searches ship with their similarities: nothing to embed
     if experiment == "fig3":
         runs = [paper.load_alignment(s) for s in paper.SEEDS]
         return [t for run in runs for arm in (run.reference, *run.models.values()) for t in arm]

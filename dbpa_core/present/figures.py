@@ -316,6 +316,30 @@ def stability_curves(curves: dict, x, *, x_title: str, title: str, log_x: bool =
     return figure
 
 
+def stability_figure(study, task: str, curve: str) -> go.Figure:
+    """Figure 1 of the OT stability paper for one task: every model on one chart.
+
+    ``curve="ratio"``: R against θ1/θ2 at r = 50 % (Fig. 1a/1c); ``"risk"``: R
+    against r at θ1 = θ2 = 2 (Fig. 1b/1d); ``"ratio_high"``: the θ curve at
+    r = 75 % (not in the paper).  ``study`` is a
+    :class:`~dbpa_core.paper.stability.StabilityStudy`.
+    """
+    values = study.curves(task, curve)  # validates `curve`
+    figure = go.Figure()
+    for index, row in enumerate(study.task_rows(task)):
+        figure.add_trace(go.Scatter(x=list(study.risks if curve == "risk" else study.ratios), y=list(values[index]),
+                                    mode="lines+markers", name=html.escape(row.target),
+                                    line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
+    r = study.settings["r_high" if curve == "ratio_high" else "r"]
+    title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
+             f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})")
+    figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
+                         "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
+                         yaxis_title="R(β, r): cost of the cheapest shift",
+                         xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
+    return figure
+
+
 def sequential_path(result, *, label: str = "ω", shown_resamples: int = 40) -> go.Figure:
     """A sequential test's ω after each batch against its boundary, and where it stopped.
 

@@ -15,9 +15,11 @@ from ..paper.appendix_c import AppendixResult, ChoiceGrid
 from ..paper.fig1 import ROCStudy
 from ..paper.fig3 import AlignmentStudy
 from ..paper.rut import RUTStudy
+from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
 from . import rut_study
 from .readings import format_pvalue, significance_stars
+from .stability_report import stability_lines, stability_record
 
 NOT_GIVEN = "not given in the shipped data"
 
@@ -199,6 +201,8 @@ def reproduction_record(result) -> dict:
                              "C.3": "mean tokens of the shipped persona responses × k × arms, assets/pricing.yaml"}}
     if isinstance(result, RUTStudy):
         return rut_study.rut_study_record(result)
+    if isinstance(result, StabilityStudy):
+        return stability_record(result)
     raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
 
 
@@ -219,4 +223,6 @@ def summary_lines(result) -> list[str]:
                 grid_agreement(result.similarity), "C.3 embedding cost:", render(cost_frame(result))]
     if isinstance(result, RUTStudy):
         return rut_study.summary_lines(result)
+    if isinstance(result, StabilityStudy):
+        return stability_lines(result)
     raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")

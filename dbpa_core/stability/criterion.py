@@ -26,10 +26,11 @@ corruption (a fractional knapsack of the cheapest failing rewrites).  The most
 sensitive distribution puts weight w_i* ∝ exp(ℓ_{h*,θ1}(ẑ_i)/θ2) on sample i
 with its arg-max rewrite.
 
-The cost d is a documented, swappable function (:data:`COSTS`).  The paper
-writes it with cosine *similarity*; a transport cost must be small for small
-changes and zero for no change, so the default is the cosine *distance*
-1 − cos(e(x), e(x̂)) plus a token-length term |log(len x / len x̂)|·λ.
+The cost d is a documented, swappable function (:data:`COSTS`).  The default
+is eq. (1)'s perturbation distance, the embedding term times the larger
+token-count ratio, with the cosine *distance* 1 − cos(e(x), e(x̂)) where the
+paper prints the similarity (a transport cost must vanish for no change);
+it is +inf for a rewrite the judge says changed the meaning.
 """
 
 from __future__ import annotations
@@ -44,24 +45,36 @@ from scipy.special import logsumexp
 from .._validation import check_positive_float
 
 
-def cosine_length_cost(original_embedding, candidate_embeddings, original_length, candidate_lengths,
-                       *, length_weight: float = 0.5) -> np.ndarray:
-    """Default cost: (1 − cosine similarity) + λ·|log(length ratio)|; 0 for an identical input."""
-    original = np.asarray(original_embedding, dtype=np.float64)
-    candidates = np.asarray(candidate_embeddings, dtype=np.float64)
-    cosine = candidates @ original / (np.linalg.norm(candidates, axis=1) * np.linalg.norm(original))
+def paper_cost(similarity, original_length, candidate_lengths) -> np.ndarray:
+    """The paper's perturbation distance (eq. 1) with cosine *distance*: (1 − cos)·max(n/n̂, n̂/n).
+
+    Eq. (1) multiplies the embedding term by the larger token-count ratio, so
+    lengthening or shortening a rewrite makes it dearer.  The paper writes
+    the cosine *similarity* there, which would make the unperturbed input the
+    dearest; a transport cost must vanish for no change, so the distance
+    1 − cos is used.  0 for an identical input.
+    """
+    similarity = np.asarray(similarity, dtype=np.float64)
+    lengths = np.maximum(np.asarray(candidate_lengths, dtype=float), 1)
+    original = max(float(original_length), 1)
+    ratio = np.maximum(lengths / original, original / lengths)
+    return np.maximum(1.0 - np.clip(similarity, -1, 1), 0.0) * ratio
+
+
+def cosine_length_cost(similarity, original_length, candidate_lengths, *, length_weight: float = 0.5) -> np.ndarray:
+    """An additive variant: (1 − cosine similarity) + λ·|log(length ratio)|; 0 for an identical input."""
+    similarity = np.asarray(similarity, dtype=np.float64)
     ratio = np.log(np.maximum(np.asarray(candidate_lengths, dtype=float), 1) / max(float(original_length), 1))
-    return np.maximum(1.0 - np.clip(cosine, -1, 1), 0.0) + length_weight * np.abs(ratio)
+    return np.maximum(1.0 - np.clip(similarity, -1, 1), 0.0) + length_weight * np.abs(ratio)
 
 
-def cosine_cost(original_embedding, candidate_embeddings, original_length, candidate_lengths) -> np.ndarray:
+def cosine_cost(similarity, original_length, candidate_lengths) -> np.ndarray:
     """Cosine distance only (no length term)."""
-    return cosine_length_cost(original_embedding, candidate_embeddings, original_length, candidate_lengths,
-                              length_weight=0.0)
+    return cosine_length_cost(similarity, original_length, candidate_lengths, length_weight=0.0)
 
 
-#: name → cost function (original_embedding, candidate_embeddings, original_length, candidate_lengths) → (K,)
-COSTS: dict[str, Callable] = {"cosine_length": cosine_length_cost, "cosine": cosine_cost}
+#: name → cost function (similarity to the original, original token count, candidate token counts) → (K,)
+COSTS: dict[str, Callable] = {"paper": paper_cost, "cosine_length": cosine_length_cost, "cosine": cosine_cost}
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,20 +120,24 @@ def _problem_iv(losses, costs):
                          f"got shape {losses.shape}.")
     if costs.shape != losses.shape:
         raise ValueError(f"`costs` must have the shape of `losses` {losses.shape}; got {costs.shape}.")
-    present = ~np.isnan(costs)
-    if not np.all(present[:, 0]) or np.any(costs[:, 0] != 0):
+    if np.any(np.isnan(costs[:, 0])) or np.any(costs[:, 0] != 0):
         raise ValueError("`costs[:, 0]` must be 0: column 0 is the unperturbed input.")
-    if np.any(np.isnan(losses) != ~present):
-        raise ValueError("`losses` and `costs` must mark the same missing candidates (NaN).")
-    if np.any(costs[present] < 0):
+    if np.any(costs[~np.isnan(costs)] < 0):
         raise ValueError("`costs` must be >= 0 (a perturbation cannot have negative cost).")
+    # A candidate takes part when its cost is finite: NaN marks a missing
+    # candidate, +inf one the judge rejected (the meaning changed, §2.1), whose
+    # loss may be unknown (it was never sent to the model).
+    present = np.isfinite(costs)
+    if np.any(np.isnan(losses[present])):
+        raise ValueError("`losses` must be known (0/1) wherever `costs` is finite; NaN only where the cost is "
+                         "NaN (no candidate) or inf (rejected by the judge).")
     if not np.all(np.isin(losses[present], (0.0, 1.0))):
         raise ValueError("`losses` must be 0/1 (1 = the model fails on that input).")
-    return losses, costs, present
+    return np.where(present, losses, 0.0), np.where(present, costs, 0.0), present
 
 
 def _tilted(h, losses, costs, present, theta1, theta2):
-    scores = np.where(present, h * np.nan_to_num(losses) - theta1 * np.nan_to_num(costs), -np.inf)
+    scores = np.where(present, h * losses - theta1 * costs, -np.inf)
     best = scores.max(axis=1)
     choices = scores.argmax(axis=1)
     log_mean = logsumexp(best / theta2) - np.log(len(best))
@@ -153,7 +170,7 @@ def stability_criterion(losses, costs, r: float, *, theta1: float = 1.0, theta2:
     if not 0 <= r <= 1:
         raise ValueError(f"`r` must be a risk in [0, 1]; got {r}.")
     baseline = float(losses[:, 0].mean())
-    can_fail = np.nanmax(losses, axis=1) == 1
+    can_fail = np.any(present & (losses == 1), axis=1)
     max_risk = 1.0 if can_fail.any() else baseline
     n = losses.shape[0]
 
@@ -199,15 +216,30 @@ def stability_curve(losses, costs, r_values, *, theta1: float = 1.0, theta2: flo
     return np.array([stability_criterion(losses, costs, r, theta1=theta1, theta2=theta2).value for r in r_values])
 
 
-def ratio_curve(losses, costs, r: float, ratios, *, scale: float = 1.0) -> np.ndarray:
-    """R at fixed r against θ1/θ2 (θ1 = scale·√ratio, θ2 = scale/√ratio)."""
-    return np.array([stability_criterion(losses, costs, r, theta1=scale * np.sqrt(q), theta2=scale / np.sqrt(q)).value
-                     for q in ratios])
+def paper_thetas(ratio, *, c: float = 1.0) -> tuple[float, float]:
+    """(θ1, θ2) with θ1/θ2 = ``ratio`` on the paper's constraint 1/θ1 + 1/θ2 = c (§2.1).
+
+    θ1 = (1 + q)/c, θ2 = (1 + 1/q)/c; q = 1, c = 1 gives θ1 = θ2 = 2, the
+    setting of the paper's Figure 1b/1d.
+    """
+    q = check_positive_float(ratio, "ratio")
+    c = check_positive_float(c, "c")
+    return (1 + q) / c, (1 + 1 / q) / c
+
+
+def ratio_curve(losses, costs, r: float, ratios, *, c: float | None = None, scale: float = 1.0) -> np.ndarray:
+    """R at fixed r against θ1/θ2.
+
+    With ``c`` the paper's parametrisation (:func:`paper_thetas`, 1/θ1 + 1/θ2 = c);
+    without it θ1 = scale·√ratio, θ2 = scale/√ratio.
+    """
+    pairs = [paper_thetas(q, c=c) if c is not None else (scale * np.sqrt(q), scale / np.sqrt(q)) for q in ratios]
+    return np.array([stability_criterion(losses, costs, r, theta1=t1, theta2=t2).value for t1, t2 in pairs])
 
 
 def perturbation_costs(original_embeddings, candidate_embeddings, original_lengths, candidate_lengths,
-                       *, cost: str | Callable = "cosine_length") -> np.ndarray:
-    """The (n, K + 1) cost matrix, column 0 = 0 (unperturbed).
+                       *, cost: str | Callable = "paper", accepted=None) -> np.ndarray:
+    """The (n, K + 1) cost matrix, column 0 = 0 (unperturbed), +inf where the judge rejected the rewrite.
 
     Parameters
     ----------
@@ -216,14 +248,47 @@ def perturbation_costs(original_embeddings, candidate_embeddings, original_lengt
     original_lengths : (n,) token counts
     candidate_lengths : (n, K) token counts
     cost : name in :data:`COSTS` or a callable with the same signature
+    accepted : (n, K) bool, optional
+        The judge's verdicts: False means the meaning changed, and the cost
+        is infinite (§2.1: "If GPT-4 determines they do not, the cost
+        function is set to infinity").
     """
-    if isinstance(cost, str) and cost not in COSTS:
-        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {cost!r}.")
-    function = COSTS[cost] if isinstance(cost, str) else cost
+    _cost_function(cost)  # a bad name fails before any arithmetic
     originals = np.asarray(original_embeddings, dtype=np.float64)
     candidates = np.asarray(candidate_embeddings, dtype=np.float64)
-    n, k = candidates.shape[:2]
+    similarity = np.einsum("nkd,nd->nk", candidates, originals) / (
+        np.linalg.norm(candidates, axis=2) * np.linalg.norm(originals, axis=1)[:, None])
+    return costs_from_similarity(similarity, original_lengths, candidate_lengths, cost=cost, accepted=accepted)
+
+
+def _cost_function(cost) -> Callable:
+    if isinstance(cost, str) and cost not in COSTS:
+        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {cost!r}.")
+    if not isinstance(cost, str) and not callable(cost):
+        raise ValueError(f"`cost` must be one of {', '.join(COSTS)} or a callable; got {type(cost).__name__}.")
+    return COSTS[cost] if isinstance(cost, str) else cost
+
+
+def costs_from_similarity(similarity, original_lengths, candidate_lengths, *, cost: str | Callable = "paper",
+                          accepted=None) -> np.ndarray:
+    """As :func:`perturbation_costs`, from the cosine similarities (n, K) of each candidate to its original.
+
+    NaN similarities mark missing candidates and stay NaN.
+    """
+    function = _cost_function(cost)
+    similarity = np.asarray(similarity, dtype=np.float64)
+    if similarity.ndim != 2:
+        raise ValueError(f"`similarity` must be 2-D (n samples, K candidates); got shape {similarity.shape}.")
+    n, k = similarity.shape
+    lengths = np.asarray(candidate_lengths, dtype=np.float64)
     matrix = np.zeros((n, k + 1))
     for i in range(n):
-        matrix[i, 1:] = function(originals[i], candidates[i], original_lengths[i], candidate_lengths[i])
+        matrix[i, 1:] = function(similarity[i], original_lengths[i], lengths[i])
+    matrix[:, 1:][np.isnan(similarity)] = np.nan
+    if accepted is not None:
+        accepted = np.asarray(accepted, dtype=bool)
+        if accepted.shape != similarity.shape:
+            raise ValueError(f"`accepted` must have the shape {similarity.shape} of the candidates; "
+                             f"got {accepted.shape}.")
+        matrix[:, 1:][~accepted & ~np.isnan(similarity)] = np.inf
     return matrix
