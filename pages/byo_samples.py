@@ -4,14 +4,13 @@ import hashlib
 
 import streamlit as st
 
-from dbpa_core.audit import compare_arms, uploaded_arms
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
 from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, downloads, guard, null_and_similarities, result_strip
 from ui.freshness import keep, result_area
-from ui.resources import embedder_for, store
+from ui.runs import shared_call, uploaded_test
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -27,7 +26,7 @@ with guard():
     if upload is None:
         st.caption("No file yet: upload one to run the test.")
         st.stop()
-    table = read_samples(upload.getvalue(), upload.name)
+    table = shared_call(read_samples, upload.getvalue(), upload.name)  # parsed once per file, for everyone
     if len(table.arms) != 2:
         raise ValueError(f"{upload.name}: column `arm` must have exactly two values (original and perturbed); "
                          f"found {len(table.arms)}: {', '.join(table.arms[:5])}.")
@@ -47,10 +46,8 @@ with guard():
               "original arm": original_name, "similarity": similarity, "ω": discrepancy, "B": n_resamples,
               "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.label}
     if st.button("Run the test", type="primary", key="byo_run"):
-        embedder = None if table.embeddings else embedder_for(settings.embedder, settings.keys.embedder)
-        arms = uploaded_arms(table, original_name, perturbed_name, store=store(), embedder=embedder)
-        keep("byo_result", inputs, compare_arms(*arms, label=perturbed_name, similarity=similarity,
-                                                discrepancy=discrepancy, n_resamples=n_resamples, rng=settings.seed))
+        keep("byo_result", inputs, uploaded_test(settings, table, original_name, perturbed_name, similarity=similarity,
+                                                 discrepancy=discrepancy, n_resamples=n_resamples))
     with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:
         result = shown.result
         if result is not None:

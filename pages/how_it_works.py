@@ -49,6 +49,7 @@ def outputs_and_null(result, request, alpha, statistic, inputs, seed):
 def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
     from dbpa_core.present.figures import null_histogram
     from ui.components import clouds
+    from ui.runs import shared_figure
 
     label = STATISTICS[statistic][0]
     buttons = st.columns([1, 1, 1])
@@ -74,8 +75,8 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
         show_result(result, alpha, statistic=statistic, inputs=inputs)
     with cloud_slot.container():
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
-    null_slot.plotly_chart(null_histogram(result.test, label=label, replay_frames=10), width="stretch",
-                           key="home_null")
+    null_slot.plotly_chart(shared_figure(null_histogram, result.test, label=label, replay_frames=10),
+                           width="stretch", key="home_null")
 
 
 with guard():
@@ -144,7 +145,7 @@ with guard():
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
 
-    from dbpa_core.audit.exposition import self_comparison
+    from ui.runs import self_comparison
 
     original = result.original
     same = self_comparison(original, request)

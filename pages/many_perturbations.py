@@ -12,7 +12,7 @@ from ui.components import cost_note, family_downloads, guard, provenance, settin
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import family as run_family
-from ui.runs import scenario_request
+from ui.runs import scenario_request, shared
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -96,11 +96,16 @@ with guard():
     st.caption(f"To detect a shift of {effect:g} noise units with probability {power:.0%} while testing {m} "
                f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm.")
     if st.button("Check by simulation", key="plan_simulate"):
-        sizes = sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2})
-        bar = st.progress(0.0, text="Simulating audits")
-        curve = simulate_power(sizes, shift=effect, n_trials=60, alpha=plan_alpha / m, n_resamples=199,
-                               rng=settings.seed, progress=lambda f: bar.progress(f))
-        bar.empty()
+        plan = dict(sample_sizes=sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2}),
+                    shift=effect, n_trials=60, alpha=plan_alpha / m, n_resamples=199, rng=settings.seed)
+
+        def simulate():
+            bar = st.progress(0.0, text="Simulating audits")
+            simulated = simulate_power(**plan, progress=lambda f: bar.progress(f))
+            bar.empty()
+            return simulated
+
+        curve = shared("power", repr(sorted(plan.items())), simulate)  # computed once per plan, for everyone
         st.plotly_chart(power_curve(curve, target_power=power), width="stretch", key="plan_curve")
         st.caption("Each point is the share of simulated audits (Gaussian mean shift, energy distance) that "
                    "reject at α/m; bars are 95% intervals.")

@@ -8,6 +8,7 @@ from dbpa_core.stability.rewrites import REWRITES
 from dbpa_core.stability.criterion import COSTS
 from dbpa_core.present.figures import stability_curves
 from ui.components import downloads, guard
+from ui.runs import shared_figure
 from ui.stability import RATIOS, RISKS, stability_view
 from ui.sidebar import current_settings
 
@@ -37,13 +38,14 @@ with guard():
     st.caption("R = 0 means the model already errs that often without any shift; R = ∞ would mean no rewrite can "
                "make it fail. Compare rows: the larger R at the same r, the more stable the setting.")
     left, right = st.columns(2)
-    left.plotly_chart(stability_curves(view.curves, RISKS, x_title="target error rate r",
-                                       title=f"R against r at θ₁ = θ₂ = {theta:g}"), width="stretch",
+    left.plotly_chart(shared_figure(stability_curves, view.curves, RISKS, x_title="target error rate r",
+                                    title=f"R against r at θ₁ = θ₂ = {theta:g}"), width="stretch",
                       key="stab_r_curve")
     left.caption("Each curve rises from 0 at the model's own error rate: the steeper, the more a shift must cost "
                  "to make it fail more.")
-    right.plotly_chart(stability_curves(view.ratio_curves, RATIOS, x_title="θ₁ / θ₂ (price of rewriting ÷ price of "
-                                        "re-weighting)", title=f"R against θ₁/θ₂ at r = {r_fixed:g}", log_x=True),
+    right.plotly_chart(shared_figure(stability_curves, view.ratio_curves, RATIOS, x_title="θ₁ / θ₂ (price of "
+                                     "rewriting ÷ price of re-weighting)", title=f"R against θ₁/θ₂ at r = {r_fixed:g}",
+                                     log_x=True),
                        width="stretch", key="stab_ratio_curve")
     right.caption("Left: rewriting is cheap, so R measures sensitivity to rewrites; right: re-weighting is cheap, "
                   "so R measures how unevenly errors spread over the questions.")

@@ -117,17 +117,18 @@ def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) ->
 
 def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
     """The output clouds with hover texts; selecting points shows their texts side by side."""
-    from dbpa_core.present.projection import project
     from dbpa_core.present.figures import output_clouds
+
+    from .runs import projection, shared_figure
 
     embeddings = np.vstack([original.embeddings, perturbed.embeddings])
     if method == "umap":
         from .resources import umap_ready
 
         umap_ready()
-    coordinates = project(embeddings, method, rng=seed)
+    coordinates = projection(embeddings, method, seed=seed)
     texts = list(original.texts) + list(perturbed.texts)
-    figure = output_clouds(coordinates, (len(original.texts), len(perturbed.texts)), texts,
+    figure = shared_figure(output_clouds, coordinates, (len(original.texts), len(perturbed.texts)), texts,
                            method=method.upper())
     event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode=("points", "box", "lasso"),
                             width="stretch")
@@ -149,11 +150,13 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
 def null_and_similarities(result, *, label: str, key: str) -> None:
     from dbpa_core.present.figures import null_histogram, similarity_histograms
 
+    from .runs import shared_figure
+
     left, right = st.columns(2)
-    left.plotly_chart(null_histogram(result, label=label), width="stretch", key=f"{key}_null")
+    left.plotly_chart(shared_figure(null_histogram, result, label=label), width="stretch", key=f"{key}_null")
     left.caption("Grey: ω on random re-splits of the pooled outputs (what chance gives); orange: re-splits at least "
                  "as extreme as the observed split. The p-value is the orange share.")
-    right.plotly_chart(similarity_histograms(result), width="stretch", key=f"{key}_sims")
+    right.plotly_chart(shared_figure(similarity_histograms, result), width="stretch", key=f"{key}_sims")
     right.caption("P0: similarities between original outputs; P1: between original and perturbed outputs. "
                   "ω measures how far apart these two distributions are.")
 
@@ -164,13 +167,15 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     from dbpa_core.present.readings import read_sequential
     from dbpa_core.stats.sequential import SPENDING_LABELS
 
+    from .runs import shared_figure
+
     columns = st.columns(3)
     columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
     columns[1].metric(f"{label} at the stop", f"{result.statistic:.4g}")
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
     st.caption(read_sequential(result))
-    st.plotly_chart(sequential_path(result, label=label), width="stretch", key=f"{key}_path")
+    st.plotly_chart(shared_figure(sequential_path, result, label=label), width="stretch", key=f"{key}_path")
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
                f"the boundary it must exceed to stop with a change (α = {result.alpha:g} spent over the looks, "
                f"{SPENDING_LABELS[result.spending]} spending). Grey: {label} when the arm labels are re-split "

@@ -14,7 +14,8 @@ from dbpa_core.present import reproduction as rp
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
 from .components import downloads
-from .resources import store
+from .resources import embedder_for, store
+from .runs import one_run_at_a_time, shared_figure
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
                "appendix": "Appendix C.2–C.4"}
@@ -29,30 +30,43 @@ SOURCE_NOTE = ("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open mod
 @st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
 def reproduce(experiment: str, n_resamples: int, seed: int):
     from dbpa_core.paper.registry import REPRODUCERS
-    from dbpa_core.embedders import get_embedder
 
-    return REPRODUCERS[experiment](embedder=get_embedder("minilm"), store=store(), n_resamples=n_resamples,
-                                   seed=seed)
+    return REPRODUCERS[experiment](embedder=_minilm(), store=store(), n_resamples=n_resamples, seed=seed)
+
+
+def _minilm():
+    """The process's one MiniLM (loaded once, whichever session asks first)."""
+    from dbpa_core.audit.request import EmbedderConfig
+
+    return embedder_for(EmbedderConfig("minilm"))
+
+
+#: Experiments whose responses are all embedded in the store (it only grows, so they stay so).
+_EMBEDDED: set[str] = set()
 
 
 def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
     """Make sure the experiment's responses are embedded; when many are missing, ask first (st.stop())."""
     from dbpa_core.paper.embeddings import embed_groups
     from dbpa_core.paper.registry import experiment_texts, missing_embeddings
-    from dbpa_core.embedders import get_embedder
 
-    missing = missing_embeddings(experiment, embedder_key=get_embedder("minilm").key, store=store())
+    if experiment in _EMBEDDED:
+        return  # counting what is missing reads every response's vector key (70 ms for Figs 1–2)
+    missing = missing_embeddings(experiment, embedder_key=_minilm().key, store=store())
+    if missing == 0:
+        _EMBEDDED.add(experiment)
     if missing > 200:
         st.info(f"The first run of this experiment embeds {missing:,} responses with MiniLM (about "
                 f"{max(1, missing // 50 // 60)} min on this machine); they are cached in the sample store, so "
                 "every later run opens in seconds.")
         if not st.button("Embed the responses and run", type="primary", key=f"{key}_embed"):
             st.stop()
-        bar = st.progress(0.0, text="Embedding…")
-        embed_groups({experiment: experiment_texts(experiment)}, store=store(),
-                     progress=lambda stage, done, total: bar.progress(done / max(total, 1),
-                                                                      text=f"{stage}: {done}/{total}"))
-        bar.empty()
+        with one_run_at_a_time(f"embed {experiment}"):  # a room clicking at once embeds them once
+            bar = st.progress(0.0, text="Embedding…")
+            embed_groups({experiment: experiment_texts(experiment)}, embedder=_minilm(), store=store(),
+                         progress=lambda stage, done, total: bar.progress(done / max(total, 1),
+                                                                          text=f"{stage}: {done}/{total}"))
+            bar.empty()
 
 
 def show_table2(result, *, key: str = "reproduce"):
@@ -61,9 +75,10 @@ def show_table2(result, *, key: str = "reproduce"):
 
     table = rp.persona_frame(result)
     st.info(rp.persona_agreement(result))
-    st.plotly_chart(discrepancy_bars([r.persona for r in result.rows], [r.statistic for r in result.rows],
-                                     [r.pvalue for r in result.rows], alpha=ALPHA, label="ω (JS distance)",
-                                     title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
+    st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
+                                  [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
+                                  label="ω (JS distance)",
+                                  title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
     st.dataframe(rp.persona_frame(result, formatted=True), hide_index=True, width="stretch")
     st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
@@ -96,12 +111,12 @@ def show_fig1(result, *, key: str = "reproduce"):
     st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
                "content changes while flagging at most that share of mere paraphrases.")
     curves = {m.label: m.pooled for m in result.models}
-    figure = roc_curves(curves, max_fpr=max_fpr, best=best)
+    figure = shared_figure(roc_curves, curves, max_fpr=max_fpr, best=best)
     st.plotly_chart(figure, width="stretch", key=f"{key}_roc")
     st.caption("One curve per model, all 5 seeds pooled (140 controls: paraphrase vs paraphrase of the same "
                "patient; 40 targets: another patient vs a paraphrase). AUC is the chance that a random target "
                "gets a smaller p than a random control; 0.5 is no better than chance.")
-    st.plotly_chart(rates_over_alpha(curves), width="stretch", key=f"{key}_alpha")
+    st.plotly_chart(shared_figure(rates_over_alpha, curves), width="stretch", key=f"{key}_alpha")
     st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
                "test keeps the dashed lines near α.")
     table = rp.roc_frame(result)
@@ -118,10 +133,10 @@ def show_fig3(result, *, key: str = "reproduce"):
 
     table = rp.alignment_frame(result)
     st.info(rp.alignment_reading(result))
-    figure = mean_sd_bars([r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
-                          [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
-                          title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
-                          label="ω (JS distance)")
+    figure = shared_figure(mean_sd_bars, [r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
+                           [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
+                           title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
+                           label="ω (JS distance)")
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
                "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")

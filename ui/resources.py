@@ -7,6 +7,7 @@ scipy and torch on a cold start.
 
 from __future__ import annotations
 
+import os
 import threading
 
 import streamlit as st
@@ -15,6 +16,41 @@ from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
 from dbpa_core.embedders.minilm import MiniLMEmbedder  # cheap: torch is imported on first use
 
 _MINILM_LOCK = threading.Lock()
+
+#: Environment variables that set a BLAS library's threads; one set by whoever starts the server wins.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def prepare_process() -> None:
+    """Make this process safe and cheap to share between many sessions; run once, before any page draws.
+
+    ``ui/__init__.py`` calls it, so the first script thread of the process
+    runs it while holding the import lock of :mod:`ui`: every other session's
+    script waits until it has finished (each page imports :mod:`ui` first).
+
+    1. pandas and PIL are imported completely here.  Plotly looks them up in
+       ``sys.modules`` without importing them (``get_module(...,
+       should_load=False)``); while another thread is still importing one of
+       them, a figure built meanwhile finds a half-initialised module and
+       fails (``partially initialized module 'pandas' has no attribute
+       'Series'``, plotly/plotly.py#2433): issue 31's first-use race.
+    2. BLAS runs one thread per call.  Sessions are the server's parallelism;
+       a multi-threaded BLAS on a small matrix (the 80 × 384 PCA of the
+       output clouds) spins its threads against the other sessions' work: on
+       a loaded 2-core machine that SVD took 0.2–0.6 s of CPU instead of 2 ms.
+       A thread count set in the environment (``OPENBLAS_NUM_THREADS`` …) is
+       left as it is.
+    """
+    import pandas  # noqa: F401
+    import PIL.Image  # noqa: F401
+
+    if not any(name in os.environ for name in BLAS_THREAD_VARIABLES):
+        # Libraries loaded later (scipy's own OpenBLAS) read the variable; those already loaded (numpy's) are
+        # set through threadpoolctl.
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
 
 
 class SharedMiniLM(MiniLMEmbedder):

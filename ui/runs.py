@@ -8,12 +8,21 @@ what its user chose.  A request whose samples or embeddings are not all in
 the store is run live, outside the cache, under a :class:`RunProgress` (the
 one place a run reports progress: :meth:`RunProgress.update` receives each
 :class:`~dbpa_core.audit.runner.RunUpdate`, the drawn arms included), and its
-result is then put in the cache.
+result is then put in the cache; sessions asking for the same request
+meanwhile wait for it (:func:`one_run_at_a_time`) instead of sampling again.
+
+What pages derive from results — projections, the test of an arm's halves,
+figures, an uploaded file's test — is shared the same way, keyed by a digest
+of every byte of its inputs (:func:`shared_call`, :func:`shared_figure`), so a
+new session of a view anyone has computed costs the server only its rendering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import pickle
+import threading
 import time
 
 import streamlit as st
@@ -25,6 +34,8 @@ from .settings import Settings
 
 #: Results of different requests kept by the shared cache (each a few MB at most: k × 384 floats per arm).
 MAX_RESULTS = 128
+#: Derived views (projections, self-comparisons, figures, …) kept by the shared caches, per kind of cache.
+MAX_VIEWS = 256
 
 
 class RunProgress:
@@ -171,15 +182,47 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
     try:
         result = _result(tested.key, tested, backends)
     except NotStored:
-        # Any widget interaction (Cancel included) stops the running script; the samples drawn so far are
-        # already in the store.
-        with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
-            bar.track(tested)
-            computed = run(tested, progress=bar.update, **backends)
-        result = _result(tested.key, tested, backends, computed)
+        with one_run_at_a_time(tested.key):
+            try:  # another session may have run it while this one waited
+                result = _result(tested.key, tested, backends)
+            except NotStored:
+                # Any widget interaction (Cancel included) stops the running script; the samples drawn so far
+                # are already in the store.
+                with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
+                    bar.track(tested)
+                    computed = run(tested, progress=bar.update, **backends)
+                result = _result(tested.key, tested, backends, computed)
     if request.sequential is not None:
         return result
     return result.recorrected(request.correction, request.alpha)
+
+
+# ------------------------------------------------------------ one run per request
+_RUN_LOCKS: dict[str, threading.Lock] = {}
+_RUN_LOCKS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def one_run_at_a_time(key: str):
+    """Hold the run of ``key`` while it runs outside the cache (live sampling, a progress bar).
+
+    When a room presses the same button at once, the first session runs and
+    the others wait here, then find its result in the shared cache: one
+    sampling of each output, not one per person.  (``st.cache_data`` does the
+    same for what it computes itself; a live run is outside it.)
+    """
+    with _RUN_LOCKS_LOCK:
+        if len(_RUN_LOCKS) > 4 * MAX_RESULTS:  # forget locks nobody holds (the runs they guarded are over)
+            for stale in [k for k, lock in _RUN_LOCKS.items() if not lock.locked()]:
+                del _RUN_LOCKS[stale]
+        lock = _RUN_LOCKS.setdefault(key, threading.Lock())
+    if not lock.acquire(blocking=False):
+        with st.spinner("Another session is running exactly this; its result will be shown here too…"):
+            lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class _Missing(LookupError):
@@ -198,14 +241,112 @@ def shared(kind: str, key: str, compute=None):
 
     ``compute()`` runs (outside the cache, so it may draw a progress bar) only
     when nothing is kept for these inputs and a compute is given; a page
-    never shows a result computed for other inputs.
+    never shows a result computed for other inputs.  ``key`` must name every
+    input of ``compute``.
     """
     try:
         return _kept(kind, key)
     except _Missing:
         if compute is None:
             return None
-        return _kept(kind, key, compute())
+        with one_run_at_a_time(f"{kind}:{key}"):
+            try:
+                return _kept(kind, key)
+            except _Missing:
+                return _kept(kind, key, compute())
+
+
+# ----------------------------------------------------------------- derived views
+def digest(*parts) -> str:
+    """A digest of ``parts`` by value: every byte of their pickle (arrays in full, results field by field).
+
+    The key of a derived view: equal inputs, and only they, share it.
+    (``st.cache_data``'s own hash samples arrays of ≥ 500 000 numbers, so two
+    uploads that differ in a few rows could share one; this does not.)
+    """
+    return hashlib.sha256(pickle.dumps(tuple(map(_plain, parts)), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+
+
+def _plain(part):
+    # A request stands for itself by its own digest (its pickle would change once ``.key`` is cached on it).
+    return ("AuditRequest", part.key) if isinstance(part, AuditRequest) else part
+
+
+def _call_key(function, args, kwargs) -> str:
+    """The digest of a call: the function's name, its arguments and keyword arguments."""
+    return digest(function.__module__, function.__qualname__, len(args), *args,
+                  *((name, _plain(value)) for name, value in sorted(kwargs.items())))
+
+
+@st.cache_data(max_entries=MAX_VIEWS, show_spinner=False)
+def _value(key: str, _compute):
+    return _compute()
+
+
+def shared_call(function, *args, **kwargs):
+    """``function(*args, **kwargs)`` computed once for equal arguments and shared by every session (bounded).
+
+    For pure functions of their arguments (a projection, the test of an arm
+    against itself); each session gets its own copy of the value.
+    """
+    return _value(_call_key(function, args, kwargs), lambda: function(*args, **kwargs))
+
+
+@st.cache_resource(max_entries=MAX_VIEWS, show_spinner=False)
+def _figure(key: str, _build):
+    return _build()
+
+
+def shared_figure(build, *args, **kwargs):
+    """The figure ``build(*args, **kwargs)`` (a :mod:`dbpa_core.present.figures` function), built once for equal
+    arguments and shared by every session (bounded).
+
+    Building a Plotly figure validates every property (≈ 15–35 ms each, most
+    of a page's rendering); ``st.plotly_chart`` only copies it.  Every
+    session gets the same object: never change a figure after this returns.
+    """
+    return _figure(_call_key(build, args, kwargs), lambda: build(*args, **kwargs))
+
+
+def projection(embeddings, method: str, *, seed: int = 0):
+    """The 2-D coordinates of the output clouds (:func:`dbpa_core.present.projection.project`), shared."""
+    from dbpa_core.present.projection import project
+
+    return shared_call(project, embeddings, method, rng=seed)
+
+
+def self_comparison(arm, request: AuditRequest):
+    """The test of an arm's two halves (:func:`dbpa_core.audit.exposition.self_comparison`), shared.
+
+    Only the request's tests matter (α and the correction do not change it).
+    """
+    from dbpa_core.audit.exposition import self_comparison as compare_halves
+
+    return shared_call(compare_halves, arm, request.tests_only())
+
+
+def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, similarity: str, discrepancy: str,
+                  n_resamples: int):
+    """The test of an uploaded file's two arms (:func:`dbpa_core.audit.runner.compare_arms`), shared.
+
+    Keyed by the file's rows (texts and any embeddings, every byte), the arms
+    chosen, the embedder (none when the file brings embeddings), the test's
+    settings and the seed — a class given one example file tests it once.
+    The embedder's key is used, never part of the key.
+    """
+    from dbpa_core.audit.runner import compare_arms, uploaded_arms
+
+    embedder = None if table.embeddings else settings.embedder
+
+    def compute():
+        arms = uploaded_arms(table, original, perturbed, store=store(),
+                             embedder=None if embedder is None else embedder_for(embedder, settings.keys.embedder))
+        return compare_arms(*arms, label=perturbed, similarity=similarity, discrepancy=discrepancy,
+                            n_resamples=n_resamples, rng=settings.seed)
+
+    key = digest("uploaded test", table, original, perturbed, embedder, similarity, discrepancy, n_resamples,
+                 settings.seed)
+    return _value(key, compute)
 
 
 def rut_live(settings: Settings, *, score: str, system: str | None, temperature: float, n_prompts: int, m: int,

@@ -86,7 +86,10 @@ def current_settings() -> Settings:
     mode only when ``st.navigation`` is first called in the process
     (``PagesManager.uses_pages_directory``, streamlit 1.67); this switches the
     process to ``st.navigation`` now and reruns, so ``app.py`` draws the sidebar
-    and routes to the requested page.
+    and routes to the requested page.  Streamlit 1.67 offers no public switch:
+    the legacy mode is chosen because a folder named ``pages/`` sits next to
+    the entrypoint, and its documented way out is to give that folder another
+    name (which would make this function unnecessary).
     """
     if "settings" not in st.session_state:
         from streamlit.runtime.pages_manager import PagesManager
