@@ -54,7 +54,7 @@ with guard():
         pools = rut_pools()
         names = {"reference": "The reference model itself (H₀ holds)",
                  **{n: a.label for n, a in pools.substitutes.items()}}
-        columns = st.columns(4)
+        columns = st.columns([2, 1, 1, 1])  # the target's label is long: its own room
         target = columns[0].selectbox("Target (the 'API')", list(names), format_func=names.get, index=1,
                                       key="rut_target")
         q = columns[1].slider("Share q served by it", 0.0, 1.0, 0.5, 0.1, key="rut_q", disabled=target == "reference")

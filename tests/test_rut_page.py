@@ -61,7 +61,7 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert metric(page, "Decision") == "REJECT H₀" and not page.success
     (box,) = page.warning
     assert "DAN-style system prompt" in box.value and "5% of audits" in box.value
-    assert float(metric(page, "Substituted share").rstrip("%")) > 20
+    assert float(metric(page, "Substituted share").removeprefix("≥ ").rstrip("%")) > 20
     captions = " ".join(c.value for c in page.caption)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
 
@@ -103,6 +103,7 @@ def test_figures_span_the_unit_interval_and_record_is_complete():
     scores = AuditScores(("a", "b", "c"), rng.normal(size=3), rng.normal(size=(3, 4)), dropped=("d",))
     result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=0)
     assert tuple(rank_histogram(result).layout.xaxis.range) == (0, 1)
+    assert rank_histogram(result).data[-1].name == "expected if it is the reference model"  # in the legend
     assert tuple(rank_ecdf(result).layout.xaxis.range) == (0, 1)
     record = rut_record(result, scores, alpha=0.05, score="log_rank", target="x")
     assert record["dropped_prompts"] == ["d"] and len(record["ranks"]) == 3 and record["pvalue"] == result.pvalue

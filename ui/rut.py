@@ -13,7 +13,7 @@ import streamlit as st
 from dbpa_core.present import rut_study as rs
 from dbpa_core.present.readings import format_rut_pvalue, read_share_bound
 
-from .runs import RunProgress, shared
+from .runs import RunProgress, shared, shared_figure
 
 STUDY_TRIALS = (100, 500)
 
@@ -42,10 +42,17 @@ def rut_study_result(*, n_trials: int, n_resamples: int, seed: int):
     return shared("rut_study", key, compute)
 
 
-def show_table(frame) -> None:
-    """A study table at three decimals (the Monte Carlo error is ±0.01 at best), fitting 1280 px without scrolling."""
-    numbers = {c: st.column_config.NumberColumn(format="%.3f") for c in frame.columns if frame[c].dtype.kind == "f"}
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=numbers)
+def show_table(frame, titles: dict | None = None) -> None:
+    """A study table at three decimals (the Monte Carlo error is ±0.01 at best), fitting 1280 px without scrolling.
+
+    ``titles``: shorter headings for some columns (the column names stay, for the downloads and tests).
+    """
+    titles = titles or {}
+    columns = {c: st.column_config.NumberColumn(titles.get(c, c), format="%.3f") if frame[c].dtype.kind == "f"
+               else st.column_config.TextColumn(titles.get(c, c), width="medium" if c == "highest" else None)
+               for c in frame.columns}
+    # "highest" holds ties such as "rut ≈ mmd ≈ ks": a fixed medium width keeps them whole at 1280 px.
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=columns)
 
 
 def labels(study) -> dict:
@@ -65,7 +72,8 @@ def show_power(study) -> None:
                "of substituted traffic the method catches.")
     st.plotly_chart(power_auc_bars(study.curves, labels(study)), width="stretch", key="rut_study_auc")
     # The label already says quantization or jailbreak: without the kind column the table fits 1280 px.
-    show_table(rs.power_auc_frame(study).drop(columns="kind"))
+    show_table(rs.power_auc_frame(study).drop(columns="kind"),
+               {f"power AUC {m}": f"AUC {m.upper()}" for m in rs.METHOD_NAMES} | {"± MC error": "± MC"})
     st.caption("Power AUC is the area under a power curve over q ∈ [0, 1]: 1 means every audit is flagged at every "
                f"q > 0, {settings['alpha']:g} means the method never does better than its false-alarm rate.")
     st.markdown(f"**Table 2a, {rs.PRINTED}** — the paper's models (Gemma, Llama, Mistral), not ours:")
@@ -120,9 +128,12 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
 
     st.markdown(f"**Target:** {target_label}")
     *numbers, (decision_label, decision_value) = rut_strip(result, alpha)
-    numbers.append((f"Substituted share, {result.confidence_level:.0%} lower bound", f"{result.share_lower_bound:.0%}"))
+    # A short label (five metrics share 1280 px); the level goes with the value and the help.
+    numbers.append(("Substituted share", f"≥ {result.share_lower_bound:.0%}"))
+    helps = {"Substituted share": f"{result.confidence_level:.0%} lower bound on the share of answers that did not "
+                                  "come from the claimed model, valid whatever model replaced it."}
     for column, (label, value) in zip(st.columns(len(numbers)), numbers):
-        column.metric(label, value)
+        column.metric(label, value, help=helps.get(label))
     # The decision on its own line, so "FAIL TO REJECT H₀" is never cut.
     st.metric(decision_label, decision_value)
     for sentence in [*rut_readings(result), *(extra or [])]:
@@ -132,10 +143,10 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
                    + "; ".join(scores.dropped))
     (st.warning if result.pvalue <= alpha else st.info)(f"**{target_label}:** {read_rut_decision(result.pvalue, alpha)}")
     left, right = st.columns(2)
-    left.plotly_chart(rank_histogram(result), width="stretch", key="rut_hist")
+    left.plotly_chart(shared_figure(rank_histogram, result), width="stretch", key="rut_hist")
     left.caption("Flat bars mean the target behaves like the reference model; a pile at one end means its answers "
                  "consistently score lower (or higher) under the reference model than the reference's own.")
-    right.plotly_chart(rank_ecdf(result), width="stretch", key="rut_ecdf")
+    right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
     right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic; the largest "
                   "gap, less its 95 % sampling error, is the lower bound on the substituted share.")
     downloads(table=pd.DataFrame({"prompt": scores.prompts, "rank": result.ranks, "target_score": scores.target_scores}),

@@ -284,8 +284,10 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
     """Histogram of the RUT ranks against the flat Uniform[0, 1] expectation."""
     figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
                                     marker_color=PERTURBED_COLOUR, opacity=0.8))
-    figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"),
-                     annotation_text="expected if it is the reference model", annotation_position="top left")
+    figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"))
+    # The line's meaning in the legend: written on the line, it sat over the bars.
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash="dash", color="black"),
+                                name="expected if it is the reference model"))
     # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
     figure.update_layout(title="Ranks of the target's answers",
                          xaxis_title="rank r (0: lowest score among the reference's, 1: highest)",
