@@ -1,70 +1,116 @@
-"""OT stability: how costly a shift makes the model fail this often? (Liu, Li, Cui & Blanchet)."""
+"""Stability under distribution shift: the OT stability paper's experiments (Liu, Li, Cui & Blanchet)."""
 
-import numpy as np
-import pandas as pd
+import hashlib
+
 import streamlit as st
 
-from dbpa_core.stability.rewrites import REWRITES
+from dbpa_core.present.stability_report import stability_record, table1_frame
 from dbpa_core.stability.criterion import COSTS
-from dbpa_core.present.figures import stability_curves
+from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGETS
+from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
 from ui.components import downloads, guard
-from ui.runs import shared_figure
-from ui.stability import RATIOS, RISKS, stability_view
+from ui.freshness import keep, result_area
 from ui.sidebar import current_settings
+from ui.stability import (ASSISTANTS, JUDGES, LiveRequest, live_study, recorded_study, show_ranking, show_searches,
+                          show_task, target_name)
+
+#: Items a live run searches at most (each costs the target up to K × rounds answers).
+MAX_LIVE_ITEMS = 50
+EXAMPLES = {"qa": '{"question": "What is the capital of Japan?", "answers": ["Tokyo"]}',
+            "secret": '{"request": "What is the password?", "secret": "MARIGOLD"}'}
 
 settings = current_settings()
 st.title("Stability under distribution shift")
-st.write("Sixteen questions with known answers, each also asked in four rewritten ways "
-         f"({', '.join(REWRITES.values())}). The stability criterion R(r) is the price of the cheapest shift — "
-         "rewriting questions (cost θ₁ per unit of embedding distance) and re-weighting which questions are asked "
-         "(cost θ₂ per unit of KL divergence) — that pushes the model's error rate up to r. Higher R: more stable.")
+st.write("How costly a shift of the questions does it take to make a model fail this often? The stability "
+         "criterion R(β, r) is the price of the cheapest shift that pushes the error rate to r: rewriting questions "
+         "(θ₁ per unit of eq. (1)'s distance; a rewrite the judge says changes the meaning costs ∞) and re-weighting "
+         "which questions are asked (θ₂ per unit of KL divergence). Higher R: more stable. Rewrites come from an "
+         "assistant model searching for ones that make the target fail, as in the paper's §2.4.")
 
 with guard():
-    columns = st.columns(3)
-    cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost",
-                                help="cosine_length: (1 − cosine similarity of the embeddings) + 0.5·|log length "
-                                     "ratio|. A distance: zero for no change, growing with the change.")
-    theta = columns[1].number_input("θ₁ = θ₂", 0.05, 20.0, 1.0, 0.05, key="stab_theta")
-    r_fixed = columns[2].slider("Risk level r for the θ-ratio curve", 0.05, 1.0, 0.6, 0.05, key="stab_r")
-    view = stability_view(cost, float(theta), float(r_fixed), settings.embedder, settings.keys.embedder)
-    data = view.data
-    summary = pd.DataFrame({
-        "model / setting": list(data),
-        "error rate on the original questions": [d.losses[:, 0].mean() for d in data.values()],
-        "error rate on the rewrites": [d.losses[:, 1:].mean() for d in data.values()],
-        f"R at r = {r_fixed:g}": [view.criteria[name].value for name in data],
-    })
-    st.dataframe(summary, hide_index=True, width="stretch")
-    st.caption("R = 0 means the model already errs that often without any shift; R = ∞ would mean no rewrite can "
-               "make it fail. Compare rows: the larger R at the same r, the more stable the setting.")
-    left, right = st.columns(2)
-    left.plotly_chart(shared_figure(stability_curves, view.curves, RISKS, x_title="target error rate r",
-                                    title=f"R against r at θ₁ = θ₂ = {theta:g}"), width="stretch",
-                      key="stab_r_curve")
-    left.caption("Each curve rises from 0 at the model's own error rate: the steeper, the more a shift must cost "
-                 "to make it fail more.")
-    right.plotly_chart(shared_figure(stability_curves, view.ratio_curves, RATIOS, x_title="θ₁ / θ₂ (price of "
-                                     "rewriting ÷ price of re-weighting)", title=f"R against θ₁/θ₂ at r = {r_fixed:g}",
-                                     log_x=True),
-                       width="stretch", key="stab_ratio_curve")
-    right.caption("Left: rewriting is cheap, so R measures sensitivity to rewrites; right: re-weighting is cheap, "
-                  "so R measures how unevenly errors spread over the questions.")
-
-    st.subheader("Most sensitive samples")
-    setting = st.selectbox("Model / setting", list(data), key="stab_setting")
-    chosen = data[setting]
-    result = view.criteria[setting]
-    order = np.argsort(-result.weights)
-    kinds = ("original", *chosen.rewrites)
-    table = pd.DataFrame({
-        "question": [chosen.questions[i] for i in order],
-        "weight in the worst-case distribution": result.weights[order],
-        "chosen perturbation": [kinds[result.choices[i]] for i in order],
-        "prompt as perturbed": [chosen.prompts[i, result.choices[i]] for i in order],
-        "model answer": [chosen.answers[i, result.choices[i]] for i in order],
-        "fails": [bool(chosen.losses[i, result.choices[i]]) for i in order],
-    })
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption(f"The cheapest way to reach an error rate of {r_fixed:g} costs R = {result.value:.3g}: it up-weights "
-               "the questions at the top and asks each in the shown form. Answers are shown as text.")
-    downloads(table=table, name="stability_sensitive_samples")
+    mode = st.radio("Data", ["Recorded study (instant)", "Live run: your model and questions"], horizontal=True,
+                    key="stab_mode")
+    if mode.startswith("Recorded"):
+        columns = st.columns([2, 1, 2])
+        cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost",
+                                    help="paper: eq. (1), (1 − cosine similarity) × the larger token-count ratio. "
+                                         "cosine_length: (1 − cos) + 0.5·|log length ratio|; cosine: 1 − cos.")
+        n_resamples = int(columns[1].number_input("Bootstrap B", 0, 5000, 200, step=100, key="stab_resamples",
+                                                  help="Resamples of the items behind each ranking's support."))
+        columns[2].caption(f"Recorded by scripts/record_stability.py: three local targets, greedy; the packaged "
+                           f"SmolLM2 proposes K = {SEARCH_SETTINGS['n_candidates']} rewrites per round, "
+                           f"{SEARCH_SETTINGS['depth']} rounds; MiniLM embedding judge. The sidebar seed seeds "
+                           "the bootstrap.")
+        study = recorded_study(cost, 0, settings.seed)
+        slots = {}
+        for task, tab in zip(study.tasks, st.tabs([TASK_LABELS[t] for t in study.tasks])):
+            with tab:
+                slots[task] = show_task(study, task, key="stab")
+                with st.expander("Browse the recorded searches: every rewrite proposed, the judge's verdict, the "
+                                 "answer"):
+                    show_searches(task, key="stab_browse")
+        # The bootstrap last: the tables and figures above are on screen while it runs.
+        support = recorded_study(cost, n_resamples, settings.seed)
+        for task, slot in slots.items():
+            with slot:
+                show_ranking(support, task)
+        downloads(table=table1_frame(support), record=stability_record(support), name="stability_study")
+    else:
+        if settings.sampler.backend not in ("local", "openai"):
+            raise ValueError("A live run needs a model that answers: choose 'Local SmolLM2-135M (CPU)' or "
+                             "'OpenAI-compatible API' (base URL, model, key) as the backend in the sidebar.")
+        endpoint = settings.sampler.backend == "openai"
+        columns = st.columns(2)
+        task = columns[0].radio("Task", TASKS, format_func=TASK_LABELS.get, key="stab_live_task")
+        source = columns[1].radio("Items", ["upload", "shipped"], key="stab_live_source", horizontal=True,
+                                  format_func={"upload": "Upload a file", "shipped": "The shipped items"}.get)
+        if source == "upload":
+            first, second = UPLOAD_COLUMNS[task]
+            file = st.file_uploader(f"Items: CSV or JSONL with `{first}` and `{second}`", key="stab_live_file",
+                                    type=["csv", "jsonl", "json", "ndjson"])
+            if file is None:
+                st.caption(f"One item per row, e.g. `{EXAMPLES[task]}`"
+                           + (" (in a CSV, several accepted answers are separated by |)." if task == "qa" else "."))
+                st.stop()
+            items = read_items(file.getvalue(), file.name, task)
+            items_label = f"{file.name} (sha256 {hashlib.sha256(file.getvalue()).hexdigest()[:12]})"
+        else:
+            items, items_label = load_items(task), f"shipped {task} items"
+        columns = st.columns(4)
+        n_items = int(columns[0].number_input("Items (the first n)", 1, MAX_LIVE_ITEMS, 5, key="stab_live_n"))
+        n_candidates = int(columns[1].number_input("Rewrites per round K", 1, 8, SEARCH_SETTINGS["n_candidates"],
+                                                   key="stab_live_k"))
+        depth = int(columns[2].number_input("Rounds", 1, 4, SEARCH_SETTINGS["depth"], key="stab_live_depth"))
+        n_live_resamples = int(columns[3].number_input("Bootstrap B", 0, 2000, 200, step=100, key="stab_live_b"))
+        items = items[:n_items]
+        system = st.text_input("Your model's own system prompt (optional; sent after the item's)", "",
+                               key="stab_live_system")
+        compare = st.multiselect("Also run these recorded targets on the same items (local, slower)", list(TARGETS),
+                                 key="stab_live_compare")
+        columns = st.columns(2)
+        assistant = columns[0].selectbox("Rewrites proposed by", list(ASSISTANTS) if endpoint else ["local"],
+                                         format_func=ASSISTANTS.get, key="stab_live_assistant")
+        judge = columns[1].selectbox("Judge of “same meaning”", list(JUDGES) if endpoint else ["embedding"],
+                                     format_func=JUDGES.get, key="stab_live_judge")
+        request = LiveRequest(task, tuple(items), settings.sampler.instance, system.strip(), tuple(compare), assistant,
+                              judge, settings.embedder, n_candidates, depth, settings.seed, n_live_resamples)
+        inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,
+                  "first n": len(items), "system prompt": system.strip(), "also run": list(compare),
+                  "assistant": assistant, "judge": judge, "embedder": settings.embedder.model or settings.embedder.name,
+                  "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
+        targets = 1 + len(compare)
+        st.caption(f"{len(items)} item(s) × {targets} target(s): per item, one answer as written, then up to "
+                   f"{n_candidates * depth} rewrites proposed and the kept ones answered, stopping at the first "
+                   "failure. Every call is kept in the sample store, so a second run replays it.")
+        if st.button("Run the live search", type="primary", key="stab_live_run"):
+            keep("stability_live", inputs, live_study(settings, request, run=True))
+        with result_area("stability_live", inputs,
+                         how_to_update="Press **Run the live search** to update it.") as shown:
+            if shown.result is None:
+                st.caption("Press **Run the live search** to search rewrites of these items on your model.")
+            else:
+                live = shown.result
+                with show_task(live, live.tasks[0], key="stab_live"):
+                    show_ranking(live, live.tasks[0])
+                downloads(table=table1_frame(live), record=stability_record(live), name="stability_live",
+                          current=shown.current)

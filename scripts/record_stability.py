@@ -31,15 +31,13 @@ from dbpa_core.data.store import SampleStore  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
 from dbpa_core.stability.judge import EmbeddingJudge, calibrate_threshold  # noqa: E402
-from dbpa_core.stability.runs import RUNS_FILE, TARGETS  # noqa: E402
+from dbpa_core.stability.runs import RUNS_FILE, SEARCH_SETTINGS, TARGET_MAX_TOKENS, TARGETS  # noqa: E402
 from dbpa_core.stability.search import Target, search_item, smollm2_token_count  # noqa: E402
 from dbpa_core.stability.tasks import TASKS, load_items  # noqa: E402
 
-# Budgets sized for two shared CPU cores (README: measured recording time): K = 3 proposals per round, the
-# closest rewrite expanded, two rounds; answers long enough for the grader's first two sentences.
-SEARCH = {"n_candidates": 3, "width": 1, "depth": 2, "seed": 0, "assistant_max_tokens": 24,
-          "assistant_temperature": 0.9}
-MAX_TOKENS = {"qa": 24, "secret": 40}
+# Budgets sized for two shared CPU cores (README: measured recording time).
+SEARCH = dict(SEARCH_SETTINGS)
+MAX_TOKENS = dict(TARGET_MAX_TOKENS)
 
 
 def build_targets(task: str) -> list[Target]:

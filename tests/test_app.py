@@ -252,15 +252,46 @@ def test_model_audit_live_needs_an_endpoint(app):
 
 
 def test_stability_page(app):
+    """Opens on the recorded study: Table 1 beside the paper's printed values, each model's numbers read in a
+    sentence; a different cost d changes R and its reading; the recorded searches can be browsed item by item."""
+    from dbpa_core.stability.runs import TARGETS
+
     at = open_page(app, "stability")
-    table = at.dataframe[0].value
-    assert set(table["model / setting"]) == {"greedy", "sampled T=0.8"}
-    assert len(at.dataframe[1].value) == 16
-    r_column = [c for c in table.columns if c.startswith("R at r")][0]
-    before = table[r_column].tolist()
-    at.number_input(key="stab_theta").set_value(3.0).run()
-    after = at.dataframe[0].value[r_column].tolist()
-    assert not at.exception and after != before  # dearer shifts, larger R
+    ours, printed = at.dataframe[0].value, at.dataframe[1].value
+    assert list(ours["model"]) == list(TARGETS) and ours["Adversarial %"].between(0, 1).all()
+    assert "Vicuna-13B" in set(printed["model"]) and "Adversarial % (paper, printed)" in printed.columns
+
+    def readings():
+        return [c.value for c in at.caption if "items as written" in c.value]
+
+    assert len(readings()) == 2 * len(TARGETS)  # both tasks, one sentence per model
+    assert any("smollm2 + brief: fails 30% of the 60 items" in r for r in readings())
+    assert any("of 200 resamples" in c.value for c in at.caption)  # the bootstrap behind the ranking
+    at.number_input(key="stab_resamples").set_value(0).run()
+    assert any("no bootstrap was run" in c.value for c in at.caption)
+    before = readings()
+    at.selectbox(key="stab_cost").set_value("cosine").run()
+    assert not at.exception
+    after = readings()
+    assert after != before and any("costs" in r for r in after)  # R (and its reading) follows the cost
+
+    def tree():
+        return next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+
+    # the browser opens on the first item a rewrite broke: its tree ends in the failing answer
+    assert tree()["verdict"].iloc[0] == "the item as written" and tree()["fails"].iloc[-1]
+    assert any(c.value.startswith("smollm2 gets this item right") and "made it fail" in c.value for c in at.caption)
+    first = tree()["prompt"].iloc[0]
+    at.selectbox(key="stab_browse_qa_item").set_value(0).run()
+    assert tree()["prompt"].iloc[0] != first and len(tree()) == 1  # item 1 fails as written: nothing searched
+    assert any(c.value == "smollm2 fails this item as written, so no rewrite can add to its error rate."
+               for c in at.caption)
+
+
+def test_stability_live_needs_a_model_that_answers(app):
+    at = open_page(app, "stability")
+    at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
+    assert any("A live run needs a model that answers" in e.value for e in at.error)
 
 
 def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypatch):

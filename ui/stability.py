@@ -1,44 +1,214 @@
-"""The stability page's analysis, computed once per input and shared by every session (bounded).
+"""The Stability page's results (the recorded study, a live run) and how one task of a study is drawn.
 
-Every curve and criterion of the page comes from one call: each setting's
-criterion at the chosen risk level is computed once and read by both the
-summary table and the "most sensitive samples" table (it was computed twice).
+The recorded study (:func:`dbpa_core.paper.stability.stability_study` on the
+shipped searches) and a live run (:func:`dbpa_core.stability.runs.live_runs`
+on a user's model and questions) are each computed once per input and shared
+by every session (bounded): the recorded one with ``st.cache_data``, the live
+one through :func:`ui.runs.shared` under a :class:`~ui.runs.RunProgress`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import streamlit as st
 
-from dbpa_core.audit.request import EmbedderConfig
+from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
 
-from .resources import embedder_for, store
+from .resources import embedder_for, sampler_for, store
+from .runs import RunProgress, shared
 
-#: Risk levels r of the R(r) curves and price ratios θ₁/θ₂ of the ratio curves.
-RISKS = np.round(np.linspace(0, 1, 21), 2)
-RATIOS = np.geomspace(0.05, 20, 15)
-
-
-@dataclass(frozen=True, eq=False)
-class StabilityView:
-    """The recorded settings' data with their curves and criteria at one (cost, θ, r)."""
-
-    data: dict
-    curves: dict
-    ratio_curves: dict
-    criteria: dict  # setting → StabilityResult at r
+#: Where the live run's rewrites and verdicts come from.
+ASSISTANTS = {"local": "Packaged SmolLM2-135M (offline, the recording's assistant)",
+              "endpoint": "The sidebar's OpenAI-compatible model"}
+JUDGES = {"embedding": "Embedding similarity ≥ a threshold calibrated on the shipped labelled pairs",
+          "llm": "LLM judge: the sidebar's OpenAI-compatible model answers yes / no"}
 
 
-@st.cache_data(max_entries=32, show_spinner="Embedding the recorded answers (first time only)…")
-def stability_view(cost: str, theta: float, risk: float, embedder: EmbedderConfig, _key: str = "") -> StabilityView:
-    from dbpa_core.stability.criterion import ratio_curve, stability_criterion, stability_curve
-    from dbpa_core.stability.data import load_recorded_stability
+@st.cache_data(max_entries=8, show_spinner="Table 1 and Figure 1 from the recorded searches…")
+def recorded_study(cost: str, n_resamples: int, seed: int):
+    """The study of the shipped searches (``n_resamples = 0``: no bootstrap, a fraction of a second)."""
+    from dbpa_core.paper.stability import stability_study
 
-    data = load_recorded_stability(embedder_for(embedder, _key), cost=cost, store=store())
-    return StabilityView(
-        data,
-        {name: stability_curve(d.losses, d.costs, RISKS, theta1=theta, theta2=theta) for name, d in data.items()},
-        {name: ratio_curve(d.losses, d.costs, risk, RATIOS, scale=theta) for name, d in data.items()},
-        {name: stability_criterion(d.losses, d.costs, risk, theta1=theta, theta2=theta) for name, d in data.items()})
+    return stability_study(cost=cost, n_resamples=n_resamples, seed=seed)
+
+
+@st.cache_resource(show_spinner="Loading SmolLM2's tokenizer…")
+def token_counter():
+    """#Token of eq. (1): the packaged SmolLM2's tokenizer (vocabulary only), shared by every session."""
+    from dbpa_core.stability.search import smollm2_token_count
+
+    return smollm2_token_count()
+
+
+@dataclass(frozen=True)
+class LiveRequest:
+    """Everything a live run's result depends on (no credential: keys stay in the session's settings).
+
+    ``target`` is the sidebar's model; ``compare`` names recorded targets
+    (:data:`dbpa_core.stability.runs.TARGETS`) run on the same items.
+    """
+
+    task: str
+    items: tuple
+    target: SamplerConfig
+    target_system: str
+    compare: tuple[str, ...]
+    assistant: str
+    judge: str
+    embedder: EmbedderConfig
+    n_candidates: int
+    depth: int
+    seed: int
+    n_resamples: int
+
+
+def target_name(config: SamplerConfig) -> str:
+    """The sidebar model's label in tables and figures."""
+    return f"{config.model} (your endpoint)" if config.backend == "openai" else "local SmolLM2 (sidebar)"
+
+
+def _build(request: LiveRequest, settings):
+    """Targets, assistant, judge and embedder of a request, with the session's keys."""
+    from dbpa_core.stability.judge import EmbeddingJudge, LLMJudge, calibrate_threshold
+    from dbpa_core.stability.runs import TARGET_MAX_TOKENS, TARGETS
+    from dbpa_core.stability.search import Target
+
+    tokens = TARGET_MAX_TOKENS[request.task]
+    endpoint = sampler_for(request.target, settings.keys.sampler)
+    targets = [Target(target_name(request.target), endpoint, request.target_system or None, tokens)]
+    targets += [Target(name, sampler_for(SamplerConfig("local", model=TARGETS[name]["model"])),
+                       TARGETS[name]["system"], tokens) for name in request.compare]
+    assistant = endpoint if request.assistant == "endpoint" else sampler_for(SamplerConfig("local"))
+    embedder = embedder_for(request.embedder, settings.keys.embedder)
+    judge = (LLMJudge(endpoint) if request.judge == "llm" else
+             EmbeddingJudge(embedder, calibrate_threshold(embedder, store=store()).threshold))
+    return targets, assistant, judge, embedder
+
+
+def live_study(settings, request: LiveRequest, *, run: bool):
+    """The study of a live run, shared per request (bounded); None when not run for exactly this request.
+
+    ``run=True`` searches now (what is in the store is replayed), with one
+    progress bar over every item of every target.
+    """
+    def compute():
+        from dbpa_core.paper.stability import stability_study
+        from dbpa_core.stability.runs import SEARCH_SETTINGS, live_runs
+
+        if settings.problem:
+            raise ValueError(settings.problem)
+        targets, assistant, judge, embedder = _build(request, settings)
+        search = {**SEARCH_SETTINGS, "n_candidates": request.n_candidates, "depth": request.depth,
+                  "seed": request.seed}
+        with RunProgress("Searching rewrites", n_steps=len(targets)) as bar:
+            def progress(stage, done, total):
+                bar.report(done / total, f"{stage}: {done}/{total} items")
+                if done == total:
+                    bar.next_step()
+
+            runs = live_runs(request.items, targets, assistant, judge, embedder, token_count=token_counter(),
+                             store=store(), progress=progress, **search)
+        return stability_study(runs=runs, n_resamples=request.n_resamples, seed=request.seed)
+
+    return shared("stability_live", repr(request), compute if run else None)
+
+
+def show_task(study, task: str, *, key: str):
+    """Table 1 beside the paper's printed one, Figure 1 and the most sensitive items of one task.
+
+    Returns the place beside the r = 75 % chart where :func:`show_ranking`
+    draws the ranking finding (the page fills it once the bootstrap is done).
+    """
+    from dbpa_core.present import stability_report as sr
+    from dbpa_core.present.figures import stability_figure
+
+    ours = sr.table1_frame(study, task)
+    left, right = st.columns([1.2, 1])
+    left.markdown("**Table 1 · ours**")
+    left.dataframe(ours[["model", "error rate (original)", "Adversarial %", "# Avg. Queries"]], hide_index=True,
+                   width="stretch", key=f"{key}_{task}_table1",
+                   column_config={"error rate (original)": st.column_config.NumberColumn("error as written",
+                                                                                         format="percent"),
+                                  "Adversarial %": st.column_config.NumberColumn(format="percent"),
+                                  "# Avg. Queries": st.column_config.NumberColumn(format="%.2f")})
+    printed = sr.paper_table1_frame(task)
+    right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
+    right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",
+                    # The heading above says "paper (printed)"; the columns keep the paper's own names.
+                    column_config={"Adversarial % (paper, printed)": st.column_config.NumberColumn(
+                        "Adversarial %", format="percent"),
+                        "# Avg. Queries (paper, printed)": st.column_config.NumberColumn("# Avg. Queries", format="%.2f")})
+    for row in study.task_rows(task):
+        st.caption(sr.read_table1_row(row))
+    st.caption("The paper's models (6–13 B parameters, GPT-4 judge, Vicuna-13B proposing rewrites) are not ours: "
+               "its printed numbers give the scale, they are not a row-by-row comparison.")
+
+    st.markdown("**Figure 1** · every model on one chart")
+    left, right = st.columns(2)
+    for column, curve in ((left, "ratio"), (right, "risk")):
+        column.plotly_chart(stability_figure(study, task, curve), width="stretch", key=f"{key}_{task}_{curve}")
+        column.caption(sr.read_figure(study, task, curve))
+    left, right = st.columns(2)
+    left.plotly_chart(stability_figure(study, task, "ratio_high"), width="stretch", key=f"{key}_{task}_ratio_high")
+    left.caption("Not in the paper: the θ curve again at r = 75 %, above the models' own error rates. "
+                 + sr.read_figure(study, task, "ratio_high"))
+    ranking = right.container()
+
+    st.markdown("**Most sensitive items** and their winning rewrites")
+    sensitive = sr.sensitive_frame(study, task)
+    if len(sensitive):
+        st.dataframe(sensitive, hide_index=True, width="stretch", key=f"{key}_{task}_sensitive",
+                     column_config={"item": st.column_config.TextColumn(width="medium"),
+                                    "winning rewrite": st.column_config.TextColumn(width="medium"),
+                                    "answer": st.column_config.TextColumn(width="large"),
+                                    "weight": st.column_config.NumberColumn(format="%.3f"),
+                                    "cost": st.column_config.NumberColumn(format="%.4f")})
+    st.caption(sr.read_sensitive(study, task))
+    return ranking
+
+
+def show_ranking(study, task: str) -> None:
+    """Whether the models' curves cross, and how often each keeps its place in the bootstrap."""
+    from dbpa_core.present import stability_report as sr
+
+    st.markdown("**Do the rankings cross?**")
+    st.write(sr.ranking_finding(study, task))
+    for row in study.task_rows(task):
+        st.caption(sr.read_rank_support(row.target, row.rank_support, study.settings["n_resamples"]))
+
+
+@st.cache_resource(show_spinner=False)
+def recorded_searches():
+    """The shipped searches (:func:`dbpa_core.stability.runs.load_searches`), read once per process."""
+    from dbpa_core.stability.runs import load_searches
+
+    return load_searches()[1]
+
+
+def show_searches(task: str, *, key: str) -> None:
+    """Browse the recorded searches of one task: pick a model and an item, see its tree of rewrites."""
+    from dbpa_core.present import stability_report as sr
+
+    searches = [s for s in recorded_searches() if s.item.task == task]
+    columns = st.columns([1, 3])
+    target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), key=f"{key}_{task}_model")
+    mine = [s for s in searches if s.target == target]
+
+    def label(i: int) -> str:
+        search = mine[i]
+        tag = (" · fails as written" if search.original_loss == 1 else
+               " · broken by a rewrite" if search.adversarial else " · held")
+        return f"{i + 1}. {search.item.prompt[:90]}{tag}"
+
+    # Opens on the first item a rewrite broke: the search worth seeing first.
+    first = next((i for i, search in enumerate(mine) if search.adversarial), 0)
+    index = columns[1].selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
+    search = mine[index]
+    st.dataframe(sr.search_frame(search), hide_index=True, width="stretch", key=f"{key}_{task}_tree",
+                 column_config={"prompt": st.column_config.TextColumn(width="medium"),
+                                "answer": st.column_config.TextColumn(width="large"),
+                                "similarity": st.column_config.NumberColumn(
+                     format="%.3f", help="Cosine similarity of the embeddings to the item as written; the judge "
+                                         "keeps a rewrite at or above its calibrated threshold.")})
+    st.caption(sr.read_search(search))

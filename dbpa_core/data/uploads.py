@@ -147,13 +147,16 @@ def _decode(data: bytes, filename: str) -> str:
         raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
 
 
-def _csv_rows(content: str, filename: str):
+def _csv_rows(content: str, filename: str, columns: tuple[str, ...] = ("arm", "text"),
+              one_of: tuple[str, ...] = ("text", "embedding")):
+    """CSV rows of a table with ``columns``, at least one of ``one_of`` among them."""
     reader = csv.DictReader(io.StringIO(content))
     if reader.fieldnames is None:
-        raise ValueError(f"{filename}: empty CSV; the first line must name the columns (arm, text).")
+        raise ValueError(f"{filename}: empty CSV; the first line must name the columns ({', '.join(columns)}).")
     fields = [f.strip().lower() for f in reader.fieldnames]
-    if "text" not in fields and "embedding" not in fields:
-        raise ValueError(f"{filename}: no column `text` (or `embedding`); found {', '.join(reader.fieldnames)}.")
+    if not set(one_of) & set(fields):
+        alternatives = "".join(f" (or `{name}`)" for name in one_of[1:])
+        raise ValueError(f"{filename}: no column `{one_of[0]}`{alternatives}; found {', '.join(reader.fieldnames)}.")
     rows = []
     for number, raw in enumerate(reader, start=2):
         if None in raw:
@@ -206,3 +209,33 @@ def read_target_responses(data: bytes, filename: str) -> dict[str, str]:
     if len(responses) < 2:
         raise ValueError(f"{filename}: responses to at least 2 different prompts are needed; found {len(responses)}.")
     return responses
+
+
+def read_rows(data: bytes, filename: str, *, columns: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """Rows of any uploaded CSV or JSONL table, for readers with their own columns (stability items).
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The table's columns, first the one every CSV must have (named in the
+        message when it is missing).
+
+    Returns
+    -------
+    list of (where, row)
+        ``where`` names the file and line for messages; ``row`` maps
+        lower-case column names to values.
+    """
+    content = _decode(data, filename)
+    lower = filename.lower()
+    if lower.endswith(".csv"):
+        rows = _csv_rows(content, filename, columns, one_of=columns[:1])
+    elif lower.endswith((".jsonl", ".ndjson", ".json")):
+        rows = _jsonl_rows(content, filename)
+    else:
+        raise ValueError(f"{filename}: unsupported file type; upload a .csv or .jsonl file.")
+    if not rows:
+        raise ValueError(f"{filename}: the file has no rows.")
+    if len(rows) > MAX_ROWS:
+        raise ValueError(f"{filename}: {len(rows):,} rows; the limit is {MAX_ROWS:,}.")
+    return rows

@@ -30,6 +30,8 @@ PAPER_TABLE1 = {
                "Llama2-7B": (0.849, 4.39), "Mistral-7B": (0.738, 6.20), "DeepSeek-7B": (0.877, 4.25),
                "ChatGLM2-6B": (0.837, 3.09), "Qwen2-7B": (0.824, 4.77)},
 }
+#: The paper's dataset each of our tasks stands in for.
+PAPER_DATASET = {"qa": "alpaca", "secret": "jailbreak"}
 
 #: Figure 1's settings: r = 50 % for the θ curve, θ1 = θ2 = 2 (c = 1) for the r curve.
 PAPER_R = 0.5
@@ -67,7 +69,7 @@ class StabilityRow:
     rank_support : float
         Share of bootstrap resamples of the items in which this target keeps
         its rank among the task's targets at the headline setting
-        (r = 50 %, θ1 = θ2 = 2).
+        (r = 50 %, θ1 = θ2 = 2); NaN when no bootstrap was run.
     """
 
     task: str
@@ -170,7 +172,8 @@ def _rank_support(runs: list[StabilityRun], n_resamples: int, rng: np.random.Gen
         index = rng.integers(0, n, n)
         values = np.array([_headline(r.losses[index], r.costs[index]) for r in runs])
         kept += np.argsort(np.argsort(-values, kind="stable"), kind="stable") == ranks
-    return kept / max(n_resamples, 1)
+    # No resample, no measurement: NaN, not a support of 0 % (a live run's B = 0 is allowed).
+    return kept / n_resamples if n_resamples else np.full(len(runs), np.nan)
 
 
 def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: str = "paper",

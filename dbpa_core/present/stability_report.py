@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..paper.stability import PAPER_R, PAPER_TABLE1, StabilityStudy
+from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy
 from ..stability.tasks import TASK_LABELS
 
 
@@ -25,7 +25,8 @@ def read_mean_queries(queries: float) -> str:
     """One sentence for Table 1's "# Avg. Queries"."""
     if np.isnan(queries):
         return "No rewrite made the model fail, so there is no query count per success."
-    return f"Finding each such rewrite took {queries:.2g} questions to the model on average."
+    return (f"Finding each such rewrite took {queries:.2g} question{'' if queries == 1 else 's'} to the model on "
+            "average.")
 
 
 def read_stability(value: float, r: float) -> str:
@@ -38,11 +39,61 @@ def read_stability(value: float, r: float) -> str:
             f"{r:.0%} costs {value:.3g}; larger means more stable.")
 
 
-def table1_frame(study: StabilityStudy):
-    """Table 1 (ours) with the baseline error and R at the headline setting."""
+def read_rank_support(target: str, support: float, n_resamples: int) -> str:
+    """One sentence for a model's bootstrap rank support."""
+    if n_resamples == 0:
+        return f"{target}: no bootstrap was run, so how firmly it holds its place is not measured."
+    return (f"{target} keeps its place in the order at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2 in {support:.0%} of "
+            f"{n_resamples:,} resamples of the items (the closer to 100 %, the less the order hangs on a few items).")
+
+
+def read_table1_row(row) -> str:
+    """Table 1's three numbers of one model in plain words."""
+    held = int(round(row.n_items * (1 - row.baseline_risk)))
+    return (f"{row.target}: fails {row.baseline_risk:.0%} of the {row.n_items} items as written. "
+            f"{read_adversarial_fraction(row.adversarial_fraction, held)} {read_mean_queries(row.mean_queries)} "
+            f"{read_stability(row.headline, PAPER_R)}")
+
+
+def _order_text(study: StabilityStudy, task: str, curve: str, point: int) -> str:
+    values = study.curves(task, curve)[:, point]
+    if np.all(values == 0):
+        return "R = 0 for every model (each already fails that often as asked)"
+    return study.order(task, curve, point)
+
+
+def read_figure(study: StabilityStudy, task: str, curve: str) -> str:
+    """One sentence per Figure 1 chart: the order where each price is low, and whether the curves cross."""
+    crossed = study.crossings(task, curve)
+    cross = ("the curves of " + "; ".join(f"{a} and {b}" for a, b in crossed) + " cross, so the order depends on "
+             "the setting") if crossed else "no curves cross, so one order holds along the whole curve"
+    if curve == "risk":
+        own = ", ".join(f"{r.target} {r.baseline_risk:.0%}" for r in study.task_rows(task))
+        top = len(study.risks) - 2  # the last r below 100 %
+        return (f"R is 0 up to each model's own error rate ({own}) and then rises: a shift must pay to push the "
+                f"error rate above what the model already gets wrong; at r = {study.risks[top]:.0%} most stable "
+                f"first: {_order_text(study, task, curve, top)}; {cross}.")
+    r = HIGH_R if curve == "ratio_high" else PAPER_R
+    return (f"At r = {r:.0%}: where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}) most stable first: "
+            f"{_order_text(study, task, curve, 0)}; where re-weighting is cheap (θ₁/θ₂ = {study.ratios[-1]:g}): "
+            f"{_order_text(study, task, curve, -1)}; {cross}.")
+
+
+def read_sensitive(study: StabilityStudy, task: str) -> str:
+    """One sentence for the most sensitive items table."""
+    if not any(r.sensitive for r in study.task_rows(task)):
+        return ("No rewrite enters the cheapest shift for any model here: it only re-weights the items the model "
+                "already fails as written, so there is no winning rewrite to show.")
+    return (f"The items the cheapest shift to r = {PAPER_R:.0%} (θ₁ = θ₂ = 2) up-weights most, each asked in the "
+            "rewrite it picks (cost by eq. (1): a small cost is a near-copy of the question) and the answer that "
+            "rewrite got.")
+
+
+def table1_frame(study: StabilityStudy, task: str | None = None):
+    """Table 1 (ours) with the baseline error and R at the headline setting (one task, or all)."""
     import pandas as pd
 
-    rows = study.rows
+    rows = study.rows if task is None else study.task_rows(task)
     return pd.DataFrame({
         "task": [TASK_LABELS[r.task] for r in rows], "model": [r.target for r in rows],
         "items": [r.n_items for r in rows], "error rate (original)": [r.baseline_risk for r in rows],
@@ -52,13 +103,17 @@ def table1_frame(study: StabilityStudy):
     })
 
 
-def paper_table1_frame():
-    """Table 1 as printed in the paper (other models, GPT-4 judge): "paper (printed)"."""
+def paper_table1_frame(task: str | None = None):
+    """Table 1 as printed in the paper (other models, GPT-4 judge): "paper (printed)".
+
+    ``task``: only the paper's dataset that our task stands in for (:data:`PAPER_DATASET`).
+    """
     import pandas as pd
 
-    return pd.DataFrame([{"dataset": task, "model": model, "Adversarial % (paper, printed)": share,
+    datasets = PAPER_TABLE1 if task is None else {PAPER_DATASET[task]: PAPER_TABLE1[PAPER_DATASET[task]]}
+    return pd.DataFrame([{"dataset": dataset, "model": model, "Adversarial % (paper, printed)": share,
                           "# Avg. Queries (paper, printed)": queries}
-                         for task, models in PAPER_TABLE1.items() for model, (share, queries) in models.items()])
+                         for dataset, models in datasets.items() for model, (share, queries) in models.items()])
 
 
 def sensitive_frame(study: StabilityStudy, task: str):
@@ -68,6 +123,52 @@ def sensitive_frame(study: StabilityStudy, task: str):
     return pd.DataFrame([{"model": r.target, "item": s.prompt, "winning rewrite": s.rewrite, "answer": s.answer,
                           "weight": s.weight, "cost": s.cost}
                          for r in study.task_rows(task) for s in r.sensitive])
+
+
+#: A search tree node's status in plain words (:class:`~dbpa_core.stability.search.Node`).
+NODE_STATUS = {"original": "the item as written", "queried": "kept by the judge, answered",
+               "rejected": "judge: meaning changed (cost ∞)", "malformed": "not a usable rewrite",
+               "duplicate": "proposed before"}
+
+
+def _graded(search) -> list:
+    """Each node's loss by the current grader (as :func:`~dbpa_core.stability.runs.stability_run` grades the
+    shipped answers again), None where nothing was answered."""
+    return [None if n.answer is None else search.item.loss(n.answer) for n in search.nodes]
+
+
+def search_frame(search):
+    """One recorded search's tree, a row per prompt: what the assistant proposed, the judge's verdict, the answer.
+
+    ``node`` reads "#3 ← #0, round 1": prompt 3, a rewrite of prompt 0 proposed in the first round.
+
+    ``search`` is a :class:`~dbpa_core.stability.search.Search`.
+    """
+    import pandas as pd
+
+    return pd.DataFrame([{"node": f"#{i}" if n.parent < 0 else f"#{i} ← #{n.parent}, round {n.round}",
+                          "prompt": n.text, "verdict": NODE_STATUS[n.status],
+                          "similarity": n.similarity if n.status in ("original", "queried", "rejected") else None,
+                          "answer": n.answer or "", "fails": None if loss is None else bool(loss)}
+                         for i, (n, loss) in enumerate(zip(search.nodes, _graded(search)))])
+
+
+def read_search(search) -> str:
+    """One sentence for one recorded search: how it went and what it cost in queries."""
+    losses = _graded(search)
+    if losses[0] == 1:
+        return f"{search.target} fails this item as written, so no rewrite can add to its error rate."
+    proposed = sum(n.status != "original" for n in search.nodes)
+    answered = [loss for n, loss in zip(search.nodes, losses) if n.status == "queried"]
+    outcome = (f"the {_ordinal(answered.index(1) + 1)} answered rewrite made it fail" if 1 in answered else
+               "none made it fail: the item held")
+    return (f"{search.target} gets this item right as written; the assistant proposed {proposed} rewrite"
+            f"{'' if proposed == 1 else 's'}, the judge kept {len(answered)} and the target answered them: "
+            f"{outcome}.")
+
+
+def _ordinal(n: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
 
 
 def ranking_finding(study: StabilityStudy, task: str) -> str:
@@ -106,7 +207,7 @@ def stability_record(study: StabilityStudy) -> dict:
              "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
              "curve_risk": [_number(v) for v in r.curve_risk],
              "curve_ratio_r75": [_number(v) for v in r.curve_ratio_high], "R_headline": _number(r.headline),
-             "rank_support": r.rank_support, "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
+             "rank_support": _number(r.rank_support), "sensitive": [vars(s) for s in r.sensitive]} for r in study.rows]
     return {"experiment": "stability", "rows": rows,
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
             "findings": {task: ranking_finding(study, task) for task in study.tasks},

@@ -36,6 +36,13 @@ TARGETS = MappingProxyType({
     "smollm2 + brief": {"model": "smollm2", "system": "Answer in one short sentence."},
 })
 
+#: The search budgets of the recorded searches (sized for two shared CPU cores: K = 3 proposals per round, the
+#: closest rewrite expanded, two rounds), also the live run's defaults; answers long enough for the grader's
+#: first two sentences (QA) or for a leak (secret).
+SEARCH_SETTINGS = MappingProxyType({"n_candidates": 3, "width": 1, "depth": 2, "seed": 0, "assistant_max_tokens": 24,
+                                    "assistant_temperature": 0.9})
+TARGET_MAX_TOKENS = MappingProxyType({"qa": 24, "secret": 40})
+
 
 @dataclass(frozen=True, eq=False)
 class StabilityRun:

@@ -83,8 +83,16 @@ def load_items(task: str) -> tuple[Item, ...]:
                  for r in data["requests"])
 
 
-def items_from_rows(task: str, rows: Sequence[dict]) -> tuple[Item, ...]:
+#: The columns of an uploaded table of items, per task (the first is required in a CSV header).
+UPLOAD_COLUMNS = {"qa": ("question", "answers"), "secret": ("request", "secret")}
+
+
+def items_from_rows(task: str, rows: Sequence[dict], *, where: Sequence[str] | None = None) -> tuple[Item, ...]:
     """Items from uploaded rows: QA rows need ``question`` and ``answers``; secret rows ``request`` and ``secret``.
+
+    ``answers`` is a list or a string of accepted answers separated by "|"
+    (``answer`` is read the same way).  ``where`` names each row in messages
+    (default "row 1", "row 2", …).
 
     Raises
     ------
@@ -95,25 +103,38 @@ def items_from_rows(task: str, rows: Sequence[dict]) -> tuple[Item, ...]:
     items = []
     system = " ".join(read_yaml(AUDITS_DIR / TASK_FILES["secret"])["system"].split())
     for number, row in enumerate(rows, start=1):
+        place = where[number - 1] if where is not None else f"row {number}"
         if task == "qa":
-            question, answers = row.get("question"), row.get("answers")
-            if isinstance(answers, str):
-                answers = [a.strip() for a in answers.split("|") if a.strip()]
-            if not isinstance(question, str) or not question.strip() or not answers:
-                raise ValueError(f"row {number}: a QA row needs a `question` and its `answers` (a list, or "
+            question = row.get("question")
+            answers = row.get("answers", row.get("answer"))
+            if isinstance(answers, str | int | float) and not isinstance(answers, bool):
+                answers = [a.strip() for a in str(answers).split("|") if a.strip()]
+            if not isinstance(question, str) or not question.strip() or not isinstance(answers, list) \
+                    or not [a for a in answers if str(a).strip()]:
+                raise ValueError(f"{place}: a QA row needs a `question` and its `answers` (a list, or "
                                  "several separated by |).")
-            items.append(Item("qa", question.strip(), tuple(str(a) for a in answers)))
+            items.append(Item("qa", question.strip(), tuple(str(a).strip() for a in answers if str(a).strip())))
         else:
             request, secret = row.get("request"), row.get("secret")
             if not isinstance(request, str) or not request.strip() or not isinstance(secret, str) \
                     or len(secret.strip()) < 4:
-                raise ValueError(f"row {number}: a secret row needs a `request` and a `secret` of at least 4 "
+                raise ValueError(f"{place}: a secret row needs a `request` and a `secret` of at least 4 "
                                  "letters.")
             items.append(Item("secret", request.strip(), secret=secret.strip(),
                               system=system.format(secret=secret.strip())))
     if not items:
         raise ValueError("`rows` must hold at least one item.")
+    if len({i.prompt for i in items}) < len(items):
+        raise ValueError("every item must be asked once: the same question appears in two rows; remove one.")
     return tuple(items)
+
+
+def read_items(data: bytes, filename: str, task: str) -> tuple[Item, ...]:
+    """Items of ``task`` from an uploaded CSV or JSONL file (:data:`UPLOAD_COLUMNS`; :func:`items_from_rows`)."""
+    from ..data.uploads import read_rows
+
+    rows = read_rows(data, filename, columns=UPLOAD_COLUMNS[_task_iv(task)])
+    return items_from_rows(task, [row for _, row in rows], where=[place for place, _ in rows])
 
 
 @dataclass(frozen=True)
