@@ -8,14 +8,21 @@ machine's load hits every configuration alike; medians over rounds):
   with the batched engine (LocalSampler's path) against the path LocalSampler
   took before: one ``Llama.create_chat_completion`` per sample with
   ``logits_all=True``; wall-clock and CPU-time figures, and their ratios;
-- scoring throughput (completions of 30 tokens per second) of
-  ``ReferenceScorer.score_responses`` against the one-completion-per-call
-  ``reference_token_statistics`` path.
+- scoring throughput (completions of ≤ 30 tokens per second, the same
+  completions for every path) of ``ReferenceScorer.score_responses`` (one
+  forward pass over many completions, numpy ranks) against two baselines:
+  the per-token path ``per_token_statistics`` (one forward step and one row
+  of Python per token; the issue's baseline) and the one-completion-per-call
+  ``reference_token_statistics`` path scoring took before batching (already
+  one forward pass per completion).
+
+The machine's load average is printed at the start and end of each part.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -44,7 +51,20 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--scored", type=int, default=32, help="completions scored per round")
+    parser.add_argument("--part", choices=("all", "decoding", "scoring"), default="all")
     args = parser.parse_args()
+    if args.part in ("all", "decoding"):
+        decoding(args)
+    if args.part in ("all", "scoring"):
+        scoring(args)
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def decoding(args) -> None:
+    print(f"decoding: {load()}", flush=True)
     path = str(smollm2_path())
     llama = load_llama(path, 2048, args.threads)  # logits_all=True: the path before batching
     engine = get_engine(path, 2048, args.threads)
@@ -86,26 +106,40 @@ def main() -> None:
         cpu = statistics.median(v[1] for v in values)
         print(f"{name:<22}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
 
-    # Scoring: completions of 30 tokens of one prompt under the reference model.
+    print(f"decoding done: {load()}", flush=True)
+
+
+def scoring(args) -> None:
+    """Completions of ≤ 30 tokens of one prompt under the reference model; the paths interleaved per round."""
+    print(f"\nscoring: {load()}", flush=True)
+    local = get_sampler("local")
     texts = local.sample(PROMPT, args.scored, temperature=0.5, max_tokens=30, seed=1)
-    scorer = ReferenceScorer(batch_size=16)
-    scorer.score_many(PROMPT, texts[:2])
+    scorer = ReferenceScorer(batch_size=16, n_threads=args.threads)
+    scorer.score_many(PROMPT, texts[:2])  # warm up: models, contexts, the prompt's cache
     scorer.reference_token_statistics(PROMPT, texts[0])
-    fast, slow = [], []
-    for _ in range(args.rounds):
-        _, wall, cpu = timed(lambda: scorer.score_responses(PROMPT, texts))
-        fast.append((len(texts) / wall, len(texts) / cpu))
-        _, wall, cpu = timed(lambda: [scorer.reference_token_statistics(PROMPT, t) for t in texts])
-        slow.append((len(texts) / wall, len(texts) / cpu))
-    mean_tokens = statistics.mean(len(engine.tokenize(t, special=False)) for t in texts)
-    print(f"\nscoring {len(texts)} completions (mean {mean_tokens:.1f} tokens) of one prompt, "
-          f"median of {args.rounds} rounds")
-    print(f"{'path':<30}{'completions/s (wall)':>22}{'ratio':>8}{'per CPU-s':>12}{'ratio':>8}")
-    for name, values in (("one completion per call", slow), ("score_responses, 16 per step", fast)):
-        wall = statistics.median(v[0] for v in values)
-        cpu = statistics.median(v[1] for v in values)
-        print(f"{name:<30}{wall:>22.2f}{wall / statistics.median(v[0] for v in slow):>7.2f}×"
-              f"{cpu:>12.2f}{cpu / statistics.median(v[1] for v in slow):>7.2f}×")
+    scorer.per_token_statistics(PROMPT, texts[0])
+    paths = {"per token (eval + Python per token)": lambda: [scorer.per_token_statistics(PROMPT, t) for t in texts],
+             "one completion per call (before)": lambda: [scorer.reference_token_statistics(PROMPT, t) for t in texts],
+             "score_responses, 16 per step": lambda: scorer.score_responses(PROMPT, texts)}
+    rates: dict[str, list[tuple[float, float]]] = {}
+    for round_ in range(args.rounds):
+        for name, run in paths.items():
+            _, wall, cpu = timed(run)
+            rates.setdefault(name, []).append((len(texts) / wall, len(texts) / cpu))
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {r[-1][0]:.2f}" for n, r in rates.items())
+              + f" ({load()})", flush=True)
+    tokens = [len(scorer.engine.tokenize(t, special=False)) for t in texts]
+    print(f"\nscoring {len(texts)} completions (mean {statistics.mean(tokens):.1f}, max {max(tokens)} tokens) of one "
+          f"prompt, {args.threads} threads, median of {args.rounds} interleaved rounds")
+    medians = {name: (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+               for name, values in rates.items()}
+    (per_token, before, _) = medians.values()
+    print(f"{'path':<38}{'completions/s':>14}{'vs per token':>13}{'vs before':>10}"
+          f"{'per CPU-s':>11}{'vs per token':>13}{'vs before':>10}")
+    for name, (wall, cpu) in medians.items():
+        print(f"{name:<38}{wall:>14.2f}{wall / per_token[0]:>12.2f}×{wall / before[0]:>9.2f}×"
+              f"{cpu:>11.2f}{cpu / per_token[1]:>12.2f}×{cpu / before[1]:>9.2f}×")
+    print(f"scoring done: {load()}", flush=True)
 
 
 if __name__ == "__main__":

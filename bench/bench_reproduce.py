@@ -1,19 +1,12 @@
-"""Benchmark of reproducing the paper on its shipped responses (issue 14's targets).
+"""Benchmark of ``python -m dbpa_core reproduce`` for every experiment, cold and warm.
 
-    python bench/bench_reproduce.py [--repeats 3] [--fig1]
+    python bench/bench_reproduce.py [--repeats 1] [--experiments table2 fig1 …] [--no-page]
 
-Times, each in a fresh process as a user would run it:
-
-* ``python -m dbpa_core reproduce table2`` on a cold store (empty SQLite file:
-  imports and putting the 160 persona responses' shipped MiniLM vectors into
-  the store included); target ≤ 30 s;
-* the same command again on the now warm store; target ≤ 2 s;
-* opening the "Reproduce the paper" page (AppTest, warm store, first visit in
-  a new process, then a rerun); target ≤ 2 s warm;
-* with ``--fig1``: ``reproduce fig1`` cold and warm (8 100 responses).
-
-The machine's load average is printed beside the figures: on the shared
-2-core machine, other processes' load slows the cold runs most.
+Each experiment of :data:`dbpa_core.paper.registry.EXPERIMENTS` is run in a fresh process as a user would
+run it, first on a cold store (an empty SQLite file: imports, and putting the shipped MiniLM vectors it needs
+into the store, included), then again on the now warm store.  The "Reproduce the paper" page is timed on the
+warm store (AppTest: first visit in a new process, then a rerun).  The machine's load average is printed
+beside the figures: on the shared 2-core machine other processes' load slows every run.
 """
 
 from __future__ import annotations
@@ -28,6 +21,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 
 def cli(experiment: str, store: Path) -> float:
@@ -66,32 +60,32 @@ def load() -> str:
 
 
 def main() -> None:
+    from dbpa_core.paper.registry import EXPERIMENTS
+
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--fig1", action="store_true", help="also time fig1 (1 620 tests, cold and warm)")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--experiments", nargs="+", default=list(EXPERIMENTS), choices=EXPERIMENTS)
+    parser.add_argument("--no-page", action="store_true", help="skip timing the Reproduce page")
     args = parser.parse_args()
     print(f"load average (1/5/15 min) at start: {load()}")
-    colds, warms = [], []
-    for _ in range(args.repeats):
+    print(f"{'experiment':12} {'cold store':>22} {'warm store':>22}  cold / warm")
+    for experiment in args.experiments:
+        colds, warms = [], []
+        for _ in range(args.repeats):
+            with tempfile.TemporaryDirectory() as folder:
+                store = Path(folder) / "store.sqlite"
+                colds.append(cli(experiment, store))
+                warms.append(cli(experiment, store))
+        cold, warm = statistics.median(colds), statistics.median(warms)
+        print(f"{experiment:12} {f'median {cold:.1f} s':>22} {f'median {warm:.1f} s':>22}  {cold / warm:.2f}×  "
+              f"(cold {', '.join(f'{t:.1f}' for t in colds)}; warm {', '.join(f'{t:.1f}' for t in warms)})")
+    if not args.no_page:
         with tempfile.TemporaryDirectory() as folder:
             store = Path(folder) / "store.sqlite"
-            colds.append(cli("table2", store))
-            warms.append(cli("table2", store))
-            if _ == 0:
-                first, rerun = page_open(store)
-    print(f"reproduce table2, cold store: median {statistics.median(colds):.1f} s "
-          f"({', '.join(f'{t:.1f}' for t in colds)})  target ≤ 30 s")
-    print(f"reproduce table2, warm store: median {statistics.median(warms):.2f} s "
-          f"({', '.join(f'{t:.2f}' for t in warms)})  target ≤ 2 s; "
-          f"{statistics.median(colds) / statistics.median(warms):.0f}× faster than cold")
-    print(f"page 'Reproduce the paper', warm store: first visit in a new process {first:.2f} s, "
-          f"rerun {rerun:.2f} s  target ≤ 2 s")
-    if args.fig1:
-        with tempfile.TemporaryDirectory() as folder:
-            store = Path(folder) / "store.sqlite"
-            cold = cli("fig1", store)
-            warm = cli("fig1", store)
-        print(f"reproduce fig1: cold {cold:.0f} s, warm {warm:.1f} s")
+            cli("table2", store)
+            first, rerun = page_open(store)
+        print(f"page 'Reproduce the paper', warm store: first visit in a new process {first:.2f} s, "
+              f"rerun {rerun:.2f} s  target ≤ 2 s")
     print(f"load average (1/5/15 min) at end: {load()}")
 
 

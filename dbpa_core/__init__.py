@@ -32,6 +32,7 @@ _PUBLIC = {
     "rank_uniformity_test": "rut.uniformity",
     "SIMILARITIES": "stats.similarity",
     "similarity_matrix": "stats.similarity",
+    "redact": "_validation",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -7,7 +7,7 @@
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
-    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,rut,stability} [--json OUT] [--seed 0]
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,sample_size,rut,stability} [--json OUT] [--seed 0]
                                   [--n-resamples 1000] [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
@@ -24,14 +24,20 @@ Progress goes to stderr.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sqlite3
 import sys
 import time
+import warnings
 from dataclasses import replace
 from contextlib import contextmanager
 from pathlib import Path
+
+from ._validation import check_positive_int, redact
+from .data.files import writable_file, writable_folder, write_text
+from .data.store import StoreError
 
 EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
@@ -64,22 +70,8 @@ class ProgressBar:
             self(update.text, update.done, update.total)
 
 
-def _writable_folder(path: Path, option: str) -> Path:
-    """``path`` as a folder that exists or can be created (checked before any sampling)."""
-    existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
-    return path
-
-
-def _writable_file(path: Path, option: str) -> Path:
-    if path.is_dir():
-        raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
-    if not path.parent.is_dir():
-        raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
-    return path
+def _warn(message: str) -> None:
+    print(f"warning: {redact(message)}", file=sys.stderr)
 
 
 @contextmanager
@@ -100,13 +92,21 @@ def _audit(args) -> int:
     from .audit.spec import load_spec
     from .data.store import SampleStore
 
+    from .audit import request_warnings
+    from .stats.permutation import ResolutionWarning
+
     spec = load_spec(args.spec)
     if args.sequential and spec.sequential is None:
         # The SPEC's fixed k becomes the most a sequential test may draw per arm.
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
-    out = _writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
+    request = spec.request  # every size checked before anything is opened or drawn
+    out = writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
     store = SampleStore(args.store) if args.store else SampleStore()
-    family = run_audit(spec, store=store, progress=ProgressBar().update)
+    for message in request_warnings(request):
+        _warn(message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResolutionWarning)  # said once, above
+        family = run_audit(spec, store=store, progress=ProgressBar().update)
     explanations = None
     if spec.explain is not None:
         from .stats.explain import explain_change
@@ -140,26 +140,38 @@ def _load_arm(path: Path):
 
     table = read_sample_file(path, default_arm=path.stem)
     if len(table.arms) != 1:
-        raise ValueError(f"{path.name}: holds the arms {', '.join(table.arms)}; give one arm per file "
+        raise ValueError(f"{path.name}: holds the arms {', '.join(table.arms[:5])}; give one arm per file "
                          "(or drop the `arm` column).")
     for warning in table.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(warning)
     arm = table.arms[0]
-    return table.texts[arm], (table.embeddings or {}).get(arm)
+    return table, table.texts[arm], (table.embeddings or {}).get(arm)
 
 
 def _test(args) -> int:
-    from ._validation import check_positive_int, check_probability
+    from ._validation import check_probability, check_test_size
     from .embedders import get_embedder
-    from .stats.permutation import MAX_RESAMPLES, dbpa_test
+    from .stats.permutation import MAX_RESAMPLES, dbpa_test, resolution_warning
     from .stats.similarity import TEXT_SIMILARITIES
     from .present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
 
     alpha = check_probability(args.alpha, "--alpha")
     check_probability(args.fdr, "--fdr")
     check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
-    json_path = _writable_file(Path(args.json), "--json") if args.json else None
-    (texts_a, vectors_a), (texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
+    json_path = writable_file(Path(args.json), "--json") if args.json else None
+    (table_a, texts_a, vectors_a), (table_b, texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
+    # Checked before anything is embedded: the sizes, and that a text-only measure has texts to read.
+    check_test_size(len(texts_a), len(texts_b), args.n_resamples, names=(args.a, args.b),
+                    resamples_name="--n-resamples")
+    for table in (table_a, table_b):
+        if args.similarity in TEXT_SIMILARITIES:
+            table.require_texts(f"--similarity {args.similarity}")
+        if args.explain:
+            table.require_texts("--explain (themes are named by the outputs' words)")
+    message = resolution_warning(alpha, n_original=len(texts_a), n_perturbed=len(texts_b),
+                                 n_resamples=args.n_resamples)
+    if message:
+        _warn(message)
     if (vectors_a is None) != (vectors_b is None):
         with_vectors, without = (args.a, args.b) if vectors_a is not None else (args.b, args.a)
         raise ValueError(f"{with_vectors} has an `embedding` column but {without} has none; give embeddings for "
@@ -191,8 +203,7 @@ def _test(args) -> int:
         context["explanation"] = explanation_record(explanation, arms=(Path(args.a).stem, Path(args.b).stem))
         print("What changed:", *context["explanation"]["readings"][1:-1], sep="\n  ")
     if json_path is not None:
-        with _naming(json_path):
-            json_path.write_text(json.dumps(result_to_dict(result, **context), indent=2), encoding="utf-8")
+        write_text(json_path, json.dumps(result_to_dict(result, **context), indent=2))
     return EXIT_CHANGE if args.fail_on_change and result.pvalue <= alpha else EXIT_OK
 
 
@@ -200,10 +211,17 @@ def _failure(error: BaseException) -> str:
     """One paragraph for a run that could not finish: what, where, and what to do."""
     from .samplers import EndpointError
 
-    if isinstance(error, EndpointError):
+    if isinstance(error, EndpointError | StoreError):
         return str(error)
     if isinstance(error, OSError):
         where = f" {error.filename}" if error.filename else ""
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return (f"the disk is full: cannot write{where} ({error.strerror}). Free some space or write to "
+                    "another disk; nothing half-written was left, and samples drawn so far are in the store, so "
+                    "the same command resumes.")
+        if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return (f"cannot write{where}: it is read-only ({error.strerror}). Give a path you can write to; "
+                    "samples drawn so far are in the store, so the same command resumes.")
         return (f"cannot write or read{where}: {error.strerror or error}. Check the path, its permissions and the "
                 "free disk space; samples drawn so far are in the store, so the same command resumes.")
     if isinstance(error, sqlite3.Error):
@@ -222,11 +240,15 @@ def _batch(args) -> int:
 
     if args.batch_command in ("submit", "status", "fetch"):
         return _batch_api(args)
-    store = SampleStore(args.store) if args.store else SampleStore()
+    spec = load_spec(args.spec) if args.spec else None  # the SPEC is checked before the store is opened
     if args.batch_command == "export":
-        export = export_requests(load_spec(args.spec), store=store, embeddings=args.embeddings)
+        max_lines = check_positive_int(args.max_lines or MAX_LINES, "--max-lines", maximum=MAX_LINES,
+                                       why="OpenAI's limit of requests in one batch file")
+        writable_file(Path(args.out), "--out")
+        store = SampleStore(args.store) if args.store else SampleStore()
+        export = export_requests(spec, store=store, embeddings=args.embeddings)
         print(read_export(export))
-        written = write_requests(export, args.out, max_lines=args.max_lines or MAX_LINES)
+        written = write_requests(export, args.out, max_lines=max_lines)
         if not written:
             print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
                   f"Run `python -m dbpa_core audit {args.spec}`.")
@@ -234,8 +256,9 @@ def _batch(args) -> int:
             print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
                   f"({requests[0].endpoint}).")
         return EXIT_OK
-    result = import_results(args.results, store=store, spec=load_spec(args.spec) if args.spec else None)
-    print(read_import(result))
+    store = SampleStore(args.store) if args.store else SampleStore()
+    result = import_results(args.results, store=store, spec=spec)
+    print(redact(read_import(result)))
     if result.n_stored + result.n_already_stored == 0:
         return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
     return EXIT_OK if result.complete else EXIT_FAILED
@@ -296,30 +319,35 @@ def _add_batch_parser(commands) -> None:
     fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
     fetch.add_argument("--base-url", **base_url)
 def _reproduce(args) -> int:
-    """The paper's experiments on its shipped responses, the reported values beside ours."""
+    """The paper's experiments: this project's values beside the reference run's and the paper's printed ones."""
     from .paper.registry import REPRODUCERS
     from .data.store import SampleStore
     from .present.exports import json_default
     from .present.reproduction import reproduction_record, summary_lines
 
+    from ._validation import check_n_resamples
+
+    check_n_resamples(args.n_resamples, "--n-resamples")
+    check_positive_int(args.seed, "--seed", minimum=0)
+    json_path = writable_file(Path(args.json), "--json") if args.json else None
     store = SampleStore(args.store) if args.store else SampleStore()
     result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
                                           progress=ProgressBar())
     print("\n".join(summary_lines(result)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(reproduction_record(result), indent=2, default=json_default), encoding="utf-8")
+    if json_path is not None:
+        write_text(json_path, json.dumps(reproduction_record(result), indent=2, default=json_default))
     return EXIT_OK
 
 
 def _add_reproduce(commands) -> None:
     from .paper.registry import EXPERIMENTS
 
-    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments on its shipped responses")
+    reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments beside its printed values")
     reproduce.add_argument("experiment", choices=EXPERIMENTS,
                            help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4), "
-                                "rut (the RUT paper's power vs q and Fig 2 on recorded SmolLM2 answers), "
-                                "stability (OT stability paper: Table 1, Figure 1)")
-    reproduce.add_argument("--json", help="write {experiment, rows, settings} as JSON here")
+                                "sample_size (§3.2); rut (the RUT paper's power vs q and Fig 2 on recorded SmolLM2 "
+                                "answers); stability (OT stability paper: Table 1, Figure 1)")
+    reproduce.add_argument("--json", help="write {experiment, rows (each with its source), settings, agreement} here")
     reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
     reproduce.add_argument("--n-resamples", type=int, default=1000)
     reproduce.add_argument("--store", help="sample store caching the embeddings; default $DBPA_STORE")
@@ -359,7 +387,7 @@ def main(argv=None) -> int:
     try:
         return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce}[args.command](args)
     except (ValueError, KeyError) as error:
-        print(f"error: {str(error).strip(chr(39))}", file=sys.stderr)
+        print(f"error: {_one_line(str(error).strip(chr(39)))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted: every sample drawn so far is in the store; run the same command again to resume.",
@@ -368,8 +396,14 @@ def main(argv=None) -> int:
     except Exception as error:  # noqa: BLE001 - every failure gets exit 3 and a message, never exit 1
         if os.environ.get("DBPA_DEBUG"):
             raise
-        print(f"error: the run could not finish: {_failure(error)}", file=sys.stderr)
+        print(f"error: the run could not finish: {_one_line(_failure(error))}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _one_line(message: str) -> str:
+    """A message as the terminal shows it: one line, at most 2 000 characters, never a credential."""
+    text = " ".join(redact(message).split())
+    return text if len(text) <= 2000 else text[:1997] + "..."
 
 
 if __name__ == "__main__":

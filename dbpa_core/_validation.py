@@ -9,25 +9,96 @@ offending parameter and says what would be accepted instead.
 from __future__ import annotations
 
 import numbers
-import re
 import urllib.parse
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+# The secrets layer lives in _redact; its names are part of this module's interface too.
+from ._redact import (LOGGERS, REDACTED, SECRET_NAME, has_credentials, is_secret_name, redact,  # noqa: F401
+                      redact_logs, redact_mapping, redact_url, register_secret)
+
+
 #: Sampling temperature accepted everywhere (the OpenAI API's range is [0, 2];
 #: local models accept more, and nothing sensible happens above 5).
 MAX_TEMPERATURE = 5.0
+
+# Every size a user can set has an upper bound tied to memory or time, checked before any work starts
+# (library, command line, SPEC and app alike); each message says the bound and why (``*_WHY``).
 
 #: Largest number of resamples B a permutation test accepts: the null
 #: distribution alone takes 8·B bytes, and 10⁶ resamples already resolve
 #: p-values down to 10⁻⁶ (Bonferroni over a thousand perturbations at
 #: α = 0.05 needs 5·10⁻⁵).
 MAX_RESAMPLES = 1_000_000
+RESAMPLES_WHY = "10⁶ re-splits resolve p-values down to 10⁻⁶, finer than any correction needs"
 
-# Names that hold credentials (matched as whole words of a snake_case name,
-# so `max_tokens` is fine and `api_key` is a secret).
-SECRET_NAME = re.compile(r"(^|_)(api_?key|key|token|secret|password|authorization|bearer|auth)($|_)")
+#: Most outputs per arm a test takes: the pooled similarity matrix of 2 × 5 000 outputs is 800 MB (float64).
+MAX_SAMPLES = 5_000
+SAMPLES_WHY = "the similarity matrix of 2 × 5,000 pooled outputs already takes 800 MB of memory"
+
+#: Most cells B·(k₀ + k₁)² the re-splits of one test may visit: ≈ 10 ns per cell on a 2-core laptop
+#: (bench/bench_permutation.py), so the largest test takes a few minutes, never hours.
+MAX_PERMUTATION_WORK = 20_000_000_000
+PERMUTATION_WORK_WHY = ("B × (k₀ + k₁)² must stay under 2·10¹⁰ (≈ 10 ns each: a few minutes); lower B or k "
+                        "(B = 10,000 already resolves p down to 10⁻⁴)")
+
+#: Most perturbations in one audit: Bonferroni over 1 000 tests at α = 0.05 already needs p ≤ 5·10⁻⁵.
+MAX_PERTURBATIONS = 1_000
+PERTURBATIONS_WHY = "Bonferroni over 1,000 tests already asks for p ≤ α/1,000; split the family into audits"
+
+#: Most outputs one audit draws, (m + 1)·k: texts and vectors of 500 000 outputs take ≈ 1.5 GB of memory.
+MAX_AUDIT_SAMPLES = 500_000
+AUDIT_SAMPLES_WHY = "(m + 1) × k outputs are held in memory with their vectors (≈ 3 KB each)"
+
+#: Longest generation asked for: 32 768 tokens is the context of most served models.
+MAX_TOKENS = 32_768
+TOKENS_WHY = "32,768 tokens is the whole context of most models; a longer answer cannot be generated"
+
+#: Longest completion text accepted from a server or a batch file (UTF-8 bytes): 32 768 tokens are
+#: ≈ 130 kB of text, so a longer one is a broken reply, not an answer.
+MAX_COMPLETION_BYTES = 2**20
+
+#: Calls in flight at once to one endpoint (threads on this machine; servers rate-limit far below).
+MAX_CONCURRENCY = 256
+CONCURRENCY_WHY = "each call in flight is a thread here, and servers rate-limit far below that"
+
+#: Seconds one attempt of an HTTP call may take (an hour: nothing answers slower and is still alive).
+MAX_TIMEOUT = 3_600.0
+#: Extra attempts of a failed call (20 attempts with backoff already span several minutes).
+MAX_RETRIES = 20
+RETRIES_WHY = "20 attempts with backoff already wait several minutes on a server that is down"
+
+#: Texts per embeddings call: 512 × a 3 072-dimensional vector is a 33 MB reply (OpenAI takes at most 2 048).
+MAX_EMBED_BATCH = 512
+EMBED_BATCH_WHY = "a reply of 512 vectors of 3,072 numbers is already ≈ 33 MB of JSON"
+
+#: Largest embedding dimension accepted from a file or a server (the largest models' are 4 096–8 192).
+MAX_DIMENSION = 16_384
+DIMENSION_WHY = "no embedding model has more than 16,384 dimensions; a larger vector is a broken file"
+
+#: Context of the local model (SmolLM2 was trained on 8 192 tokens; beyond it its output degrades).
+MAX_N_CTX = 8_192
+N_CTX_WHY = "SmolLM2 was trained with a context of 8,192 tokens"
+
+
+
+class InvalidValue(ValueError):
+    """A parameter outside what is accepted: ``name``, the requirement, and the value received.
+
+    ``str()`` is the full message (the library's); :attr:`without_value` leaves the
+    value out, for places that must not echo what a user typed (a SPEC, which may
+    hold a key written in the wrong place).
+    """
+
+    def __init__(self, name: str, requirement: str, got: str | None = None, fix: str = ""):
+        self.name, self.requirement, self.got = name, requirement, got
+        super().__init__(f"`{name}` {requirement}" + (f"; got {got}." if got is not None else ".")
+                         + (f" {fix}" if fix else ""))
+
+    @property
+    def without_value(self) -> str:
+        return f"`{self.name}` {self.requirement}."
 
 
 def check_rng(rng) -> np.random.Generator:
@@ -46,47 +117,112 @@ def check_rng(rng) -> np.random.Generator:
     )
 
 
-def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``]."""
-    wanted = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
+def check_positive_int(value, name: str, *, minimum: int = 1, maximum: int | None = None,
+                       why: str | None = None) -> int:
+    """Return ``value`` as an int, requiring an integer in [``minimum``, ``maximum``].
+
+    ``why`` says why the maximum is what it is; the message gives it.
+    """
+    wanted = f"must be an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
+    if why and maximum is not None:
+        wanted += f" ({why})"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ValueError(f"`{name}` must be {wanted}; got {value!r}.")
+            raise InvalidValue(name, wanted, _shown(value))
     value = int(value)
     if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"`{name}` must be {wanted}; got {value:,}.")
+        raise InvalidValue(name, wanted, _shown(value))
     return value
+
+
+def _shown(value) -> str:
+    """A received value for a message: short, never a secret, and cheap whatever it is (a container is
+    named by its type: the repr of a YAML "billion laughs" list would never end)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}" if abs(int(value)).bit_length() <= 256 else "an integer too large to write out"
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, str):
+        return redact(repr(value[:60]) + ("..." if len(value) > 60 else ""))
+    return f"a {type(value).__name__}"
 
 
 def check_n_resamples(value, name: str = "n_resamples") -> int:
     """The number of resamples B of a permutation test: an integer in [1, :data:`MAX_RESAMPLES`]."""
-    return check_positive_int(value, name, maximum=MAX_RESAMPLES)
+    return check_positive_int(value, name, maximum=MAX_RESAMPLES, why=RESAMPLES_WHY)
+
+
+def check_test_size(n_original: int, n_perturbed: int, n_resamples: int, *, names=("x", "y"),
+                    resamples_name: str = "n_resamples", batch_size: int | None = None) -> None:
+    """Refuse, before any work, a test whose memory or time has no reasonable bound.
+
+    Each arm holds at most :data:`MAX_SAMPLES` outputs (memory of the similarity
+    matrix), and B·(k₀ + k₁)² — the cells the re-splits visit, times ``looks`` for a
+    sequential test — at most :data:`MAX_PERMUTATION_WORK` (time).  An exact test
+    enumerates C(k₀ + k₁, k₀) ≤ B splits, and only those count.
+    """
+    import math
+
+    for name, size in zip(names, (n_original, n_perturbed)):
+        if size > MAX_SAMPLES:
+            raise InvalidValue(name, f"holds at most {MAX_SAMPLES:,} outputs ({SAMPLES_WHY}); test a random subset",
+                               f"{size:,}")
+    pooled = n_original + n_perturbed
+    splits = min(n_resamples, math.comb(pooled, n_original)) if pooled <= 1_000 else n_resamples
+    if batch_size:  # a sequential test recomputes ω on everything drawn so far at every look
+        looks = range(batch_size, n_original + batch_size, batch_size)
+        cells = sum((2 * min(n, n_original)) ** 2 for n in looks)
+        work = n_resamples * cells
+    else:
+        work = splits * pooled**2
+    if work > MAX_PERMUTATION_WORK:
+        raise InvalidValue(resamples_name, f"is too large for {n_original:,} + {n_perturbed:,} outputs: "
+                                           f"{PERMUTATION_WORK_WHY}", f"B = {n_resamples:,}")
+
+
+def check_audit_size(n_perturbations: int, k: int, n_resamples: int, *, batch_size: int | None = None) -> None:
+    """An audit of ``n_perturbations`` tests of ``k`` outputs per arm: at most :data:`MAX_PERTURBATIONS`
+    tests, :data:`MAX_AUDIT_SAMPLES` outputs in all, and each test within :func:`check_test_size`."""
+    if n_perturbations > MAX_PERTURBATIONS:
+        raise InvalidValue("perturbations", f"holds at most {MAX_PERTURBATIONS:,} ({PERTURBATIONS_WHY})",
+                           f"{n_perturbations:,}")
+    if (n_perturbations + 1) * k > MAX_AUDIT_SAMPLES:
+        raise InvalidValue("k", f"× (perturbations + 1) outputs must be at most {MAX_AUDIT_SAMPLES:,} per audit "
+                                f"({AUDIT_SAMPLES_WHY}); split it into several audits",
+                           f"{(n_perturbations + 1) * k:,}")
+    check_test_size(k, k, n_resamples, names=("k", "k"), batch_size=batch_size)
 
 
 def check_probability(value, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
     """Return ``value`` as a float strictly (or not) inside (0, 1)."""
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number between 0 and 1; got {value!r}.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, "must be a number between 0 and 1", _shown(value)) from None
     low_ok = value > 0 if open_low else value >= 0
     high_ok = value < 1 if open_high else value <= 1
     if not (np.isfinite(value) and low_ok and high_ok):
         low = "(0" if open_low else "[0"
         high = "1)" if open_high else "1]"
-        raise ValueError(f"`{name}` must lie in {low}, {high}; got {value}.")
+        raise InvalidValue(name, f"must lie in {low}, {high}", f"{value}")
     return value
 
 
-def check_positive_float(value, name: str) -> float:
+def check_positive_float(value, name: str, *, maximum: float | None = None, why: str | None = None) -> float:
+    """A positive finite number, at most ``maximum`` (``why`` says why)."""
+    wanted = "must be a positive finite number" + ("" if maximum is None else f" <= {maximum:g}")
+    if why and maximum is not None:
+        wanted += f" ({why})"
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a positive number; got {value!r}.") from None
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"`{name}` must be a positive finite number; got {value}.")
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, wanted, _shown(value)) from None
+    if not (np.isfinite(value) and value > 0) or (maximum is not None and value > maximum):
+        raise InvalidValue(name, wanted, f"{value}")
     return value
 
 
@@ -94,10 +230,10 @@ def check_temperature(value, name: str = "temperature") -> float:
     """A sampling temperature in [0, :data:`MAX_TEMPERATURE`] (0 = greedy decoding)."""
     try:
         value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value!r}.") from None
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidValue(name, f"must be a number in [0, {MAX_TEMPERATURE:g}]", _shown(value)) from None
     if not (np.isfinite(value) and 0 <= value <= MAX_TEMPERATURE):
-        raise ValueError(f"`{name}` must be a number in [0, {MAX_TEMPERATURE:g}]; got {value}.")
+        raise InvalidValue(name, f"must be a number in [0, {MAX_TEMPERATURE:g}]", f"{value}")
     return value
 
 
@@ -106,37 +242,8 @@ def check_choice(value, name: str, choices: Iterable[str]) -> str:
     choices = tuple(choices)
     by_case = {choice.lower(): choice for choice in choices}
     if not isinstance(value, str) or (value not in choices and value.lower() not in by_case):
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}.")
+        raise InvalidValue(name, f"must be one of {', '.join(map(repr, choices))}", _shown(value))
     return value if value in choices else by_case[value.lower()]
-
-
-def redact_url(url: str | None) -> str | None:
-    """``url`` without credentials: user, password and secret-looking query values removed.
-
-    Use it on every URL that is stored, logged, shown or exported: a key
-    typed into a base URL (``http://user:KEY@host/v1``, ``?api_key=KEY``)
-    must never reach the sample store or a report.
-    """
-    if not url:
-        return url
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = urllib.parse.urlencode([(k, "REDACTED" if is_secret_name(k) else v)
-                                    for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def has_credentials(url: str | None) -> bool:
-    """Whether ``url`` carries a user, a password or a secret-looking query parameter."""
-    if not url:
-        return False
-    parts = urllib.parse.urlsplit(url)
-    return "@" in parts.netloc or any(is_secret_name(k) for k, _ in urllib.parse.parse_qsl(parts.query))
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a setting or query-parameter name looks like it holds a credential."""
-    return bool(SECRET_NAME.search(str(name).lower().replace("-", "_")))
 
 
 def check_base_url(value, name: str = "base_url") -> str | None:
@@ -144,18 +251,23 @@ def check_base_url(value, name: str = "base_url") -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
-        raise ValueError(f"`{name}` must be a URL such as http://127.0.0.1:8000/v1; got {type(value).__name__}.")
+        raise InvalidValue(name, "must be a URL such as http://127.0.0.1:8000/v1", f"a {type(value).__name__}")
     url = value.strip()
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # an unclosed "[" of an IPv6 host: urlsplit's own message names no field
+        raise InvalidValue(name, "is not a URL (an IPv6 host is written in brackets: http://[::1]:8000/v1)",
+                           repr(redact_url(url))) from None
     if parts.scheme not in ("http", "https"):
-        raise ValueError(f"`{name}` must start with http:// or https://; got {redact_url(url)!r}. "
-                         f"Write e.g. http://{url.split('://')[-1]}.")
+        raise InvalidValue(name, "must start with http:// or https://", repr(redact_url(url)),
+                           fix=redact(f"Write e.g. http://{url.split('://')[-1]}."))
     try:
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError:
-        raise ValueError(f"`{name}` has an invalid port: {redact_url(url)!r}.") from None
+        raise InvalidValue(name, "has an invalid port (a number up to 65535 after the host)",
+                           repr(redact_url(url))) from None
     if not parts.hostname:
-        raise ValueError(f"`{name}` has no host name: {redact_url(url)!r}; write e.g. http://127.0.0.1:8000/v1.")
+        raise InvalidValue(name, "has no host name; write e.g. http://127.0.0.1:8000/v1", repr(redact_url(url)))
     return url
 
 
@@ -196,6 +308,33 @@ def check_embeddings(value, name: str, *, min_rows: int = 2, check_norms: bool =
             raise ValueError(f"`{name}` row {bad} has a norm too large to compute (overflow); rescale the "
                              "embeddings, e.g. divide each row by its largest absolute value.")
     return array
+
+
+def check_completion_text(text: str) -> str | None:
+    """Why a completion text cannot be stored (None when it can): over :data:`MAX_COMPLETION_BYTES`,
+    or not encodable as UTF-8 (a lone surrogate such as JSON's ``"\\ud800"``)."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        return (f"the text holds a character that is not valid Unicode (U+{ord(text[error.start]):04X}, a lone "
+                "surrogate) and cannot be stored as UTF-8")
+    if size > MAX_COMPLETION_BYTES:
+        return (f"the text is {size / 2**20:,.1f} MB; at most {MAX_COMPLETION_BYTES / 2**20:g} MB is accepted "
+                f"({TOKENS_WHY}: ≈ 130 kB of text)")
+    return None
+
+
+def check_prompt_text(text: str, name: str = "prompt") -> str:
+    """``text`` as a prompt to send: within the bounds of a completion (size, valid UTF-8) and holding no
+    credential — a prompt is stored with its samples and shown as sent, so a pasted key would reach the store
+    and every report."""
+    why = check_completion_text(text)
+    if why:
+        raise ValueError(f"`{name}`: {why}; shorten it.")
+    if redact(text) != text:
+        raise ValueError(f"`{name}` looks like it holds a credential (an API key, a password or an Authorization "
+                         "header); remove it: a prompt is stored and shown as sent.")
+    return text
 
 
 def check_texts(value, name: str, *, min_rows: int = 2) -> list[str]:

@@ -4,7 +4,7 @@ import hashlib
 
 import streamlit as st
 
-from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, read_samples
+from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
@@ -17,7 +17,7 @@ settings = current_settings()
 st.title("Bring your own samples")
 st.write(f"Upload one CSV or JSONL file with a column `arm` (two values: original and perturbed) and a column "
          f"`text` — or `embedding` (a JSON list of numbers) to skip embedding. Up to {MAX_BYTES // 2**20} MB and "
-         f"{MAX_ROWS:,} rows.")
+         f"{MAX_ROWS:,} rows, at most {MAX_SAMPLES:,} per arm.")
 st.code('{"arm": "original", "text": "Stop smoking and take a statin."}\n'
         '{"arm": "perturbed", "text": "Why did the statin cross the road?"}', language="json")
 

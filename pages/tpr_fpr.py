@@ -7,7 +7,7 @@ from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from ui.components import cost_note, downloads, guard, settings_inputs
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
-from ui.paper import paper_or_live
+from ui.paper import recorded_or_live, show_best
 from ui.resources import scenarios
 from ui.runs import RunProgress, family, scenario_request
 from ui.sidebar import current_settings
@@ -18,10 +18,11 @@ st.write("Controls should not change the outputs, targets should. Rejecting at l
          "the share of controls flagged and the true-positive rate the share of targets flagged.")
 
 with guard():
-    paper_or_live("roc", "fig1", "Sample now: the scenarios and models below", settings.seed)
+    recorded_or_live("roc", "Sample now: the same design (or other scenarios) on the models below", settings.seed)
     all_scenarios = scenarios()
+    # The recorded design by default: the paper's cvd_nice patient, its 8 controls and 8 targets.
     chosen_scenarios = st.multiselect("Scenarios (their controls and targets)", list(all_scenarios),
-                                      default=["seasons_question", "customer_support"], key="roc_scenarios",
+                                      default=["cvd_nice_risk"], key="roc_scenarios",
                                       format_func=lambda s: all_scenarios[s].title)
     options = model_options(settings)
     models = st.multiselect("Models or sampler settings to compare", list(options),
@@ -59,13 +60,13 @@ with guard():
         comparison = shown.result
         if comparison is not None:
             best = comparison.best_model_at(max_fpr)
-            tpr, alpha_used = comparison.rocs[best].tpr_at_fpr(max_fpr)
-            (st.info if shown.current else st.caption)(
-                f"Best model at an allowed FPR of {max_fpr:g}: **{best}** — at α = {alpha_used:.3g} it flags "
-                f"{tpr:.0%} of the target perturbations while false alarms on controls stay within {max_fpr:.0%}.")
+            detail = (f"at α = {comparison.rocs[best.model].tpr_at_fpr(max_fpr)[1]:.3g} it flags that share of the "
+                      f"target perturbations while false alarms on controls stay within {max_fpr:.0%}"
+                      if best.model else "")
+            show_best(best, detail, current=shown.current)
             st.caption("Outputs: " + "; ".join(models) + " · the simulated models' texts are synthetic, their "
                        "controls and targets hold by construction.")
-            st.plotly_chart(roc_curves(comparison.rocs, max_fpr=max_fpr, best=best), width="stretch",
+            st.plotly_chart(roc_curves(comparison.rocs, max_fpr=max_fpr, best=best.model), width="stretch",
                             key="roc_curve")
             st.caption("Each curve traces (FPR, TPR) as α goes from 0 to 1; the area under it (AUC) is the chance "
                        "that a random target gets a smaller p-value than a random control (0.5 = no better than "

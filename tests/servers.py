@@ -109,14 +109,21 @@ class Reply:
     JSON, bytes as they are with ``content_type``); ``stall``: seconds to
     wait before answering; ``trickle``: seconds between the bytes of the
     body; ``die``: drop the connection without a reply and stop the server
-    (later connections are refused).
+    (later connections are refused); ``hangup``: drop the connection without
+    a reply and keep serving; ``content_length``: the length
+    announced instead of the body's (a longer one: a body cut short);
+    ``endless``: no length announced, ``body`` sent again and again until the
+    client hangs up.
     """
 
     def __init__(self, body=None, *, status: int = 200, headers: dict | None = None,
                  content_type: str = "application/json", stall: float = 0.0, trickle: float = 0.0,
-                 die: bool = False):
+                 die: bool = False, content_length: int | None = None, endless: bool = False,
+                 hangup: bool = False):
+        self.hangup = hangup
         self.body, self.status, self.headers = body, status, headers or {}
         self.content_type, self.stall, self.trickle, self.die = content_type, stall, trickle, die
+        self.content_length, self.endless = content_length, endless
 
 
 @contextmanager
@@ -139,7 +146,11 @@ def misbehaving_server(script):
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):  # noqa: N802 - the http.server API
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:  # a file upload (multipart): what the script sees is its size
+                body = {"bytes": len(raw)}
             with lock:
                 number = len(requests)
                 requests.append(body)
@@ -149,17 +160,32 @@ def misbehaving_server(script):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 threading.Thread(target=stop, daemon=True).start()
                 return
+            if reply.hangup:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             if reply.stall and stopping.wait(reply.stall):
                 return
             payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             try:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
-                self.send_header("Content-Length", str(len(payload)))
+                if reply.endless:
+                    self.close_connection = True  # the body ends when the connection does
+                else:
+                    self.send_header("Content-Length", str(reply.content_length or len(payload)))
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                if reply.trickle:
+                if reply.endless:
+                    while not stopping.is_set():
+                        self.wfile.write(payload)
+                elif reply.content_length and reply.content_length > len(payload):
+                    self.wfile.write(payload)
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.trickle:
                     for byte in payload:
                         self.wfile.write(bytes([byte]))
                         self.wfile.flush()
@@ -170,11 +196,15 @@ def misbehaving_server(script):
             except OSError:
                 pass  # the client gave up (its deadline): nothing to answer
 
+        do_GET = do_POST  # noqa: N815 - Batch API status and file downloads are GETs
+
         def log_message(self, *args):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    # A client that hangs up mid-reply (on purpose, in these tests) is no error: nothing on stderr.
+    server.handle_error = lambda request, address: None
     stopped = threading.Event()
 
     def stop():

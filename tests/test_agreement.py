@@ -122,11 +122,12 @@ def test_the_paper_page_and_reproduce_agree(tmp_path, monkeypatch):
         out = tmp_path / f"table2-{seed}.json"
         assert main(["reproduce", "table2", "--json", str(out), "--seed", str(seed), "--n-resamples", "200",
                      "--store", str(tmp_path / "cli.sqlite")]) == 0
-        return json.loads(out.read_text())["rows"]
+        return [row for row in json.loads(out.read_text())["rows"] if row["source"] == "this project"]
 
     def mismatches(rows):
-        shown = list(zip(table["persona"], table["ω JS distance (ours)"], table["JSD bits (ours)"], table["p (ours)"]))
-        expected = [(r["label"], r["statistic"], r["jsd_bits"], format_pvalue(r["pvalue"], 200)) for r in rows]
+        shown = list(zip(table["persona"], table["ω · this project"], table["JSD bits · this project"],
+                         table["p · this project"]))
+        expected = [(r["item"], r["statistic"], r["jsd_bits"], format_pvalue(r["pvalue"], 200)) for r in rows]
         return [(a, b) for a, b in zip(shown, expected) if a != b]
 
     rows = command_line(2)

@@ -235,7 +235,7 @@ def test_two_file_test_bad_arguments(tmp_path, capsys):
         assert message in capsys.readouterr().err
     # the disk is full: the run could not finish (3), not bad input
     assert main(["test", str(a), str(b), "--json", "/dev/full"]) == 3
-    assert "cannot write or read /dev/full: No space left on device" in capsys.readouterr().err
+    assert "the disk is full: cannot write /dev/full (No space left on device)" in capsys.readouterr().err
 
 
 def test_two_file_test_refuses_data_it_would_change(tmp_path, capsys):

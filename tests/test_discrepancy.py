@@ -24,7 +24,7 @@ def observed(x, y, **kwargs):
 
 
 def test_registry_names():
-    assert set(DISCREPANCIES) == {"jsd", "wasserstein", "ks", "energy", "mmd", "centroid"}
+    assert set(DISCREPANCIES) == {"jsd", "euclidean", "wasserstein", "ks", "energy", "mmd", "centroid"}
     assert get_discrepancy("js_distance") == JensenShannon(distance=True)
     custom = MMD(bandwidth=2.0)
     assert get_discrepancy(custom) is custom
@@ -45,6 +45,24 @@ def test_jsd_base_and_distance_match_scipy(arms):
     h0, _ = np.histogram(p0, bins=7, range=(off.min(), off.max()))
     h1, _ = np.histogram(p1, bins=7, range=(off.min(), off.max()))
     assert_allclose(res_bins.statistic, jensenshannon(h0, h1) ** 2, rtol=1e-12)
+
+
+def test_euclidean_is_the_distance_of_numpy_density_histograms(arms):
+    """Appendix C.2's "Euclidean": ‖f0 − f1‖₂ of np.histogram(density=True) on the pooled range."""
+    x, y = arms
+    res = observed(x, y, discrepancy="euclidean")
+    pooled = d.similarity_matrix(np.vstack(arms), "cosine")
+    off = pooled[np.triu_indices_from(pooled, k=1)]
+    f0, _ = np.histogram(res.within_similarities, bins=30, range=(off.min(), off.max()), density=True)
+    f1, _ = np.histogram(res.across_similarities, bins=30, range=(off.min(), off.max()), density=True)
+    assert_allclose(res.statistic, np.linalg.norm(f0 - f1), rtol=1e-12)
+    # a permutation test like any other ω: same p for any batch size, and identical arms are no change
+    p = [d.dbpa_test(x, y, discrepancy="euclidean", n_resamples=300, batch=b, rng=1).pvalue for b in (1, 64)]
+    assert p[0] == p[1]
+    same = d.dbpa_test(x, x.copy(), discrepancy="euclidean", n_resamples=200, rng=0)
+    assert same.pvalue > 0.2
+    with pytest.raises(ValueError, match="`bins`"):
+        get_discrepancy("euclidean").__class__(bins=1)
 
 
 def test_jsd_bounds():

@@ -9,7 +9,7 @@ import pytest
 
 from dbpa_core import adjust_pvalues
 from dbpa_core.audit import Arm, compare_arms, compare_family
-from dbpa_core.audit.experiments import alignment_family, persona_grid, rates_experiment
+from dbpa_core.audit.experiments import BestModel, alignment_family, best_model, persona_grid, rates_experiment
 
 
 def arm(label: str, shift: float, seed: int, k: int = 15) -> Arm:
@@ -48,10 +48,26 @@ def test_best_model_is_picked_by_its_rates_not_by_its_position():
 
     # "first" has no real targets (its "targets" are unshifted), so "second" must win at any allowed FPR
     comparison = rates_experiment(lambda m, r, s: _relabel(run_family(m, r, s)), ["first", "second"], ["s"])
-    assert comparison.best_model_at(0.0) == "second"
-    assert comparison.best_model_at(0.5) == "second"
+    assert comparison.best_model_at(0.0).model == "second"
+    assert comparison.best_model_at(0.5).model == "second"
     table = comparison.summary(0.05)
     assert list(table["model"]) == ["first", "second"] and "TPR at FPR ≤ 0.05" in table.columns
+
+
+def test_best_model_is_none_on_a_tie_or_when_no_target_is_flagged():
+    """Fig 2's rule (paper §4.2): a shared top TPR names no model, whatever the AUCs or the order."""
+    def run_family(model, replicate, scenario):
+        return family({"c": 0.0, "t1": 4.0, "t2": 4.0}, seed=7)
+
+    tied = rates_experiment(run_family, ["first", "second"], ["s"])
+    best = tied.best_model_at(0.5)
+    assert best.model is None and best.tied == ("first", "second") and best.tpr == 1.0
+    assert "tie" in best.sentence() and "none is declared best" in best.sentence()
+    assert best_model({"a": 0.0, "b": 0.0}, 0.01) == BestModel(0.01, None, 0.0, ())
+    assert best_model({"a": 0.4, "b": 0.6, "c": 0.6}, 0.05).tied == ("b", "c")
+    assert best_model({"a": 0.4, "b": 0.6}, 0.05) == BestModel(0.05, "b", 0.6, ())
+    with pytest.raises(ValueError, match="`tprs`"):
+        best_model({}, 0.05)
 
 
 def _relabel(result):

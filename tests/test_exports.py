@@ -38,7 +38,7 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     assert (settings["correction"], settings["alpha"], settings["k"], settings["n_resamples"], settings["seed"],
             settings["similarity"], settings["discrepancy"]) == ("holm", 0.1, 12, 499, 3, "cosine", "energy")
     assert [p["decision"] for p in record["perturbations"]] == list(table["decision"])
-    assert family_csv(family) == table.to_csv(index=False)
+    assert family_csv(family) == table.to_csv(index=False, lineterminator="\r\n")  # RFC 4180 rows
     page = family_html(family, record)
     assert f"{n_declared} of 6 perturbations are declared to change the output distribution (holm correction" in page
     assert "bonferroni" not in page

@@ -81,3 +81,17 @@ def test_one_colour_per_model_and_an_alpha_line():
     alpha_line = next(t for t in rates.data if t.name.startswith("y = α"))
     np.testing.assert_array_equal(alpha_line.x, alpha_line.y)
     assert rates.layout.xaxis.type == "log" and "0.05" in rates.layout.xaxis.ticktext
+
+
+def test_best_model_bars_outline_only_a_declared_best():
+    """Fig. 2: TPR at each allowed FPR per model; the best is outlined, none on a tie."""
+    from dbpa_core import roc_analysis
+    from dbpa_core.present.figures import best_model_bars
+
+    strong = roc_analysis([0.001, 0.002, 0.5, 0.6, 0.7], [True, True, False, False, False])
+    weak = roc_analysis([0.3, 0.002, 0.001, 0.6, 0.7], [True, True, False, False, False])
+    figure = best_model_bars({"strong": strong, "weak": weak}, {0.01: "strong", 0.05: None})
+    first, second = figure.data
+    assert list(first.y) == [1.0, 0.0] and first.marker.line.color == ("black", "rgba(0,0,0,0)")
+    assert set(second.marker.line.color) == {"rgba(0,0,0,0)"}  # no best declared: nothing outlined
+    assert [t.name for t in figure.data] == ["allowed FPR 1%", "allowed FPR 5%"]

@@ -1,7 +1,7 @@
 """The package's layers: data flows one way, and no module imports from a layer above it.
 
-Layers, lowest first (DESIGN.md): validation → stats → data → samplers →
-embedders → audit → the sibling audits (rut, stability) → the papers'
+Layers, lowest first (DESIGN.md): validation (and _redact, its secrets half) → stats → data →
+samplers → embedders → audit → the sibling audits (rut, stability) → the papers'
 experiments (paper) → present → the command line.  A module may import its own layer and the ones below; the
 package's ``__init__`` (a lazy name map) is exempt.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dbpa_core"
-RANK = {"_validation": 0, "stats": 1, "data": 2, "samplers": 3, "embedders": 4, "audit": 5, "rut": 6,
+RANK = {"_validation": 0, "_redact": 0, "stats": 1, "data": 2, "samplers": 3, "embedders": 4, "audit": 5, "rut": 6,
         "stability": 6, "paper": 7, "present": 8, "__main__": 9}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).as_posix() != "__init__.py")
 

@@ -92,6 +92,15 @@ def test_base_patient_is_drawn_per_seed_and_shared_by_models():
         assert paper.load_alignment(seed).prompt == prompts[seed]
 
 
+def test_gpt35_paraphrase_arms_repeat_across_seeds():
+    """A quirk of the shipped data (loaders' docstring): GPT-3.5's paraphrases are the same in every seed."""
+    for model in paper.PARAPHRASE_MODELS:
+        runs = [paper.load_paraphrases(model, seed) for seed in paper.SEEDS]
+        repeated = all(run.paraphrases == runs[0].paraphrases for run in runs[1:])
+        assert repeated == (model == "gpt-35-1106-vdsT-AE"), model
+        assert len({run.base for run in runs}) == len(paper.SEEDS)  # base is drawn anew in every seed
+
+
 def test_strip_echo_refuses_an_output_without_its_prompt():
     assert paper.strip_echo(["Q? answer", "Q?Q? again"], "Q?") == ("answer", "again")
     with pytest.raises(paper.PaperDataError, match=r"texts\[1\] does not begin"):

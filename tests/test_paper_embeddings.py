@@ -142,12 +142,12 @@ def test_a_missing_or_wrong_file_names_itself_and_the_fix(tmp_path, monkeypatch,
     elif content is not None:
         path.write_bytes(content)
     monkeypatch.setattr(embeddings, "EMBEDDINGS_FILE", path)
-    paper.shipped_embeddings.cache_clear()
+    embeddings.read_vectors.cache_clear()
     try:
         with pytest.raises(paper.PaperDataError, match="minilm_embeddings.npz.*(restore|scripts/embed_paper.py)"):
             paper.shipped_embeddings()
     finally:
-        paper.shipped_embeddings.cache_clear()
+        embeddings.read_vectors.cache_clear()
 
 
 def test_float16_changes_no_table2_pvalue(minilm, monkeypatch):

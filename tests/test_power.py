@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import norm
 
 from dbpa_core import required_sample_size, simulate_power
-from dbpa_core.stats.power import gaussian_shift
+from dbpa_core.stats.power import detectable_effect, gaussian_shift
 
 
 def test_required_sample_size_exact():
@@ -15,6 +15,19 @@ def test_required_sample_size_exact():
     assert required_sample_size(0.5) == 32
     expected = int(np.ceil(((norm.ppf(1 - 0.05 / 20) + norm.ppf(0.9)) / 0.3) ** 2))
     assert required_sample_size(0.3, power=0.9, m=10) == expected
+
+
+def test_detectable_effect_inverts_the_rule():
+    # (z_{1-0.05/16} + z_{0.8}) / sqrt(20), §3.2's rule solved for ω at the paper's k = 20 and m = 8
+    assert detectable_effect(20, m=8) == pytest.approx((norm.ppf(1 - 0.05 / 16) + norm.ppf(0.8)) / np.sqrt(20),
+                                                       rel=1e-14)
+    for m in (1, 8, 72):
+        for effect in (0.2, 0.5, 0.8):
+            k = required_sample_size(effect, m=m)
+            # k is the smallest sample size whose detectable effect is at most `effect`
+            assert detectable_effect(k, m=m) <= effect < detectable_effect(k - 1, m=m) or k == 2
+    with pytest.raises(ValueError, match="`k`"):
+        detectable_effect(0)
 
 
 def test_more_perturbations_need_more_samples():

@@ -58,6 +58,9 @@ class RankScorer:
         ranks = 1 + np.array([int(token[1:]) for token in response.split()])
         return {"log_rank": float(np.log(ranks).mean())}
 
+    def score_many(self, prompt: str, responses) -> list[dict[str, float]]:
+        return [self.score(prompt, response) for response in responses]
+
 
 PROMPTS = [f"Question number {i}?" for i in range(12)]
 
@@ -145,3 +148,24 @@ def test_live_path_with_the_local_model_rejects_itself_at_rate_alpha(tmp_path):
         rejected += rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=seed).pvalue <= alpha
     low, high = binomial_interval(audits, alpha, level=0.99)
     assert low <= rejected / audits <= high
+
+
+def test_live_scores_are_the_scorers_scores_of_each_response(tmp_path):
+    """live_rut_scores scores each prompt's responses in one batched call: the same numbers as one score()
+    per response, with the target's answer in the target column and the reference's in theirs."""
+    from dbpa_core.data.store import SampleStore
+    from dbpa_core.rut.scoring import ReferenceScorer
+    from dbpa_core.samplers import get_sampler
+
+    local, scorer, store = get_sampler("local"), ReferenceScorer(), SampleStore(tmp_path / "store.sqlite")
+    prompts = rut_prompts()[:2]
+    scores = live_rut_scores(prompts, reference=local, target=local, scorer=scorer, score="log_likelihood", m=3,
+                             seed=1, system="You are a pirate.", temperature=1.2, max_tokens=6, store=store)
+    for i, prompt in enumerate(prompts):
+        texts = local.sample(prompt, 3, temperature=0.7, max_tokens=6, seed=prompt_seed(1, prompt, "reference"),
+                             store=store)
+        (answer,) = local.sample(prompt, 1, system="You are a pirate.", temperature=1.2, max_tokens=6,
+                                 seed=prompt_seed(1, prompt, "target"), store=store)
+        assert list(scores.reference_scores[i]) == [scorer.score(prompt, t)["log_likelihood"] for t in texts]
+        assert scores.target_scores[i] == scorer.score(prompt, answer)["log_likelihood"]
+        assert scores.target_scores[i] not in list(scores.reference_scores[i])

@@ -106,3 +106,33 @@ def test_bad_files(tmp_path):
 def test_unknown_perturbation():
     with pytest.raises(KeyError, match="no perturbation 'nope'"):
         SCENARIOS["cvd_nice"].apply("nope")
+
+
+def test_figs_1_2_design_extends_the_cvd_patient():
+    """cvd_nice_risk (paper §4.2): the cvd_nice prompt, 8 controls and 8 targets, nothing repeated in its file."""
+    risk, cvd = SCENARIOS["cvd_nice_risk"], SCENARIOS["cvd_nice"]
+    assert risk.prompt == cvd.prompt and risk.facets == cvd.facets
+    assert "template" not in yaml.safe_load((SCENARIO_DIR / "cvd_nice_risk.yaml").read_text())
+    controls = [p for p in risk.perturbations if not p.is_target]
+    targets = [p for p in risk.perturbations if p.is_target]
+    assert len(controls) == 8 and len(targets) == 8
+    # controls change the name or add a fact outside QRISK3; targets cross a NICE threshold
+    assert {p.group for p in controls} == {"name", "outside the risk score"}
+    assert {p.group for p in targets} == {"cholesterol", "diabetes", "blood pressure"}
+    assert "total cholesterol is 9.5 mmol/L" in risk.apply("cholesterol_refer")[0]
+    assert risk.apply("married")[0] == cvd.prompt + " He is married and lives with his wife."
+
+
+def test_extends_errors_name_the_file_and_the_fix(tmp_path):
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(_data()))
+    child = {"id": "child", "title": "Child", "extends": "base", "perturbations": _data()["perturbations"]}
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump(child))
+    loaded = load_scenarios(tmp_path)
+    assert loaded["child"].prompt == loaded["seasons_question"].prompt
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump({**child, "extends": "nowhere"}))
+    with pytest.raises(ScenarioError, match=r"child.yaml: `extends` must name a scenario file beside it"):
+        load_scenario(tmp_path / "child.yaml")
+    (tmp_path / "grandchild.yaml").write_text(yaml.safe_dump({**child, "id": "grandchild", "extends": "child"}))
+    (tmp_path / "child.yaml").write_text(yaml.safe_dump(child))
+    with pytest.raises(ScenarioError, match="extends none"):
+        load_scenario(tmp_path / "grandchild.yaml")

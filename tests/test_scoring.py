@@ -8,7 +8,7 @@ import pytest
 from dbpa_core.stability.grader import is_correct
 from dbpa_core.stability.rewrites import REWRITES, rewrite
 from dbpa_core.samplers import get_sampler
-from dbpa_core.rut.scoring import SCORES, ReferenceScorer
+from dbpa_core.rut.scoring import SCORES, ReferenceScorer, scores_of
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +82,34 @@ def test_scoring_bad_input(scorer):
         scorer.score_many("Hi", ["ok", 3])
     with pytest.raises(ValueError, match="`prompt` fills"):
         ReferenceScorer(n_ctx=32).score("word " * 40, "yes")
+
+
+def test_fast_scores_agree_with_the_token_by_token_path(scorer):
+    """score_responses vs per_token_statistics (one forward step and one row of Python per token) on 21 responses.
+
+    Not bit for bit, nor within float rounding: llama.cpp computes a one-token
+    step of this Q4_1 model with other kernels than a many-token step, which
+    moves a log-probability by up to ~0.2 nats (as between generation
+    log-probabilities and scores, above).  The first token comes from the same
+    prompt row in both paths, so it agrees exactly; the rest agree closely, and
+    an off-by-one position or a wrong row would break every bound below.
+    """
+    prompt = "Name one thing that makes a city pleasant to live in."
+    sampler = get_sampler("local")
+    responses = (sampler.sample(prompt, 9, temperature=0.7, max_tokens=8, seed=4)
+                 + sampler.sample(prompt, 9, temperature=1.3, max_tokens=8, seed=5)
+                 + ["Parks.", "Zebra quantum paperwork sideways marmalade.", "Des rues calmes et des arbres."])
+    assert len(responses) == 21
+    fast = scorer.score_responses(prompt, responses)
+    differences, pairs = [], []
+    for response, scored in zip(responses, fast):
+        logp, ranks, entropy = scorer.per_token_statistics(prompt, response)
+        assert len(logp) == len(scored.tokens) >= 1
+        np.testing.assert_allclose(scored.token_logprobs[0], logp[0], rtol=1e-6, atol=1e-6)
+        assert scored.ranks[0] == ranks[0]
+        np.testing.assert_allclose(scored.token_logprobs, logp, atol=0.5)
+        np.testing.assert_allclose(scored.entropy, entropy, atol=0.5)
+        differences += list(np.abs(scored.token_logprobs - logp))
+        pairs.append((scored.scores["log_likelihood"], scores_of(logp, ranks, entropy)["log_likelihood"]))
+    assert np.mean(differences) < 0.1
+    assert np.corrcoef(np.array(pairs).T)[0, 1] > 0.99

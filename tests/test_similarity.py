@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 from rouge_score import rouge_scorer
 from scipy.spatial.distance import cdist
 
-from dbpa_core.stats.similarity import rouge_l, sentence_bleu, similarity_matrix, tokenize
+from dbpa_core.stats.similarity import rouge_l, rouge_n, sentence_bleu, similarity_matrix, tokenize
 
 
 def test_embedding_similarities_match_scipy():
@@ -44,9 +44,25 @@ def test_rouge_l_matches_rouge_score(persona_arms):
             assert_allclose(rouge_l(tokenize(a), tokenize(b)), expected, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("n", [1, 2])
+def test_rouge_n_matches_rouge_score(persona_arms, n):
+    """Appendix C.4's ROUGE-1 and ROUGE-2, as Google's rouge-score computes them (no stemming)."""
+    scorer = rouge_scorer.RougeScorer([f"rouge{n}"])
+    texts = persona_arms["child"][:5] + persona_arms["doctor"][:5] + ["", "one two three", "one one two", "x"]
+    for a in texts:
+        for b in texts:
+            expected = scorer.score(b, a)[f"rouge{n}"].fmeasure
+            assert_allclose(rouge_n(tokenize(a), tokenize(b), n), expected, rtol=1e-12, atol=1e-15)
+    # the matrix holds the same values (n-gram counts computed once per text)
+    matrix = similarity_matrix(texts, f"rouge_{n}")
+    assert_allclose(matrix[0, 7], scorer.score(texts[7], texts[0])[f"rouge{n}"].fmeasure, rtol=1e-12)
+    # clipped counts: a repeated word counts once per occurrence in the other text
+    assert rouge_n(["one", "one", "two"], ["one", "two", "three"], 1) == pytest.approx(2 / 3)
+
+
 def test_text_matrices_symmetric_and_bounded():
     texts = ["the cat sat on the mat", "the cat sat", "a dog barked loudly at night", ""]
-    for name in ("bleu", "rouge_l"):
+    for name in ("bleu", "rouge_1", "rouge_2", "rouge_l"):
         sim = similarity_matrix(texts, name)
         assert_allclose(sim, sim.T)
         assert np.all((sim >= 0) & (sim <= 1))

@@ -23,14 +23,14 @@ def write_spec(tmp_path, **overrides):
 
 @pytest.mark.parametrize(("overrides", "match"), [
     ({"colour": "red"}, "`colour` is not a SPEC key; allowed:"),
-    ({"k": 1}, "`k` must be an integer >= 2; got 1"),
-    ({"k": 2.5}, "`k` must be an integer >= 2; got 2.5"),
+    ({"k": 1}, r"`k` must be an integer >= 2 and <= 5,000 \(the similarity matrix"),
+    ({"k": 2.5}, "`k` must be an integer >= 2 and <= 5,000"),
     ({"n_resamples": 10**11}, "`n_resamples` must be an integer >= 1 and <= 1,000,000"),
     ({"seed": -1}, "`seed` must be an integer >= 0"),
     ({"discrepancy": "cosine"}, "`discrepancy` must be one of 'jsd'"),
     ({"correction": "bonf"}, "`correction` must be one of 'bonferroni'"),
     ({"similarity": "dot"}, "`similarity` must be one of 'cosine'"),
-    ({"alpha": 2}, r"`alpha` must lie in \(0, 1\); got 2.0"),
+    ({"alpha": 2}, r"`alpha` must lie in \(0, 1\)\.$"),
     ({"alpha": "often"}, "`alpha` must be a number between 0 and 1"),
     ({"sampler": {"backend": "gpt"}}, "`sampler.backend` must be one of 'simulated', 'recorded', 'local', 'openai'"),
     ({"sampler": {"backend": "openai", "model": "m", "api_key": "sk"}},
@@ -63,7 +63,8 @@ def test_bad_specs_name_the_key(tmp_path, overrides, match, capsys):
     with pytest.raises(SpecError, match=match):
         parse_spec(yaml.safe_load(write_spec(tmp_path, **overrides).read_text()))
     assert main(["audit", str(write_spec(tmp_path, **overrides))]) == 2
-    assert "error: spec.yaml: `" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: spec.yaml, line ") and "; got" not in err  # the key's line, never its value
 
 
 def test_literal_prompt_kinds_are_checked():

@@ -34,8 +34,8 @@ def test_resamples_are_bounded():
     x, y = np.eye(6)[:3], np.eye(6)[3:]
     for call in (lambda b: d.dbpa_test(x, y, n_resamples=b), lambda b: d.dbpa_test_precomputed(np.eye(6), 3,
                                                                                              n_resamples=b)):
-        with pytest.raises(ValueError, match="`n_resamples` must be an integer >= 1 and <= 1,000,000; got "
-                                             "100,000,000,000"):
+        with pytest.raises(ValueError, match=r"`n_resamples` must be an integer >= 1 and <= 1,000,000 \(10⁶ re-splits "
+                                             r"resolve p-values down to 10⁻⁶.*\); got 100,000,000,000"):
             call(10**11)
     assert check_positive_int(MAX_RESAMPLES, "n_resamples", maximum=MAX_RESAMPLES) == MAX_RESAMPLES
 

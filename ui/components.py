@@ -15,11 +15,12 @@ from dbpa_core.present.readings import (decision, format_pvalue, read_decision, 
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
-from dbpa_core.samplers import redact_url
+from dbpa_core.samplers import redact, redact_logs, redact_url
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
 log = logging.getLogger("dbpa_explorer")
+redact_logs()  # this logger and the HTTP clients' never write a credential
 
 PROJECTION_CAVEAT = ("The test runs in the full embedding space (384 dimensions for MiniLM); this picture is a "
                      "2-D projection, so arms that overlap here can still differ, and the reverse.")
@@ -31,15 +32,15 @@ def guard():
     try:
         yield
     except SamplingCancelled as error:
-        st.warning(f"Cancelled: {error} Run again to continue from where it stopped.")
+        st.warning(redact(f"Cancelled: {error} Run again to continue from where it stopped."))
     except EndpointError as error:
         # The endpoint failed (network, HTTP, empty replies): the message names the URL, the fix and,
         # for SamplingFailed, how many samples are kept in the store.
-        st.error(f"The model endpoint could not answer. {error}", icon=":material/cloud_off:")
+        st.error(redact(f"The model endpoint could not answer. {error}"), icon=":material/cloud_off:")
     except (ValueError, KeyError, ScenarioError) as error:
-        st.error(f"{str(error).strip(chr(39))}")
+        st.error(redact(str(error).strip(chr(39))))
     except Exception as error:  # noqa: BLE001 - the page must never show a traceback
-        log.error("unexpected error\n%s", traceback.format_exc())
+        log.error("unexpected error\n%s", redact(traceback.format_exc()))
         name = type(error).__name__
         hint = ""
         if "Connection" in name or "Timeout" in name or "APIConnection" in name:
@@ -50,7 +51,7 @@ def guard():
             hint = " Check the model name in the sidebar."
         elif "RateLimit" in name:
             hint = " The server is rate-limiting: lower 'Parallel calls' or try again later."
-        st.error(f"{name}: {error}.{hint}")
+        st.error(redact(f"{name}: {error}.{hint}"))
 
 
 def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
@@ -71,6 +72,13 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
         decision_box(result.pvalue, alpha)
     for message in result.warnings:
         st.warning(message)
+    if result.kind == "fixed":  # B too small for α: "no change" would say nothing (a sequential test says it itself)
+        from dbpa_core.stats.permutation import resolution_warning
+
+        unreachable = resolution_warning(alpha, n_original=result.n_original, n_perturbed=result.n_perturbed,
+                                         n_resamples=result.n_resamples, alternative=result.alternative)
+        if unreachable:
+            st.warning(unreachable)
 
 
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
@@ -197,7 +205,9 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         return
     columns = st.columns(3)
     if table is not None:
-        columns[0].download_button("Download table (CSV)", table.to_csv(index=False).encode(), f"{name}.csv",
+        from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
+
+        columns[0].download_button("Download table (CSV)", frame_csv(table).encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),

@@ -27,6 +27,10 @@ def model_options(settings: Settings) -> dict[str, SamplerConfig]:
         "recorded SmolLM2 T=0.7": SamplerConfig("recorded"),
         "local SmolLM2 T=0.7": live("local", 0.7),
         "local SmolLM2 T=1.2": live("local", 1.2),
+        # the requantizations the recorded Figs 1–2 answers came from (dbpa_core.samplers.quantize)
+        "local SmolLM2 Q8_0 T=0.7": SamplerConfig("local", model="smollm2-q8_0", temperature=0.7, max_tokens=cap),
+        "local SmolLM2 Q3_K_M T=0.7": SamplerConfig("local", model="smollm2-q3_k_m", temperature=0.7,
+                                                    max_tokens=cap),
     }
     if settings.sampler.backend == "openai":
         options[f"{settings.sampler.model} (API)"] = settings.sampler

@@ -1,9 +1,10 @@
-"""The paper's experiments on its shipped responses, drawn once for every page that shows them.
+"""The paper's experiments, drawn once for every page that shows them.
 
-The Reproduce page shows all of them; the case-study pages (persona study,
-TPR / FPR, alignment) show one each as their default data source.  Each
-``show_*`` draws an experiment's result and returns its report sections
-(title, readings, tables, figures) for the self-contained HTML report.
+The Reproduce page shows all of them; the case-study pages (persona study, TPR / FPR, alignment) open on
+one each.  Every table sets three sources side by side — *paper (printed)*, *reference run*, *this
+project* — and every experiment has its agreement sentence (:mod:`dbpa_core.present.reproduction`).  Each
+``show_*`` draws an experiment's result and returns its report sections (title, readings, tables, figures)
+for the self-contained HTML report.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dbpa_core.present import reproduction as rp
+from dbpa_core.present import reproduction_tables as rt
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
 from .components import downloads
@@ -18,11 +20,18 @@ from .resources import embedder_for, store
 from .runs import one_run_at_a_time, shared_figure
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
-               "appendix": "Appendix C.2–C.4"}
+               "appendix": "Appendix C.2–C.4", "sample_size": "§3.2 · sample size"}
 ALPHA = 0.05
 SOURCE_NOTE = ("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open models, shipped in `assets/paper/` "
                "from the reference code QiyaoWei/Hypo-Test, Apache-2.0): real outputs that no one on this project "
                "wrote, so nothing here holds by construction.")
+SOURCES_NOTE = ("Three sources side by side, each column labelled with its own: **paper (printed)** — the paper's "
+                "tables and text, as printed; **reference run** — the result files of the paper's reference code; "
+                "**this project** — re-tested here with the packaged MiniLM and this app's permutation test.")
+RECORDED_NOTE = ("Local models' answers recorded once (`scripts/record_cvd_roc.py`): the packaged SmolLM2-135M and "
+                 "two requantizations of it, k = 40 answers per arm and seed, to the paper's cvd_nice patient with 8 "
+                 "controls that must not change NICE's advice and 8 targets that move him into another risk category "
+                 "(scenario `cvd_nice_risk`, which justifies each against the QRISK3/NICE thresholds).")
 
 
 # In memory only: a result pickled to disk would outlive a change of the code that computed it (Streamlit
@@ -31,6 +40,10 @@ SOURCE_NOTE = ("The DBPA paper's own LLM responses (GPT-3.5/4 and seven open mod
 def reproduce(experiment: str, n_resamples: int, seed: int):
     from dbpa_core.paper.registry import REPRODUCERS
 
+    if experiment == "fig1":  # its two setups are cached apart: the TPR/FPR page opens on one of them
+        from dbpa_core.paper.fig1 import Figs12
+
+        return Figs12(roc_setup("shipped_paraphrases", n_resamples, seed), roc_setup("recorded_cvd", n_resamples, seed))
     return REPRODUCERS[experiment](embedder=_minilm(), store=store(), n_resamples=n_resamples, seed=seed)
 
 
@@ -45,10 +58,20 @@ def _minilm():
 _EMBEDDED: set[str] = set()
 
 
+@st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
+def roc_setup(setup: str, n_resamples: int, seed: int):
+    """One setup of Figs 1–2: ``"recorded_cvd"`` or ``"shipped_paraphrases"``."""
+    from dbpa_core.paper.cvd_roc import cvd_study
+    from dbpa_core.paper.fig1 import paraphrase_study
+
+    study = {"recorded_cvd": cvd_study, "shipped_paraphrases": paraphrase_study}[setup]
+    return study(embedder=_minilm(), store=store(), n_resamples=n_resamples, seed=seed)
+
+
 def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
     """Make sure the experiment's responses are embedded; when many are missing, ask first (st.stop())."""
     from dbpa_core.paper.embeddings import embed_groups
-    from dbpa_core.paper.registry import experiment_texts, missing_embeddings
+    from dbpa_core.paper.registry import embedding_sources, missing_embeddings
 
     if experiment in _EMBEDDED:
         return  # counting what is missing reads every response's vector key (70 ms for Figs 1–2)
@@ -63,31 +86,35 @@ def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
             st.stop()
         with one_run_at_a_time(f"embed {experiment}"):  # a room clicking at once embeds them once
             bar = st.progress(0.0, text="Embedding…")
-            embed_groups({experiment: experiment_texts(experiment)}, embedder=_minilm(), store=store(),
-                         progress=lambda stage, done, total: bar.progress(done / max(total, 1),
-                                                                          text=f"{stage}: {done}/{total}"))
+            for texts, shipped in embedding_sources(experiment):
+                embed_groups({experiment: texts}, embedder=_minilm(), store=store(), shipped=shipped,
+                             progress=lambda stage, done, total: bar.progress(done / max(total, 1),
+                                                                              text=f"{stage}: {done}/{total}"))
             bar.empty()
 
 
+def agreement(sentences) -> None:
+    for sentence in sentences:
+        st.info(f"**Agreement with the paper.** {sentence}")
+
+
 def show_table2(result, *, key: str = "reproduce"):
-    """Table 2: each persona against the doctor baseline, beside the reference run."""
+    """Table 2: each persona against the doctor baseline, beside the reference run and the printed columns."""
     from dbpa_core.present.figures import discrepancy_bars
 
-    table = rp.persona_frame(result)
-    st.info(rp.persona_agreement(result))
+    table = rt.persona_frame(result)
+    agreement(rp.agreement(result))
     st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
                                   [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
                                   label="ω (JS distance)",
                                   title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
-    st.dataframe(rp.persona_frame(result, formatted=True), hide_index=True, width="stretch")
+    st.dataframe(rt.persona_frame(result, formatted=True), hide_index=True, width="stretch")
     st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
                "similarities (0 = the same spread; at most 0.83); JSD bits is the same comparison on the app's "
                "default scale (0 to 1). Stars: * p < 0.05, ** p < 0.01, *** p < 0.001, unadjusted as in the "
-               "paper. The paper's column is the reference run's `cvd_guidelines_results.json`.")
-    st.caption("Why they differ: each persona arm describes a freshly drawn patient, so every arm differs from "
-               "the doctor arm in patient features too; our test re-splits the answers themselves, while the "
-               "reference run bootstrapped pooled similarity values with a separate histogram range per arm.")
+               "paper. The printed columns are Table 2's GPT-4 and GPT-3.5 (the paper prints no p-values); the "
+               "reference run's are its `cvd_guidelines_results.json`.")
     persona = st.selectbox("Read one row", [r.persona for r in result.rows], key=f"{key}_persona")
     row = next(r for r in result.rows if r.persona == persona)
     null_mean = float(row.test.null_distribution.mean())
@@ -96,43 +123,89 @@ def show_table2(result, *, key: str = "reproduce"):
     st.caption(read_decision(row.pvalue, ALPHA))
     if row.note:
         st.caption(f"This row compares {row.note}.")
-    return [("Table 2: personas against the doctor baseline", [rp.persona_agreement(result)], [table], [])]
+    return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
+
+
+def compact_columns(table, shorten: dict[str, str]) -> dict:
+    """Display-only column labels (the full, source-labelled name as the tooltip) and 2-decimal numbers, so a
+    wide source-labelled table fits the page at 1280 px; the data and its exports keep the full names."""
+    config = {}
+    for name in table.columns:
+        label = name
+        for long, short in shorten.items():
+            label = label.replace(long, short)
+        numeric = table[name].dtype.kind == "f"
+        config[name] = (st.column_config.NumberColumn(label, help=name, format="%.2f") if numeric
+                        else st.column_config.TextColumn(label, help=name))
+    return config
+
+
+def show_best(best, detail: str, *, current: bool = True) -> None:
+    """Fig 2's banner: the best model at an allowed FPR with ``detail``, or why none is named (tie, TPR 0)."""
+    sentence = best.sentence()
+    show = (st.success if best.model else st.warning) if current else st.caption
+    show(f"{sentence[0].upper()}{sentence[1:]}" + (f": {detail}." if best.model else "."))
+
+
+def show_roc_study(study, max_fpr: float, *, key: str):
+    """One setup of Figs 1–2: agreement, the best model at ``max_fpr`` (none on a tie), ROC, Fig. 2, table."""
+    from dbpa_core.paper.design import ALLOWED_FPRS
+    from dbpa_core.present.figures import best_model_bars, rates_over_alpha, roc_curves
+
+    st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
+    best = study.best_at(max_fpr)
+    show_best(best, "it flags that share of the targets while flagging at most that share of the controls")
+    roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model)
+    st.plotly_chart(roc, width="stretch", key=f"{key}_roc")
+    st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "
+               f"{study.models[0].pooled.n_targets} targets per model), each tested against the original arm its "
+               "controls and targets share. AUC is the chance that a random target gets a smaller p than a random "
+               "control; 0.5 is no better than chance.")
+    bars = shared_figure(best_model_bars, study.rocs, {f: study.best_at(f).model for f in ALLOWED_FPRS})
+    st.plotly_chart(bars, width="stretch", key=f"{key}_bars")
+    st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is outlined "
+               "when models tie or none flags a target.")
+    st.plotly_chart(shared_figure(rates_over_alpha, study.rocs), width="stretch", key=f"{key}_alpha")
+    st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated test "
+               "keeps the dashed lines near α.")
+    table = rt.roc_frame(study)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=compact_columns(
+        table, {"base vs paraphrase p < .05 · reference run": "ref. run p < .05", " · this project": "",
+                " over seeds": "", "TPR at FPR": "TPR, FPR"}))
+    st.caption("This project's numbers unless marked ref. run; hover a column for its full name. AUC of the "
+               "pooled curve and mean and sd over seeds (each seed one replicate of the design); TPR at "
+               "FPR ≤ 1 % / 5 % read off the pooled curve. " + (
+                   f"Confound: {study.settings['confound']}." if "confound" in study.settings else ""))
+    return table, [roc, bars]
 
 
 def show_fig1(result, *, key: str = "reproduce"):
-    """Figs 1–2: TPR / FPR over α per model, the best model at an allowed FPR."""
-    from dbpa_core.present.figures import rates_over_alpha, roc_curves
-
+    """Figs 1–2 on both setups: the recorded cvd_nice answers and the paper's shipped paraphrases."""
     max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key=f"{key}_fpr",
                                format_func=lambda f: f"{f:.0%}")
-    best = result.best_model_at(max_fpr)
-    best_tpr = result.model(best).tpr_at_fpr(max_fpr)
-    st.info(rp.roc_finding(result))
-    st.success(f"At an allowed FPR of {max_fpr:.0%} the best model is **{best}**: it flags {best_tpr:.0%} of "
-               "content changes while flagging at most that share of mere paraphrases.")
-    curves = {m.label: m.pooled for m in result.models}
-    figure = shared_figure(roc_curves, curves, max_fpr=max_fpr, best=best)
-    st.plotly_chart(figure, width="stretch", key=f"{key}_roc")
-    st.caption("One curve per model, all 5 seeds pooled (140 controls: paraphrase vs paraphrase of the same "
-               "patient; 40 targets: another patient vs a paraphrase). AUC is the chance that a random target "
-               "gets a smaller p than a random control; 0.5 is no better than chance.")
-    st.plotly_chart(shared_figure(rates_over_alpha, curves), width="stretch", key=f"{key}_alpha")
-    st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
-               "test keeps the dashed lines near α.")
-    table = rp.roc_frame(result)
-    st.dataframe(table, hide_index=True, width="stretch")
-    st.caption("AUC mean ± sd over the 5 seeds; TPR at FPR ≤ 1 % / 5 % read off the pooled curve. The paper "
-               "run tested only targets: its column is the share of its target p-values below 0.05; it gives "
-               "no AUC.")
-    return [("Figs 1–2: TPR and FPR over α", [rp.roc_finding(result)], [table], [figure])]
+    best = rt.best_model_frame(result)
+    st.dataframe(best, hide_index=True, width="stretch",
+                 column_config=compact_columns(best, {"best model, ": "", "best model · ": ""}))
+    st.caption("Fig. 2's reading: the model with the highest TPR at each allowed FPR. The paper's choices are "
+               "printed in §4.2's text; ours name no model where models tie or none flags a target.")
+    sections = [("Figs 1–2: the best model at each allowed FPR", [], [best], [])]
+    for study, title, note in ((result.recorded, "The paper's setup on local models (recorded cvd_nice answers)",
+                                RECORDED_NOTE),
+                               (result.shipped, "The paper's shipped responses (paraphrases of one patient)",
+                                SOURCE_NOTE)):
+        st.subheader(title)
+        st.caption(note)
+        table, figures = show_roc_study(study, max_fpr, key=f"{key}_{study.setup}")
+        sections.append((f"Figs 1–2: {title}", [rp.roc_agreement(study)], [table], figures))
+    return sections
 
 
 def show_fig3(result, *, key: str = "reproduce"):
-    """Fig 3: each open model against GPT-3.5, mean ± sd over the seeds."""
+    """Fig 3: each open model against GPT-3.5, mean ± sd over the seeds, beside the printed finding."""
     from dbpa_core.present.figures import mean_sd_bars
 
-    table = rp.alignment_frame(result)
-    st.info(rp.alignment_reading(result))
+    table = rt.alignment_frame(result)
+    agreement(rp.agreement(result))
     figure = shared_figure(mean_sd_bars, [r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
                            [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
                            title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
@@ -141,56 +214,68 @@ def show_fig3(result, *, key: str = "reproduce"):
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
                "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")
     st.dataframe(table, hide_index=True, width="stretch")
-    st.caption("'seeds p ≤ .05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
-               "chance explains; a model is said to differ when that holds in most seeds. The paper-run columns "
-               "are the reference code's per-seed result files.")
-    return [("Fig 3: alignment with GPT-3.5", [rp.alignment_reading(result)], [table], [figure])]
+    st.caption("'seeds p ≤ 0.05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
+               "chance explains; a model is said to differ when that holds in most seeds. The printed column is "
+               "§4.3's text, against GPT-4, which the shipped runs do not hold.")
+    return [("Fig 3: alignment with a reference model", rp.agreement(result), [table], [figure])]
 
 
 def show_appendix(result, *, key: str = "reproduce"):
-    """Appendix C.2–C.4: choices of ω and of similarity, embedding cost."""
-    omega, similarity, costs = rp.grid_frame(result.omega), rp.grid_frame(result.similarity), rp.cost_frame(result)
-    st.subheader("C.2 · choices of ω (persona vs doctor)")
-    st.info(rp.grid_agreement(result.omega))
-    st.dataframe(omega, hide_index=True, width="stretch")
-    st.caption("Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
-               "re-splits of the same answers, so only the choice of ω differs.")
-    st.subheader("C.4 · similarities (ω = JSD in bits)")
-    st.info(rp.grid_agreement(result.similarity))
-    st.dataframe(similarity, hide_index=True, width="stretch")
-    st.caption("Cosine of MiniLM embeddings compares meaning; BLEU and ROUGE-L compare shared words, so they "
-               "can flag a change of wording that leaves the meaning intact.")
-    st.subheader("C.3 · embedding cost as k grows")
-    st.dataframe(costs, hide_index=True, width="stretch")
-    priciest = costs.sort_values("US$").iloc[-1]
-    st.caption(f"Cost grows linearly with k × arms: embedding {priciest['k']:,} answers per arm for all 8 "
-               f"personas ({priciest['tokens']:,} tokens) costs ${priciest['US$']:.3f} with "
-               f"{priciest['embedder']}; the packaged MiniLM is free.")
-    return [("C.2: choices of ω", [rp.grid_agreement(result.omega)], [omega], []),
-                ("C.4: similarities", [rp.grid_agreement(result.similarity)], [similarity], []),
-                ("C.3: embedding cost", [], [costs], [])]
+    """Appendix C.2 (Table 4), C.3 (Table 5) and C.4 (Table 6), each in its table's form."""
+    omega, costs, similarity = rt.grid_frame(result.omega), rt.cost_frame(result), rt.grid_frame(result.similarity)
+    sentences = rp.agreement(result)
+    sections = []
+    for (title, table, caption), sentence in zip((
+            ("C.2 · distance measures (Table 4)", omega,
+             "Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
+             "re-splits of the same answers. Euclidean: the distance of the two similarity densities; "
+             "Wasserstein: W1 between P0 and P1 (the paper defines neither)."),
+            ("C.3 · embedding cost (Table 5)", costs,
+             "US cents for all the tokens of that many perturbations, from assets/pricing.yaml; the packaged "
+             "MiniLM is free."),
+            ("C.4 · text similarities (Table 6)", similarity,
+             "BLEU and ROUGE compare shared words, so they can flag a change of wording that leaves the meaning "
+             "intact; ω is the JS distance.")), sentences):
+        st.subheader(title)
+        st.info(f"**Agreement with the paper.** {sentence}")
+        st.dataframe(table, hide_index=True, width="stretch")
+        st.caption(caption)
+        sections.append((title, [sentence], [table], []))
+    return sections
 
 
-SHOW = {"table2": show_table2, "fig1": show_fig1, "fig3": show_fig3, "appendix": show_appendix}
+def show_sample_size(result, *, key: str = "reproduce"):
+    """§3.2's rule as a table for the paper's family sizes."""
+    table = rt.sample_size_frame(result)
+    agreement(rp.agreement(result))
+    st.dataframe(table, hide_index=True, width="stretch")
+    st.caption(f"Samples per arm k that detect a standardised effect ω with {result.power:.0%} power when m "
+               f"perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is the "
+               f"smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
+    return [("§3.2: sample size", rp.agreement(result), [table], [])]
+
+
+SHOW = {"table2": show_table2, "fig1": show_fig1, "fig3": show_fig3, "appendix": show_appendix,
+        "sample_size": show_sample_size}
 
 
 def show_experiment(experiment: str, n_resamples: int = 1000, seed: int = 0, *, key: str = "reproduce") -> None:
-    """Run (or reopen) one experiment on the paper's responses and show it with its downloads."""
+    """Run (or reopen) one experiment and show it with its downloads."""
     ensure_embedded(experiment, key=key)
     result = reproduce(experiment, n_resamples, seed)
-    st.caption(f"Results for: {EXPERIMENTS[experiment]} on the paper's responses, B = {n_resamples:,}, seed {seed} "
-               "(recomputed whenever these change).")
+    st.caption(f"Results for: {EXPERIMENTS[experiment]}, B = {n_resamples:,}, seed {seed} (recomputed whenever "
+               "these change).")
     sections = SHOW[experiment](result, key=key)
+    record = rp.reproduction_record(result)
 
     def report():
         from dbpa_core.present.exports import sections_html
 
-        return sections_html("DBPA: reproducing the paper", "Rauba, Wei & van der Schaar (ICML 2025), re-tested on "
-                             "the paper's own responses (Hypo-Test c586dfe) with DBPA Explorer.", sections,
-                             rp.reproduction_record(result)["settings"])
+        return sections_html("DBPA: reproducing the paper", "Rauba, Wei & van der Schaar (ICML 2025): this "
+                             "project's numbers beside the paper's printed ones and the reference run's.", sections,
+                             record["settings"])
 
-    downloads(table=sections[0][2][0], record=rp.reproduction_record(result), report_html=report,
-              name=f"{key}_{experiment}")
+    downloads(table=sections[0][2][0], record=record, report_html=report, name=f"{key}_{experiment}")
 
 
 def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None:
@@ -206,3 +291,25 @@ def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None
         n_resamples = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
         show_experiment(experiment, n_resamples, seed, key=f"{key}_paper")
         st.stop()
+
+
+def recorded_or_live(key: str, live_label: str, seed: int) -> None:
+    """The TPR / FPR page's data source: the recorded cvd_nice answers (default), the paper's shipped
+    paraphrases, or sampling the design live.  Shows a recorded setup and stops the page there."""
+    labels = {"recorded": "Recorded: local models on the paper's cvd_nice design",
+              "paper": "The paper's own responses (paraphrases)", "live": live_label}
+    source = st.radio("Data", list(labels), horizontal=True, key=f"{key}_source", format_func=labels.get)
+    if source == "live":
+        return
+    st.caption(RECORDED_NOTE if source == "recorded" else SOURCE_NOTE)
+    columns = st.columns(2)
+    n_resamples = int(columns[0].number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
+    max_fpr = columns[1].select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05,
+                                       key=f"{key}_paper_fpr", format_func=lambda f: f"{f:.0%}")
+    setup = "recorded_cvd" if source == "recorded" else "shipped_paraphrases"
+    if source == "paper":
+        ensure_embedded("fig1", key=f"{key}_paper")
+    study = roc_setup(setup, n_resamples, seed)
+    table, _ = show_roc_study(study, max_fpr, key=f"{key}_{setup}")
+    downloads(table=table, record=rp.setup_record(study), name=f"{key}_{setup}")
+    st.stop()

@@ -339,8 +339,11 @@ def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, s
     embedder = None if table.embeddings else settings.embedder
 
     def compute():
+        # similarity and B go along so that a text measure on a file without texts, or a test too large, is
+        # refused before anything is embedded (issue 30), as on the command line.
         arms = uploaded_arms(table, original, perturbed, store=store(),
-                             embedder=None if embedder is None else embedder_for(embedder, settings.keys.embedder))
+                             embedder=None if embedder is None else embedder_for(embedder, settings.keys.embedder),
+                             similarity=similarity, n_resamples=n_resamples)
         return compare_arms(*arms, label=perturbed, similarity=similarity, discrepancy=discrepancy,
                             n_resamples=n_resamples, rng=settings.seed)
 

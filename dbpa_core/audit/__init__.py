@@ -23,6 +23,7 @@ _NAMES = {
     "request": ("ArmRequest", "AuditRequest", "EmbedderConfig", "PerturbedPrompt", "Prompt", "REPLICATE_STRIDE",
                 "SamplerConfig", "SequentialPlan", "arm_seed"),
     "runner": ("ArmSource", "NotStored", "Progress", "RunUpdate", "build_embedder", "build_sampler", "compare_arms",
+               "request_warnings",
                "compare_family", "compare_family_sequential", "compare_sequential", "draw_arm", "run", "run_audit",
                "uploaded_arms"),
     "results": ("Arm", "FamilyResult", "PerturbationResult"),

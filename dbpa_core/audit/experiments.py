@@ -25,6 +25,52 @@ from ..stats.roc import ROCResult, roc_analysis
 from .results import FamilyResult, PerturbationResult, ReadOnly
 
 
+@dataclass(frozen=True)
+class BestModel:
+    """Fig 2's reading at one allowed FPR: the model with the highest TPR, or None when no model stands out.
+
+    ``model`` is None when no model flags any target at this FPR (TPR 0 everywhere) or when the highest
+    TPR is shared (``tied`` lists the models sharing it): the paper names one model per allowed FPR
+    (§4.2, Fig. 2), and breaking a tie by position or by AUC would name one the rates do not single out.
+    """
+
+    max_fpr: float
+    model: str | None
+    tpr: float
+    tied: tuple[str, ...]
+
+    def sentence(self) -> str:
+        if self.tpr == 0:
+            return f"at FPR ≤ {self.max_fpr:.0%} no model flags any target, so none is best"
+        if self.model is None:
+            return (f"at FPR ≤ {self.max_fpr:.0%} {', '.join(self.tied)} tie at TPR {self.tpr:.0%}, "
+                    "so none is declared best")
+        return f"at FPR ≤ {self.max_fpr:.0%} the best is {self.model} (TPR {self.tpr:.0%})"
+
+
+def best_model(tprs: Mapping[str, float], max_fpr: float) -> BestModel:
+    """Fig 2's rule: the model with the highest TPR at FPR ≤ ``max_fpr``; none on a tie or at TPR 0.
+
+    Parameters
+    ----------
+    tprs : mapping str -> float
+        Each model's best TPR among the α whose FPR does not exceed ``max_fpr``.
+    max_fpr : float
+        The allowed false-positive rate the TPRs were read at.
+
+    Returns
+    -------
+    BestModel
+    """
+    if not tprs:
+        raise ValueError("`tprs` must hold at least one model's TPR; got none.")
+    top = max(tprs.values())
+    if top == 0:
+        return BestModel(max_fpr, None, 0.0, ())
+    leaders = tuple(label for label, tpr in tprs.items() if tpr == top)
+    return BestModel(max_fpr, leaders[0] if len(leaders) == 1 else None, top, leaders if len(leaders) > 1 else ())
+
+
 @dataclass(frozen=True, eq=False)
 class RatesComparison:
     """TPR/FPR of several models on the same controls and targets (Figs 1–2).
@@ -40,14 +86,10 @@ class RatesComparison:
     models: tuple[str, ...]
     rocs: Mapping[str, ROCResult] = field(repr=False)
 
-    def best_model_at(self, max_fpr: float) -> str:
-        """The model with the highest TPR among α whose FPR ≤ ``max_fpr``; ties go to the larger AUC,
-        then to the earlier model."""
-        def merit(position_name):
-            position, name = position_name
-            return (self.rocs[name].tpr_at_fpr(max_fpr)[0], self.rocs[name].auc, -position)
-
-        return max(enumerate(self.models), key=merit)[1]
+    def best_model_at(self, max_fpr: float) -> BestModel:
+        """The model with the highest TPR among α whose FPR ≤ ``max_fpr`` (:func:`best_model`: none on a
+        tie or when no model flags a target)."""
+        return best_model({name: self.rocs[name].tpr_at_fpr(max_fpr)[0] for name in self.models}, max_fpr)
 
     def summary(self, max_fpr: float):
         """One row per model: AUC, best TPR at FPR ≤ ``max_fpr``, the α achieving it, counts (a DataFrame)."""

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .._validation import (check_base_url, check_choice, check_n_resamples, check_positive_int, check_probability,
-                           check_temperature, has_credentials, redact_url)
+from .._validation import (MAX_SAMPLES, MAX_TOKENS, SAMPLES_WHY, TOKENS_WHY, check_audit_size, check_base_url,
+                           check_choice, check_n_resamples, check_prompt_text,
+                           check_positive_int, check_probability, check_temperature,
+                           has_credentials, redact, redact_url)
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
 from ..samplers import SAMPLER_SETTINGS, SAMPLERS
 
@@ -55,7 +57,15 @@ def _options(value, allowed, owner: str) -> tuple[tuple[str, Any], ...]:
         if name not in allowed:
             raise ValueError(f"`{owner}.{name}` is not a setting of this backend; allowed: "
                              f"{', '.join(sorted(allowed)) or '(none)'}.")
+        _no_credential(items[name], f"{owner}.{name}")
     return tuple(sorted((str(k), v) for k, v in items.items() if v is not None))
+
+
+def _no_credential(value, name: str) -> None:
+    # A request is a cache key, a report's settings and a store key: a key typed into a field never enters it.
+    if isinstance(value, str) and redact(value) != value:
+        raise ValueError(f"`{name}` looks like a credential (an API key or a password); pass keys separately "
+                         "(OPENAI_API_KEY, or the sidebar's key field).")
 
 
 def _url(value, name: str) -> str:
@@ -96,11 +106,13 @@ class SamplerConfig:
         backend = check_choice(self.backend, "sampler.backend", SAMPLERS)
         object.__setattr__(self, "backend", backend)
         object.__setattr__(self, "model", str(self.model or ""))
+        _no_credential(self.model, "sampler.model")
         object.__setattr__(self, "base_url", _url(self.base_url, "sampler.base_url"))
         if self.temperature is not None:
             object.__setattr__(self, "temperature", check_temperature(self.temperature, "sampler.temperature"))
         if self.max_tokens is not None:
-            object.__setattr__(self, "max_tokens", check_positive_int(self.max_tokens, "sampler.max_tokens"))
+            object.__setattr__(self, "max_tokens", check_positive_int(self.max_tokens, "sampler.max_tokens",
+                                                                      maximum=MAX_TOKENS, why=TOKENS_WHY))
         allowed = set(SAMPLER_SETTINGS[backend]) - {"model", "base_url"}
         object.__setattr__(self, "options", _options(self.options, allowed, "sampler"))
 
@@ -159,6 +171,7 @@ class EmbedderConfig:
         name = check_choice(self.name, "embedder.name", EMBEDDERS)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "model", str(self.model or ""))
+        _no_credential(self.model, "embedder.model")
         object.__setattr__(self, "base_url", _url(self.base_url, "embedder.base_url"))
         allowed = set(EMBEDDER_SETTINGS[name]) - {"model", "base_url"}
         object.__setattr__(self, "options", _options(self.options, allowed, "embedder"))
@@ -192,6 +205,8 @@ class Prompt:
         if not isinstance(self.prompt, str) or not self.prompt.strip():
             raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
         object.__setattr__(self, "system", str(self.system or ""))
+        check_prompt_text(self.prompt, "prompt")
+        check_prompt_text(self.system, "system")
 
 
 @dataclass(frozen=True)
@@ -225,9 +240,11 @@ class SequentialPlan:
     def __post_init__(self):
         from ..stats.sequential import SPENDING
 
-        batch = check_positive_int(self.batch_size, "sequential.batch_size", minimum=2)
+        batch = check_positive_int(self.batch_size, "sequential.batch_size", minimum=2, maximum=MAX_SAMPLES,
+                                   why=SAMPLES_WHY)
         object.__setattr__(self, "batch_size", batch)
-        object.__setattr__(self, "k_max", check_positive_int(self.k_max, "sequential.k_max", minimum=batch))
+        object.__setattr__(self, "k_max", check_positive_int(self.k_max, "sequential.k_max", minimum=batch,
+                                                             maximum=MAX_SAMPLES, why=SAMPLES_WHY))
         object.__setattr__(self, "spending", check_choice(self.spending, "sequential.spending", SPENDING))
         if self.futility is not None:
             object.__setattr__(self, "futility", check_probability(self.futility, "sequential.futility"))
@@ -321,10 +338,13 @@ class AuditRequest:
             "seed": check_positive_int(self.seed, "seed", minimum=0),
             "replicate": check_positive_int(self.replicate, "replicate", minimum=0),
             "k": (self.sequential.k_max if self.sequential is not None
-                  else check_positive_int(self.k, "k", minimum=2)),
+                  else check_positive_int(self.k, "k", minimum=2, maximum=MAX_SAMPLES, why=SAMPLES_WHY)),
         }
         if not normalise["perturbations"]:
             raise ValueError("`perturbations` must hold at least one perturbed prompt.")
+        # Every size is checked here, before anything is drawn (the app and the command line alike).
+        check_audit_size(len(normalise["perturbations"]), normalise["k"], normalise["n_resamples"],
+                         batch_size=self.sequential.batch_size if self.sequential is not None else None)
         ids = [p.id for p in normalise["perturbations"]]
         if len(set(ids)) != len(ids):
             raise ValueError(f"`perturbations` repeat an id ({', '.join(ids)}); ids must be unique.")

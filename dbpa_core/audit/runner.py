@@ -10,14 +10,16 @@ reports each arm as it is drawn.  Data flows one way (samplers → embedders
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_n_resamples, check_test_size
 from ..data.store import request_key
 from ..stats.corrections import adjust_pvalues
-from ..stats.permutation import check_measures, dbpa_test
+from ..stats.permutation import ResolutionWarning, check_measures, dbpa_test
 from ..stats.sequential import sequential_dbpa_test
 from ..stats.similarity import TEXT_SIMILARITIES
 from .request import AuditRequest, EmbedderConfig, SamplerConfig
@@ -197,15 +199,24 @@ def draw_arm(sampler, prompt: str, k: int, *, label: str, system: str = "", temp
                      seed=seed, embedder=embedder, store=store, progress=progress).arm(k)
 
 
-def uploaded_arms(table, original: str, perturbed: str, *, embedder=None, store=None) -> tuple[Arm, Arm]:
+def uploaded_arms(table, original: str, perturbed: str, *, embedder=None, store=None, similarity: str | None = None,
+                  n_resamples: int | None = None) -> tuple[Arm, Arm]:
     """The two arms of a user's samples file (:func:`dbpa_core.data.uploads.read_samples`).
 
     Embeddings from the file are used as given (both arms must have the same
-    dimension); otherwise the texts are embedded with ``embedder``.
+    dimension); otherwise the texts are embedded with ``embedder``.  Given the
+    test's ``similarity`` and ``n_resamples``, the test is checked before
+    anything is embedded: a text similarity needs the texts, and the arms'
+    sizes and B must fit :func:`dbpa_core._validation.check_test_size`.
     """
     for name, arm in (("original", original), ("perturbed", perturbed)):
         if arm not in table.texts:
             raise ValueError(f"`{name}` must be one of the file's arms ({', '.join(table.texts)}); got {arm!r}.")
+    if similarity is not None and check_measures(similarity, "jsd")[0] in TEXT_SIMILARITIES:
+        table.require_texts(f"the text similarity {similarity!r}")
+    if n_resamples is not None:
+        check_test_size(len(table.texts[original]), len(table.texts[perturbed]), check_n_resamples(n_resamples),
+                        names=(original, perturbed))
     if table.embeddings is not None:
         vectors = {arm: np.asarray(table.embeddings[arm]) for arm in (original, perturbed)}
         if vectors[original].shape[1] != vectors[perturbed].shape[1]:
@@ -325,6 +336,24 @@ def compare_family_sequential(original: ArmSource, perturbed_sources: Sequence[A
                                        sequential=plan))
 
 
+def request_warnings(request: AuditRequest) -> list[str]:
+    """What makes a request unable to find a change, said before anything is drawn: B too small for α
+    (the p-value floor 1/(B + 1), at α/m under Bonferroni or Holm), or, for a sequential audit, an α/m
+    that no look's budget can spend (:func:`~dbpa_core.stats.sequential.budget_warning`)."""
+    from ..stats.permutation import resolution_warning
+    from ..stats.sequential import budget_warning
+
+    m = len(request.perturbations)
+    if request.sequential is not None:  # each sequential test runs at α/m (Bonferroni)
+        plan = request.sequential
+        message = budget_warning(request.alpha / m, k_max=plan.k_max, batch_size=plan.batch_size,
+                                 n_resamples=request.n_resamples, spending=plan.spending)
+    else:
+        message = resolution_warning(request.alpha, n_original=request.k, n_perturbed=request.k,
+                                     n_resamples=request.n_resamples, m=m, correction=request.correction)
+    return [message] if message else []
+
+
 def run(request: AuditRequest, *, store=None, progress: Progress | None = None,
         sampler_for: Callable[[SamplerConfig], object] = build_sampler, embedder=None,
         offline: bool = False) -> FamilyResult:
@@ -355,6 +384,8 @@ def run(request: AuditRequest, *, store=None, progress: Progress | None = None,
         The original arm is drawn once and shared; each test draws its splits
         from ``default_rng(request.seed)``.
     """
+    for message in request_warnings(request):
+        warnings.warn(message, ResolutionWarning, stacklevel=2)
     embedder = embedder if embedder is not None else build_embedder(request.embedder)
     samplers = {}
 

@@ -48,9 +48,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._validation import (check_base_url, check_choice, check_positive_float, check_positive_int, check_probability,
-                           check_temperature, has_credentials)
-from ..data.assets import read_yaml
+from .._validation import (CONCURRENCY_WHY, EMBED_BATCH_WHY, MAX_CONCURRENCY, MAX_EMBED_BATCH, MAX_N_CTX,
+                           MAX_PERTURBATIONS, MAX_RETRIES, MAX_SAMPLES, MAX_TIMEOUT, MAX_TOKENS, N_CTX_WHY,
+                           PERTURBATIONS_WHY, RESAMPLES_WHY, RETRIES_WHY, SAMPLES_WHY, TOKENS_WHY, InvalidValue,
+                           check_audit_size, check_base_url, check_choice, check_positive_float, check_positive_int,
+                           check_probability, check_prompt_text, check_temperature, has_credentials, redact)
+from ..data.assets import key_lines, read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
 from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS, SAMPLERS
@@ -71,7 +74,12 @@ _SEQUENTIAL = {"batch_size", "k_max", "spending", "futility"}
 
 
 class SpecError(ValueError):
-    """The SPEC is malformed; the message names the key and the allowed values."""
+    """The SPEC is malformed; the message names the key (and, from :func:`load_spec`, its line) and what is
+    allowed, never the value written there (a SPEC may hold a key typed into the wrong field)."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -118,15 +126,18 @@ class AuditSpec:
 
 
 def _fail(key: str, message: str):
-    raise SpecError(f"`{key}` {message}")
+    raise SpecError(f"`{key}` {message}", key)
 
 
 def _checked(check, value, key: str, *args, **kwargs):
-    """A shared validator from :mod:`dbpa_core._validation`, its error re-raised as a SpecError naming ``key``."""
+    """A shared validator from :mod:`dbpa_core._validation`, its error re-raised as a SpecError naming ``key``
+    (and not the value)."""
     try:
         return check(value, key, *args, **kwargs)
+    except InvalidValue as error:
+        raise SpecError(error.without_value, key) from None
     except ValueError as error:
-        raise SpecError(str(error)) from None
+        raise SpecError(str(error), key) from None
 
 
 def _mapping(value, key: str, allowed) -> dict:
@@ -147,6 +158,14 @@ def _url(value, key: str) -> str | None:
     return url
 
 
+def _no_credentials(settings: dict, key: str) -> None:
+    # A key typed into `model` (or any other field) would be shown, stored and shared with the SPEC.
+    for name, item in settings.items():
+        if name != "base_url" and isinstance(item, str) and redact(item) != item:
+            _fail(f"{key}.{name}", "looks like a credential (an API key or a password); keys never go into a SPEC: "
+                                   "set OPENAI_API_KEY in the environment instead.")
+
+
 def _sampler(value, key: str) -> dict:
     if isinstance(value, dict) and "api_key" in value:
         _fail(f"{key}.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
@@ -157,6 +176,7 @@ def _sampler(value, key: str) -> dict:
     # not a TypeError from the constructor later.
     sampler = _mapping(value, key, {"backend", *GENERATION_SETTINGS, *SAMPLER_SETTINGS[backend]})
     sampler["backend"] = backend
+    _no_credentials(sampler, key)
     if backend == "openai" and not sampler.get("model"):
         _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
     if backend == "local" and "model" in sampler:
@@ -166,15 +186,17 @@ def _sampler(value, key: str) -> dict:
     if sampler.get("temperature") is not None:
         sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
     if "max_tokens" in sampler:
-        sampler["max_tokens"] = _checked(check_positive_int, sampler["max_tokens"], f"{key}.max_tokens")
-    for name in ("max_concurrency", "n_ctx"):
+        sampler["max_tokens"] = _checked(check_positive_int, sampler["max_tokens"], f"{key}.max_tokens",
+                                         maximum=MAX_TOKENS, why=TOKENS_WHY)
+    for name, minimum, maximum, why in (("max_concurrency", 1, MAX_CONCURRENCY, CONCURRENCY_WHY),
+                                        ("n_ctx", 16, MAX_N_CTX, N_CTX_WHY),
+                                        ("max_retries", 0, MAX_RETRIES, RETRIES_WHY)):
         if name in sampler:
-            sampler[name] = _checked(check_positive_int, sampler[name], f"{key}.{name}")
-    if "max_retries" in sampler:
-        sampler["max_retries"] = _checked(check_positive_int, sampler["max_retries"], f"{key}.max_retries",
-                                          minimum=0)
+            sampler[name] = _checked(check_positive_int, sampler[name], f"{key}.{name}", minimum=minimum,
+                                     maximum=maximum, why=why)
     if "timeout" in sampler:
-        sampler["timeout"] = _checked(check_positive_float, sampler["timeout"], f"{key}.timeout")
+        sampler["timeout"] = _checked(check_positive_float, sampler["timeout"], f"{key}.timeout",
+                                      maximum=MAX_TIMEOUT, why="an hour")
     if "base_url" in sampler:
         sampler["base_url"] = _url(sampler["base_url"], f"{key}.base_url")
     return sampler
@@ -188,8 +210,17 @@ def _embedder(value) -> dict:
     name = _checked(check_choice, value.get("name", "minilm"), "embedder.name", EMBEDDERS)
     embedder = _mapping(value, "embedder", {"name", *EMBEDDER_SETTINGS[name]})
     embedder["name"] = name
+    _no_credentials(embedder, "embedder")
     if "batch_size" in embedder:
-        embedder["batch_size"] = _checked(check_positive_int, embedder["batch_size"], "embedder.batch_size")
+        embedder["batch_size"] = _checked(check_positive_int, embedder["batch_size"], "embedder.batch_size",
+                                          maximum=MAX_EMBED_BATCH, why=EMBED_BATCH_WHY)
+    for name, minimum, maximum, why in (("max_retries", 0, MAX_RETRIES, RETRIES_WHY),):
+        if name in embedder:
+            embedder[name] = _checked(check_positive_int, embedder[name], f"embedder.{name}", minimum=minimum,
+                                      maximum=maximum, why=why)
+    if "timeout" in embedder:
+        embedder["timeout"] = _checked(check_positive_float, embedder["timeout"], "embedder.timeout",
+                                       maximum=MAX_TIMEOUT, why="an hour")
     if "base_url" in embedder:
         embedder["base_url"] = _url(embedder["base_url"], "embedder.base_url")
     return embedder
@@ -199,7 +230,9 @@ def _name(value, default: str) -> str:
     if value is None:
         return default
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        _fail("name", f"must be a file name (letters, digits, '.', '_', '-'; at most 100, no path); got {value!r}.")
+        _fail("name", "must be a file name (letters, digits, '.', '_', '-'; at most 100, no path).")
+    if redact(value) != value:
+        _fail("name", "looks like a credential (an API key); it would name the report folder. Give another name.")
     return value
 
 
@@ -210,10 +243,11 @@ def _sequential(spec: dict) -> dict | None:
     if "k" in spec:
         _fail("k", "fixes the sample size; with `sequential` give its maximum as `sequential.k_max` instead.")
     sequential = _mapping(spec["sequential"], "sequential", _SEQUENTIAL)
-    batch_size = _checked(check_positive_int, sequential.get("batch_size", 10), "sequential.batch_size", minimum=2)
+    batch_size = _checked(check_positive_int, sequential.get("batch_size", 10), "sequential.batch_size", minimum=2,
+                          maximum=MAX_SAMPLES, why=SAMPLES_WHY)
     settings = {"batch_size": batch_size,
                 "k_max": _checked(check_positive_int, sequential.get("k_max", 200), "sequential.k_max",
-                                  minimum=batch_size),
+                                  minimum=batch_size, maximum=MAX_SAMPLES, why=SAMPLES_WHY),
                 "spending": _checked(check_choice, sequential.get("spending", "pocock"), "sequential.spending",
                                      SPENDING)}
     if sequential.get("futility") is not None:
@@ -228,7 +262,7 @@ def _explain(value) -> dict | None:
     if value is True:
         return {"fdr": 0.1}
     if not isinstance(value, dict):
-        _fail("explain", f"must be true, false or a mapping such as {{fdr: 0.1}}; got {value!r}.")
+        _fail("explain", "must be true, false or a mapping such as {fdr: 0.1}.")
     explain = _mapping(value, "explain", {"fdr"})
     return {"fdr": _checked(check_probability, explain.get("fdr", 0.1), "explain.fdr")}
 
@@ -239,19 +273,27 @@ def _prompts_scenario(value) -> Scenario:
     original = _mapping(prompts.get("original"), "prompts.original", _PROMPT)
     if not isinstance(original.get("prompt"), str) or not original["prompt"].strip():
         _fail("prompts.original.prompt", "is required: the original prompt x.")
+    for name in ("prompt", "system"):
+        if isinstance(original.get(name), str):
+            _checked(check_prompt_text, original[name], f"prompts.original.{name}")
     items = prompts.get("perturbations")
     if not isinstance(items, list) or not items:
         _fail("prompts.perturbations", "must be a non-empty list of perturbed prompts.")
+    if len(items) > MAX_PERTURBATIONS:
+        _fail("prompts.perturbations", f"holds at most {MAX_PERTURBATIONS:,} perturbations ({PERTURBATIONS_WHY}).")
     perturbations, seen = [], set()
     for position, item in enumerate(items):
         key = f"prompts.perturbations[{position}]"
         item = _mapping(item, key, _PERTURBATION)
         pid = str(item.get("id") or f"p{position + 1}")
         if pid in seen:
-            _fail(f"{key}.id", f"repeats {pid!r}; ids must be unique.")
+            _fail(f"{key}.id", "repeats an earlier perturbation's id; ids must be unique.")
         seen.add(pid)
         if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
             _fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
+        for name in ("prompt", "system"):
+            if isinstance(item.get(name), str):
+                _checked(check_prompt_text, item[name], f"{key}.{name}")
         kind = _checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
         transform = {"type": "literal", "prompt": item["prompt"]}
         if item.get("system") is not None:
@@ -290,13 +332,20 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
     known_ids = tuple(p.id for p in scenario.perturbations)
     ids = [_checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
     sequential = _sequential(spec)
+    k = sequential["k_max"] if sequential else _checked(check_positive_int, spec.get("k", 20), "k", minimum=2,
+                                                         maximum=MAX_SAMPLES, why=SAMPLES_WHY)
+    n_resamples = _checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples", maximum=MAX_RESAMPLES,
+                           why=RESAMPLES_WHY)
+    try:
+        check_audit_size(len(ids), k, n_resamples, batch_size=sequential["batch_size"] if sequential else None)
+    except InvalidValue as error:
+        raise SpecError(error.without_value, error.name) from None
     return AuditSpec(
         name=_name(spec.get("name"), scenario.id),
         sampler=sampler, perturbed_sampler=perturbed, embedder=embedder, scenario=scenario,
         perturbation_ids=tuple(ids),
-        k=sequential["k_max"] if sequential else _checked(check_positive_int, spec.get("k", 20), "k", minimum=2),
-        n_resamples=_checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples",
-                             maximum=MAX_RESAMPLES),
+        k=k,
+        n_resamples=n_resamples,
         similarity=_checked(check_choice, spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
         discrepancy=_checked(check_choice, spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
         correction=_checked(check_choice, spec.get("correction", "bonferroni"), "correction", tuple(METHODS)),
@@ -309,9 +358,16 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
 
 
 def load_spec(path: str | Path) -> AuditSpec:
+    """Read and validate a SPEC file; an error names the file, the key and its line (never its value)."""
     path = Path(path)
     data = read_yaml(path, SpecError)
     try:
         return parse_spec(data)
     except SpecError as error:
-        raise SpecError(f"{path.name}: {error}") from None
+        line = None
+        if error.key:
+            lines, key = key_lines(path), error.key
+            while key and key not in lines:  # an inner key the file does not spell out: its parent's line
+                key = key.rpartition(".")[0] if "." in key else key.rpartition("[")[0]
+            line = lines.get(key)
+        raise SpecError(f"{path.name}{f', line {line}' if line else ''}: {error}", error.key) from None

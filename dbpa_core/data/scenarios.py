@@ -18,6 +18,11 @@ persona_pad     ``prefix`` (a persona) is put before the prompt and copies of ``
                 asked with a persona: does a longer context hide it?).
 system          ``system`` replaces the system prompt (a system perturbation).
 literal         ``prompt`` (and optionally ``system``) replace the prompt as a whole.
+
+A scenario file may ``extends: <id>`` another file of the same folder: it then
+takes that scenario's ``template``, ``fields``, ``system`` and ``facets`` (one
+patient, one set of simulated answers) and brings its own perturbations, so a
+second design on the same prompt repeats nothing.
 """
 
 from __future__ import annotations
@@ -270,9 +275,25 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     return scenario
 
 
+#: What a scenario file that ``extends`` another takes from it (unless it gives its own).
+_INHERITED_KEYS = ("template", "fields", "system", "facets")
+
+
 def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate one scenario file."""
-    return parse_scenario(read_yaml(path, ScenarioError), source=Path(path).name)
+    """Load and validate one scenario file (resolving ``extends`` against its folder)."""
+    path = Path(path)
+    data = read_yaml(path, ScenarioError)
+    if isinstance(data, dict) and "extends" in data:
+        data = dict(data)
+        base_id = data.pop("extends")
+        base_path = path.parent / f"{base_id}.yaml"
+        if not isinstance(base_id, str) or not base_path.is_file():
+            _fail(path.name, "extends", f"must name a scenario file beside it ({base_id}.yaml was not found).")
+        base = read_yaml(base_path, ScenarioError)
+        if not isinstance(base, dict) or "extends" in base:
+            _fail(path.name, "extends", f"names {base_path.name}, which must be a scenario that extends none.")
+        data = {**{key: base[key] for key in _INHERITED_KEYS if key in base}, **data}
+    return parse_scenario(data, source=path.name)
 
 
 def load_scenarios(directory: str | Path | None = None) -> dict[str, Scenario]:

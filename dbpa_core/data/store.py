@@ -15,6 +15,11 @@ sample cannot corrupt the file or duplicate a row.  The first write wins and
 uses it instead of its own draw: a server that ignores ``seed`` (OpenAI's is
 best-effort) gives two writers different texts for one slot, and both must
 report exactly what the store will replay.
+
+A file is only ever written once it is known to be a store: the SQLite header
+carries this program's ``application_id`` and schema version, read before any
+connection opens it, so another program's database, another schema or a newer
+version's store is refused untouched (no journal file either).
 """
 
 from __future__ import annotations
@@ -23,14 +28,16 @@ import hashlib
 import json
 import os
 import sqlite3
+import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterable
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
 
-from .._validation import is_secret_name
+from .._validation import is_secret_name, redact
 
 
 _SCHEMA = """
@@ -68,6 +75,25 @@ _WRITE_SAMPLE = ("INSERT INTO samples VALUES (?, ?, ?, ?, ?) ON CONFLICT (reques
                  "WHERE trim(samples.text, ' ' || char(9) || char(10) || char(13)) = ''")
 
 
+#: Written into the SQLite header (``PRAGMA application_id``): the bytes "DBPA".  A file that carries
+#: another program's id is never opened for writing.
+APPLICATION_ID = 0x44425041
+#: The layout of the tables (``PRAGMA user_version``); a file with a larger one was written by a newer
+#: version of this program and is refused rather than misread.
+SCHEMA_VERSION = 1
+# The tables and columns of the schema: a store written before the header was stamped is recognised by them.
+_TABLES = {"requests": {"request_key", "description"},
+           "samples": {"request_key", "sample_index", "text", "token_logprobs", "created"},
+           "embeddings": {"embedder_key", "text_hash", "vector"},
+           "batch_requests": {"custom_id", "kind", "target", "item"}}
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+class StoreError(RuntimeError):
+    """The store could not be written or read (a full disk, a file locked or damaged); the message names the
+    file, the reason and the fix.  Samples stored before stay stored."""
+
+
 def default_store_path() -> Path:
     """``$DBPA_STORE`` or ``~/.cache/dbpa_explorer/store.sqlite``."""
     configured = os.environ.get("DBPA_STORE")
@@ -77,9 +103,12 @@ def default_store_path() -> Path:
 
 
 def _canonical(description: dict) -> str:
-    for name in description:
+    for name, value in description.items():
         if is_secret_name(name):
             raise ValueError(f"refusing to store the setting {name!r}: it looks like a secret.")
+        if name in ("backend", "model", "base_url") and isinstance(value, str) and redact(value) != value:
+            raise ValueError(f"refusing to store the setting {name!r}: its value holds a credential; pass keys "
+                             "separately (OPENAI_API_KEY), never inside a model name or a URL.")
     return json.dumps(description, sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -92,6 +121,58 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def store_failure(error: sqlite3.Error, path: Path) -> StoreError:
+    """A :class:`StoreError` saying in plain words what a SQLite error means for the store at ``path``."""
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_FULL") or "disk is full" in str(error):
+        return StoreError(f"the disk holding the sample store {path} is full: free some space (or give "
+                          "--store / $DBPA_STORE on another disk) and run the same command again; samples stored "
+                          "before are kept and nothing half-written is left.")
+    if name.startswith("SQLITE_READONLY") or "readonly" in str(error):
+        return StoreError(f"the sample store {path} has become read-only: give a writable --store path (or fix "
+                          "the file's and its folder's permissions) and run again.")
+    if name.startswith("SQLITE_BUSY") or "locked" in str(error):
+        return StoreError(f"the sample store {path} stayed locked by another program for 60 s; close it (a "
+                          "database browser?) and run again.")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return StoreError(f"the sample store {path} is damaged ({error}); move it away and run again to start a "
+                          "new one.")
+    return StoreError(f"the sample store {path} failed ({error}); check the disk and run again.")
+
+
+def _read_header(path: Path) -> bytes | None:
+    """The first 100 bytes of ``path`` (the SQLite header), read without opening it as a database."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(100)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ValueError(f"`store`: {path} cannot be read ({error.strerror}); give another path.") from None
+
+
+def _tables_of(path: Path) -> dict[str, set[str]] | None:
+    """The tables (and their columns) of an SQLite file, read without writing anything next to it
+    (``immutable=1``: no journal, no lock file); None when it cannot be read as a database."""
+    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1"
+    try:
+        with closing(sqlite3.connect(uri, uri=True)) as connection:
+            names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            return {name: {row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')} for name in names}
+    except sqlite3.DatabaseError:
+        return None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be created in ``folder`` (tried, since root ignores permission bits but not a
+    read-only mount or an immutable folder)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
 class SampleStore:
     """SQLite store of samples and embeddings.
 
@@ -100,6 +181,16 @@ class SampleStore:
     path : str or Path, optional
         Database file; created with its folder if missing.  Default
         :func:`default_store_path`.
+
+    Raises
+    ------
+    ValueError
+        Before anything is written: the path is a folder; the file is not
+        this program's store (another program's SQLite, another schema, a
+        newer schema version, not SQLite at all); or it cannot be written
+        (a read-only file, folder or disk).
+    StoreError
+        The store could not be created (a full disk); nothing is left behind.
     """
 
     def __init__(self, path: str | Path | None = None):
@@ -107,19 +198,68 @@ class SampleStore:
         if self.path.is_dir():
             raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
                              f"{self.path / 'store.sqlite'}.")
+        stamped = self._recognise()
+        folder = self.path.parent
+        missing = [parent for parent in (folder, *folder.parents) if not parent.exists()]
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ValueError(f"`store`: cannot create the folder {self.path.parent} ({error.strerror}); "
+            raise ValueError(f"`store`: cannot create the folder {folder} ({error.strerror}); "
                              "give a writable path.") from None
+        if not _writable(folder) or (self.path.exists() and not os.access(self.path, os.W_OK)) \
+                or (self.path.exists() and not _opens_for_writing(self.path)):
+            raise ValueError(f"`store`: {self.path} is read-only (no write permission on the file or its folder "
+                             f"{folder}, or a read-only disk); give a writable path with --store or $DBPA_STORE.")
+        new = not self.path.exists() or self.path.stat().st_size == 0
         try:
             with closing(self._connect()) as connection, connection:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as error:
-            # Opening a text file or another program's database must not overwrite it.
-            raise ValueError(f"`store`: {self.path} is not a sample store ({error}); give a new file path, "
-                             "or delete the file if it is a broken store.") from None
+                if not stamped:
+                    connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except sqlite3.Error as error:
+            if new:  # nothing half-made stays behind: the file (and its journals) and folders made for it go
+                for leftover in (self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+                    leftover.unlink(missing_ok=True)
+                for parent in missing:
+                    try:
+                        parent.rmdir()
+                    except OSError:
+                        break
+            raise store_failure(error, self.path) from None
+
+    def _recognise(self) -> bool:
+        """Refuse (ValueError) a file that is not this program's store, reading only; True when the file is
+        already stamped as a store of this schema version."""
+        header = _read_header(self.path)
+        if not header:  # no file, or an empty one: a new store
+            return False
+        where = f"`store`: {self.path}"
+        if not header.startswith(_SQLITE_MAGIC) or len(header) < 100:
+            raise ValueError(f"{where} is not a sample store (not an SQLite database); give a new file path, or "
+                             "delete the file if it is a broken store.")
+        application_id = int.from_bytes(header[68:72], "big")
+        version = int.from_bytes(header[60:64], "big")
+        if application_id == APPLICATION_ID:
+            if version > SCHEMA_VERSION:
+                raise ValueError(f"{where} was written by a newer version of DBPA Explorer (store schema {version}; "
+                                 f"this version reads up to {SCHEMA_VERSION}); upgrade, or give another path.")
+            return version == SCHEMA_VERSION
+        if application_id != 0:
+            raise ValueError(f"{where} is another program's SQLite database (application id {application_id:#x}); "
+                             "it is left untouched: give a new file path.")
+        tables = _tables_of(self.path)
+        if tables is None:
+            raise ValueError(f"{where} is not a sample store (a damaged or encrypted SQLite file); give a new file "
+                             "path.")
+        foreign = {name: columns for name, columns in tables.items()
+                   if name not in _TABLES or not columns <= _TABLES[name] | {"rowid"}}
+        if foreign or version not in (0, SCHEMA_VERSION):
+            listed = ", ".join(sorted(foreign)) or f"schema version {version}"
+            raise ValueError(f"{where} is not a sample store: it holds other tables or columns ({listed}); it is "
+                             "left untouched: give a new file path.")
+        return False  # a store written before the header was stamped: stamped now
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=60)
@@ -128,6 +268,19 @@ class SampleStore:
         # case); only an OS crash may lose the last few samples.
         connection.execute("PRAGMA synchronous=NORMAL")
         return connection
+
+    @contextmanager
+    def _transaction(self, write: bool = True):
+        """One connection (a transaction when ``write``); a SQLite failure becomes a :class:`StoreError`."""
+        try:
+            with closing(self._connect()) as connection:
+                if write:
+                    with connection:
+                        yield connection
+                else:
+                    yield connection
+        except sqlite3.Error as error:
+            raise store_failure(error, self.path) from None
 
     # ------------------------------------------------------------- samples
     def get_samples(self, description: dict, indices: Iterable[int]) -> dict[int, tuple[str, list | None]]:
@@ -145,7 +298,7 @@ class SampleStore:
         """Rows of ``sql`` (with one ``IN ({})`` placeholder) for ``key`` and ``values``, in
         chunks of 500 to stay under SQLite's variable limit."""
         rows = []
-        with closing(self._connect()) as connection:
+        with self._transaction(write=False) as connection:
             for start in range(0, len(values), 500):
                 chunk = values[start : start + 500]
                 rows += connection.execute(sql.format(",".join("?" * len(chunk))), [key, *chunk]).fetchall()
@@ -163,7 +316,7 @@ class SampleStore:
             which the caller must use instead of its own.
         """
         key = request_key(description)
-        with closing(self._connect()) as connection, connection:
+        with self._transaction() as connection:
             # BEGIN IMMEDIATE: the insert and the read-back see one state of the file.
             connection.execute("BEGIN IMMEDIATE")
             connection.execute(
@@ -181,7 +334,7 @@ class SampleStore:
         return stored, json.loads(logprobs) if logprobs is not None else None
 
     def count_samples(self, description: dict) -> int:
-        with closing(self._connect()) as connection:
+        with self._transaction(write=False) as connection:
             (count,) = connection.execute(
                 "SELECT COUNT(*) FROM samples WHERE request_key = ?", (request_key(description),)
             ).fetchone()
@@ -194,9 +347,16 @@ class SampleStore:
                                embedder_key, hashes)
         return {digest: np.frombuffer(blob, dtype=np.float32) for digest, blob in rows}
 
+    def embedding_dimension(self, embedder_key: str) -> int | None:
+        """The dimension of the vectors stored for ``embedder_key`` (None when there are none)."""
+        with self._transaction(write=False) as connection:
+            row = connection.execute("SELECT length(vector) FROM embeddings WHERE embedder_key = ? LIMIT 1",
+                                     (embedder_key,)).fetchone()
+        return None if row is None else int(row[0]) // 4  # float32
+
     def put_embeddings(self, embedder_key: str, texts: list[str], vectors: np.ndarray) -> None:
         rows = [(embedder_key, text_hash(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
-        with closing(self._connect()) as connection, connection:
+        with self._transaction() as connection:
             connection.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
 
     # ------------------------------------------------------- batch files
@@ -209,13 +369,13 @@ class SampleStore:
         """Remember (custom_id, kind, target, item) of exported lines; re-registering is harmless."""
         encoded = [(custom_id, kind, _canonical(target) if isinstance(target, dict) else target,
                     json.dumps(item, ensure_ascii=False)) for custom_id, kind, target, item in rows]
-        with closing(self._connect()) as connection, connection:
+        with self._transaction() as connection:
             connection.executemany("INSERT OR IGNORE INTO batch_requests VALUES (?, ?, ?, ?)", encoded)
 
     def batch_requests(self, custom_ids: Iterable[str]) -> dict[str, tuple[str, dict | str, int | list[str]]]:
         """The registered (kind, target, item) of each known custom_id; unknown ones are absent."""
         ids, rows = list(dict.fromkeys(custom_ids)), []
-        with closing(self._connect()) as connection:
+        with self._transaction(write=False) as connection:
             for start in range(0, len(ids), 500):  # under SQLite's variable limit
                 chunk = ids[start : start + 500]
                 rows += connection.execute("SELECT custom_id, kind, target, item FROM batch_requests WHERE "
@@ -231,9 +391,18 @@ class SampleStore:
         rows = [(request_key(description), _canonical(description), int(index), text)
                 for description, index, text in rows]
         now = time.time()
-        with closing(self._connect()) as connection, connection:
+        with self._transaction() as connection:
             connection.executemany("INSERT OR IGNORE INTO requests (request_key, description) VALUES (?, ?)",
                                    [(key, canonical) for key, canonical, _, _ in rows])
             before = connection.total_changes
             connection.executemany(_WRITE_SAMPLE, [(key, index, text, None, now) for key, _, index, text in rows])
             return connection.total_changes - before
+
+
+def _opens_for_writing(path: Path) -> bool:
+    """Whether ``path`` opens for writing (opened, not written: its bytes stay as they are)."""
+    try:
+        os.close(os.open(path, os.O_RDWR))
+        return True
+    except OSError:
+        return False

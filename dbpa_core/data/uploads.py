@@ -15,7 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import DIMENSION_WHY, MAX_DIMENSION, MAX_SAMPLES, SAMPLES_WHY, check_completion_text
+
+#: Largest file read (the app's upload limit, ``server.maxUploadSize`` in .streamlit/config.toml, is the same).
 MAX_BYTES = 20 * 1024 * 1024
+#: Most rows of a file; each arm holds at most :data:`dbpa_core._validation.MAX_SAMPLES` of them.
 MAX_ROWS = 20_000
 
 
@@ -34,24 +38,45 @@ class SampleTable:
     texts: dict
     embeddings: dict | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
+    #: Rows without a `text` (a file of embeddings): their texts are "" placeholders, not outputs.
+    missing_texts: int = 0
+    filename: str = ""
 
     @property
     def arms(self) -> list[str]:
         return list(self.texts)
+
+    def require_texts(self, purpose: str) -> None:
+        """Refuse a text-only measure (BLEU, ROUGE-L, the themes of --explain) on rows that carry no text:
+        it would be computed on empty strings and read as a result."""
+        if self.missing_texts:
+            raise ValueError(f"{self.filename or 'the file'}: {purpose} needs the output texts, but "
+                             f"{self.missing_texts:,} row(s) have only an `embedding`; add a `text` column, or "
+                             "choose an embedding similarity (cosine, neg_l1, neg_l2).")
 
 
 def _parse_embedding(value, where: str) -> list[float]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise ValueError(f"{where}: `embedding` must be a JSON list of numbers, e.g. [0.1, -0.2].") from None
     if not isinstance(value, list) or not value or not all(isinstance(v, int | float) and not isinstance(v, bool)
                                                           for v in value):
         raise ValueError(f"{where}: `embedding` must be a non-empty list of numbers.")
-    if not np.all(np.isfinite(value)):
+    if len(value) > MAX_DIMENSION:
+        raise ValueError(f"{where}: `embedding` has {len(value):,} numbers; at most {MAX_DIMENSION:,} "
+                         f"({DIMENSION_WHY}).")
+    try:
+        vector = [float(v) for v in value]
+    except OverflowError:
+        raise ValueError(f"{where}: `embedding` holds a number too large for a float.") from None
+    if not np.all(np.isfinite(vector)):
         raise ValueError(f"{where}: `embedding` contains NaN or infinity.")
-    return [float(v) for v in value]
+    if not any(vector):
+        raise ValueError(f"{where}: `embedding` is all zeros: a vector without a direction cannot be compared; "
+                         "re-embed that output.")
+    return vector
 
 
 def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) -> SampleTable:
@@ -86,7 +111,7 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
     texts: dict[str, list[str]] = {}
     vectors: dict[str, list[list[float]]] = {}
     has_embeddings = any("embedding" in row for _, row in rows)
-    dimension = None
+    dimension, missing = None, 0
     for where, row in rows:
         arm = row.get("arm", default_arm)
         if arm is None or str(arm).strip() == "":
@@ -100,7 +125,13 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
             # A number, boolean or list is not an output text; str() would test "nan" or "True".
             raise ValueError(f"{where}: `text` must be a string; got {type(text).__name__} {text!r:.40}. "
                              "Quote the output text.")
+        if text is not None and (problem := check_completion_text(text)):
+            raise ValueError(f"{where}: `text`: {problem}.")
+        missing += text is None
         texts.setdefault(arm, []).append("" if text is None else text)
+        if len(texts[arm]) > MAX_SAMPLES:
+            raise ValueError(f"{where}: arm {arm!r} has more than {MAX_SAMPLES:,} outputs, the most a test takes "
+                             f"({SAMPLES_WHY}); keep a random subset of each arm.")
         if has_embeddings:
             if "embedding" not in row or row["embedding"] in ("", None):
                 raise ValueError(f"{where}: column `embedding` is empty; give every row an embedding or none.")
@@ -117,7 +148,7 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
         counts = ", ".join(f"{n} of {len(texts[arm])} in arm {arm!r}" for arm, n in empty.items() if n)
         notes.append(f"{filename}: {sum(empty.values())} empty text(s) ({counts}) are kept as outputs; remove "
                      "them if they are failed calls rather than answers.")
-    return SampleTable(texts, embeddings, tuple(notes))
+    return SampleTable(texts, embeddings, tuple(notes), missing, filename)
 
 
 def read_sample_file(path: str | Path, *, default_arm: str | None = None) -> SampleTable:
@@ -158,11 +189,17 @@ def _csv_rows(content: str, filename: str, columns: tuple[str, ...] = ("arm", "t
         alternatives = "".join(f" (or `{name}`)" for name in one_of[1:])
         raise ValueError(f"{filename}: no column `{one_of[0]}`{alternatives}; found {', '.join(reader.fieldnames)}.")
     rows = []
-    for number, raw in enumerate(reader, start=2):
-        if None in raw:
-            raise ValueError(f"{filename}, row {number}: more values than column names; quote texts that "
-                             "contain commas.")
-        rows.append((f"{filename}, row {number}", {k.strip().lower(): v for k, v in raw.items()}))
+    number = 1
+    try:
+        for number, raw in enumerate(reader, start=2):
+            if None in raw:
+                raise ValueError(f"{filename}, row {number}: more values than column names; quote texts that "
+                                 "contain commas.")
+            rows.append((f"{filename}, row {number}", {k.strip().lower(): v for k, v in raw.items()}))
+    except csv.Error as error:
+        # e.g. a field over the csv module's 131,072-character limit, or an unclosed quote swallowing the file
+        raise ValueError(f"{filename}, row {number + 1}: not readable as CSV ({error}); check the quoting of "
+                         "that row.") from None
     return rows
 
 
@@ -173,6 +210,11 @@ def _jsonl_rows(content: str, filename: str):
             items = json.loads(stripped)
         except json.JSONDecodeError as error:
             raise ValueError(f"{filename}: not valid JSON ({error.msg} at line {error.lineno}).") from None
+        except RecursionError:
+            raise ValueError(f"{filename}: nested too deeply to be a list of samples.") from None
+        if not isinstance(items, list):
+            raise ValueError(f"{filename}: a JSON file must be a list of objects like "
+                             '{"arm": "original", "text": "…"}, or one object per line (JSONL).')
         lines = [(f"{filename}, item {i + 1}", item) for i, item in enumerate(items)]
     else:
         lines = []
@@ -183,6 +225,9 @@ def _jsonl_rows(content: str, filename: str):
                 lines.append((f"{filename}, line {number}", json.loads(line)))
             except json.JSONDecodeError as error:
                 raise ValueError(f"{filename}, line {number}: not valid JSON ({error.msg}).") from None
+            except RecursionError:
+                raise ValueError(f"{filename}, line {number}: nested too deeply to be a sample (an object like "
+                                 '{"arm": "original", "text": "…"}).') from None
     rows = []
     for where, item in lines:
         if not isinstance(item, dict):

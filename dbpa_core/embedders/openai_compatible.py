@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_base_url, check_positive_float, check_positive_int, redact_url
+from .._validation import (DIMENSION_WHY, EMBED_BATCH_WHY, MAX_DIMENSION, MAX_EMBED_BATCH, MAX_RETRIES, MAX_TIMEOUT,
+                           RETRIES_WHY, check_base_url, check_positive_float, check_positive_int, redact_url)
 from ..samplers.base import EndpointError
 from ..samplers.openai_compatible import OPENAI_URL, call_endpoint, make_client, not_json_reason
 from .base import Embedder
@@ -27,9 +28,10 @@ class OpenAIEmbedder(Embedder):
         self._model = model
         base_url = check_base_url(base_url)
         self.base_url = redact_url(base_url)  # part of the store key: never a credential
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.timeout = check_positive_float(timeout, "timeout")
-        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
+        self.batch_size = check_positive_int(batch_size, "batch_size", maximum=MAX_EMBED_BATCH, why=EMBED_BATCH_WHY)
+        self.timeout = check_positive_float(timeout, "timeout", maximum=MAX_TIMEOUT, why="an hour")
+        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES,
+                                              why=RETRIES_WHY)
         self._client = make_client(base_url, api_key, self.timeout)
 
     @property
@@ -47,27 +49,55 @@ class OpenAIEmbedder(Embedder):
         body = self.embeddings_request(texts)
         response = call_endpoint(lambda: self._client.embeddings.create(**body), url=url, timeout=self.timeout,
                                  max_retries=self.max_retries)
-        data = getattr(response, "data", None)
         if isinstance(response, str | bytes):
             raise EndpointError(url, not_json_reason(response))
-        if not data or len(data) != len(texts):
-            raise EndpointError(url, f"the reply holds {len(data or ())} embeddings for {len(texts)} texts; check "
-                                "that `model` is an embedding model.")
-        return response_vectors([{"index": item.index, "embedding": item.embedding} for item in data])
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != len(texts):
+            raise EndpointError(url, f"the reply holds {len(data) if isinstance(data, list) else 0} embeddings for "
+                                f"{len(texts)} texts; check that `model` is an embedding model.")
+        try:
+            return response_vectors([{"index": item.index, "embedding": item.embedding} for item in data])
+        except (AttributeError, KeyError, TypeError, ValueError) as problem:
+            # A reply of the wrong shape is the server's fault: never a crash, never a stored vector.
+            raise EndpointError(url, f"the reply's embeddings cannot be used ({problem}); check that `model` is "
+                                "an embedding model and `base_url` an OpenAI-compatible server.") from None
 
 
 def response_vectors(data: list[dict]) -> np.ndarray:
     """One vector per input, in input order, from the ``data`` list of an embeddings response.
 
-    Items are ordered by their ``index`` (the API does not promise input order).
+    Items are ordered by their ``index`` (the API does not promise input order), which must be
+    exactly 0 … n − 1; every vector must have the same dimension (at most
+    :data:`~dbpa_core._validation.MAX_DIMENSION`), finite numbers and a non-zero length.
+    Raises ``ValueError`` naming what is wrong otherwise (a batch file's line, a server's reply).
     """
+    indices = [item["index"] for item in data]
+    if sorted(i if isinstance(i, int) and not isinstance(i, bool) else -1 for i in indices) != list(range(len(data))):
+        raise ValueError(f"the `index` values are not 0 … {len(data) - 1}, each once")
     ordered = sorted(data, key=lambda item: item["index"])
-    return np.array([_pooled(item["embedding"]) for item in ordered], dtype=np.float32)
+    vectors = [_pooled(item["embedding"]) for item in ordered]
+    dimensions = {vector.shape[0] for vector in vectors}
+    if len(dimensions) > 1:
+        raise ValueError(f"the embeddings have different dimensions ({', '.join(map(str, sorted(dimensions)))})")
+    array = np.array(vectors, dtype=np.float32)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"embedding {int(np.argwhere(~np.isfinite(array))[0, 0])} holds NaN or infinity")
+    norms = np.linalg.norm(array.astype(np.float64), axis=1)
+    if not np.all(norms > 0):
+        raise ValueError(f"embedding {int(np.argwhere(~(norms > 0))[0, 0])} is all zeros (no direction)")
+    return array
 
 
 def _pooled(embedding) -> np.ndarray:
     """One vector per text.  A llama.cpp server whose model has no pooling
     returns one vector per token; those are averaged (mean pooling, as
     sentence-transformers does for MiniLM)."""
-    array = np.asarray(embedding, dtype=np.float32)
+    if not isinstance(embedding, list | tuple | np.ndarray) or not len(embedding):
+        raise ValueError("an `embedding` is not a non-empty list of numbers")
+    array = np.asarray(embedding)
+    if array.dtype.kind not in "iuf" or array.ndim not in (1, 2):
+        raise ValueError("an `embedding` is not a list of numbers")
+    array = array.astype(np.float32)
+    if array.shape[-1] > MAX_DIMENSION:
+        raise ValueError(f"an embedding has {array.shape[-1]:,} numbers; at most {MAX_DIMENSION:,} ({DIMENSION_WHY})")
     return array.mean(axis=0) if array.ndim == 2 else array

@@ -71,31 +71,37 @@ class ShippedEmbeddings:
         return len(self.rows)
 
 
-@lru_cache(maxsize=1)
-def shipped_embeddings() -> ShippedEmbeddings:
-    """The shipped MiniLM vectors of the paper's responses (read once per process).
+@lru_cache(maxsize=4)
+def read_vectors(path) -> ShippedEmbeddings:
+    """A shipped vector file as ``scripts/embed_paper.py`` writes it (read once per process and path).
 
     Raises
     ------
     PaperDataError
-        If the file is missing or not as ``scripts/embed_paper.py`` writes it.
+        If the file is missing or not in that format.
     """
-    path = EMBEDDINGS_FILE
     try:
         with np.load(path) as shipped:
             hashes, vectors, key = shipped["text_hashes"], shipped["vectors"], str(shipped["embedder_key"])
     except FileNotFoundError:
-        raise PaperDataError(f"{path}: the shipped embeddings are missing; restore assets/paper/ from git or "
-                             "rerun scripts/embed_paper.py.") from None
+        raise PaperDataError(f"{path}: the shipped embeddings are missing; restore assets/ from git or rerun "
+                             "the script that wrote them.") from None
     except (KeyError, ValueError, OSError, zipfile.BadZipFile) as problem:
-        raise PaperDataError(f"{path}: not the file scripts/embed_paper.py writes ({problem}).") from None
+        raise PaperDataError(f"{path}: not a file of text_hashes, vectors and embedder_key ({problem}); restore "
+                             "assets/ from git or rerun the script that wrote it.") from None
     if hashes.ndim != 2 or hashes.shape[1] != 32 or vectors.ndim != 2 or len(vectors) != len(hashes):
-        raise PaperDataError(f"{path}: expected one 32-byte sha256 per vector row; rerun scripts/embed_paper.py.")
+        raise PaperDataError(f"{path}: expected one 32-byte sha256 per vector row; rerun the script that wrote it.")
     vectors.setflags(write=False)
     return ShippedEmbeddings(key, MappingProxyType({bytes(h).hex(): i for i, h in enumerate(hashes)}), vectors)
 
 
-def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=None) -> dict[str, np.ndarray]:
+def shipped_embeddings() -> ShippedEmbeddings:
+    """The shipped MiniLM vectors of the paper's responses (:data:`EMBEDDINGS_FILE`)."""
+    return read_vectors(EMBEDDINGS_FILE)
+
+
+def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=None,
+                            shipped: ShippedEmbeddings | None = None) -> dict[str, np.ndarray]:
     """Serve the shipped vectors of the texts the store lacks, and put them into the store.
 
     The packaged MiniLM's vectors of every response the experiments embed
@@ -112,13 +118,15 @@ def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=No
         The experiment's embedder (``Embedder.key``); another embedder than
         the one that wrote the file gets nothing from it.
     store : SampleStore, optional
+    shipped : ShippedEmbeddings, optional
+        The file to serve from (default :func:`shipped_embeddings`, the paper's responses).
 
     Returns
     -------
     dict of text_hash -> ndarray of shape (dim,), float32
         The vectors served from the file (texts the file lacks are absent).
     """
-    shipped = shipped_embeddings()
+    shipped = shipped if shipped is not None else shipped_embeddings()
     distinct = list(dict.fromkeys(texts))
     if embedder_key != shipped.embedder_key or not distinct:
         return {}
@@ -127,14 +135,14 @@ def load_shipped_embeddings(texts: Sequence[str], *, embedder_key: str, store=No
     if not found:
         return {}
     rows = shipped.vectors[[shipped.rows[text_hash(t)] for t in found]].astype(np.float32)
-    vectors = unit_rows(rows, EMBEDDINGS_FILE.name)
+    vectors = unit_rows(rows, "the shipped vectors")
     if store is not None:
         store.put_embeddings(embedder_key, found, vectors)
     return {text_hash(t): v for t, v in zip(found, vectors)}
 
 
 def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress | None = None,
-                 stage: str = "embedding the paper's responses") -> dict:
+                 stage: str = "embedding the paper's responses", shipped: ShippedEmbeddings | None = None) -> dict:
     """Embed several arms in one call (one progress bar, one store lookup).
 
     Vectors come from the store, else from the shipped file
@@ -148,6 +156,8 @@ def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress 
         Default: the packaged MiniLM.
     store : SampleStore, optional
         Caches every vector, so a second run embeds nothing.
+    shipped : ShippedEmbeddings, optional
+        The shipped vector file to consult (default the paper's responses').
 
     Returns
     -------
@@ -157,7 +167,7 @@ def embed_groups(groups: dict, *, embedder=None, store=None, progress: Progress 
     texts = [text for group in groups.values() for text in group]
     known = store.get_embeddings(embedder.key, texts) if store is not None else {}
     known.update(load_shipped_embeddings([t for t in texts if text_hash(t) not in known], embedder_key=embedder.key,
-                                         store=store))
+                                         store=store, shipped=shipped))
     rest = list(dict.fromkeys(t for t in texts if text_hash(t) not in known))
     if rest:
         fresh = embedder.embed(rest, store=store,

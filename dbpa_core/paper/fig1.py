@@ -1,123 +1,55 @@
-"""Figs 1–2 (paper §4.2): TPR/FPR over α for controls vs targets, per model, on the shipped responses."""
+"""Figs 1–2 (paper §4.2): TPR/FPR over α of controls vs targets per model, in §4.2's shared-original design.
+
+Two setups, each reported with ``design = "shared_original"`` (:mod:`dbpa_core.paper.design`):
+
+* **shipped paraphrases** — the paper's own responses (9 models × 5 seeds, :mod:`dbpa_core.paper.loaders`).
+  Each of the eight paraphrases k of the fixed patient is in turn the original; the other seven paraphrases
+  are its controls (a change of wording only) and ``base`` is its target.  Per model and seed: 8 sets of
+  7 controls and 1 target; pooled over k and seeds, 280 controls and 40 targets per model.
+  *Confound:* ``base`` describes another, randomly drawn patient **and** is a structured prompt ("John has
+  these features: Age: …") where the paraphrases are free text, so a target's effect mixes a change of
+  patient with a change of prompt format.
+* **recorded cvd_nice** — local models' answers to the cvd_nice patient with 8 controls and 8 targets
+  justified against QRISK3/NICE thresholds (:mod:`dbpa_core.paper.cvd_roc`), the paper's own setup.
+
+:func:`figs_1_2` runs both; :func:`paraphrase_study` the first alone.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from itertools import combinations
+from dataclasses import dataclass
 
-import numpy as np
-
-from .._validation import check_probability
-from ..audit.experiments import RatesComparison
-from ..stats.permutation import dbpa_test_precomputed
-from ..stats.roc import ROCResult, roc_analysis
-from ..stats.similarity import embedding_similarity_matrix
 from . import loaders as paper
+from .design import ROCStudy, ModelROC, PerturbationSet, compare_sets
 from .embeddings import Progress, default_embedder, embed_groups, settings_iv
 
-
-@dataclass(frozen=True, eq=False)
-class ModelROC:
-    """One model of Figs 1–2: per-seed ROC of controls vs targets, and all seeds pooled.
-
-    Attributes
-    ----------
-    model : paper.PaperModel
-    seeds : tuple of int
-    rocs : tuple of ROCResult
-        One per seed (28 controls, 8 targets each).
-    pooled : ROCResult
-        All seeds' p-values together; TPR at an allowed FPR is read here
-        (with 28 controls per seed, an FPR of 1 % could not be resolved per seed).
-    control_pvalues, target_pvalues : ndarray of shape (n_seeds, 28) and (n_seeds, 8)
-    reported_pvalues : ndarray of shape (n_seeds, 8)
-        The reference run's ``base`` vs paraphrase p-values (its targets; it
-        ran no controls).
-    """
-
-    model: paper.PaperModel
-    seeds: tuple[int, ...]
-    rocs: tuple[ROCResult, ...]
-    pooled: ROCResult
-    control_pvalues: np.ndarray = field(repr=False)
-    target_pvalues: np.ndarray = field(repr=False)
-    reported_pvalues: np.ndarray = field(repr=False)
-
-    @property
-    def label(self) -> str:
-        return self.model.label
-
-    @property
-    def aucs(self) -> np.ndarray:
-        return np.array([roc.auc for roc in self.rocs])
-
-    @property
-    def auc_mean(self) -> float:
-        return float(self.aucs.mean())
-
-    @property
-    def auc_sd(self) -> float:
-        """Standard deviation over seeds (``np.std``, as the reference code's summaries)."""
-        return float(self.aucs.std())
-
-    def tpr_at_fpr(self, max_fpr: float) -> float:
-        """Best TPR of the pooled ROC whose FPR does not exceed ``max_fpr``."""
-        return self.pooled.tpr_at_fpr(max_fpr)[0]
-
-    def target_rejection_rate(self, alpha: float = 0.05, *, reported: bool = False) -> float:
-        """Share of ``base`` vs paraphrase tests with p < ``alpha`` (the reference run's "rejection rate")."""
-        alpha = check_probability(alpha, "alpha")
-        return float(np.mean((self.reported_pvalues if reported else self.target_pvalues) < alpha))
+#: The paraphrase setup's confound, stated wherever its result is shown.
+PARAPHRASE_CONFOUND = ("base describes another, randomly drawn patient and is a structured prompt ('John has "
+                       "these features: Age: …') where the paraphrases are free text: a target's effect mixes a "
+                       "change of patient with a change of prompt format")
 
 
-@dataclass(frozen=True, eq=False)
-class ROCStudy:
-    """Figs 1–2 reproduced: one :class:`ModelROC` per model."""
-
-    models: tuple[ModelROC, ...]
-    settings: dict
-
-    @property
-    def comparison(self) -> RatesComparison:
-        """The pooled ROCs as a :class:`~dbpa_core.audit.experiments.RatesComparison`, what the TPR/FPR
-        page shows (``summary(max_fpr)``, ``best_model_at(max_fpr)``)."""
-        return RatesComparison(tuple(m.label for m in self.models), {m.label: m.pooled for m in self.models})
-
-    def best_model_at(self, max_fpr: float) -> str:
-        """The model with the highest pooled TPR at FPR ≤ ``max_fpr`` (ties: larger AUC, then earlier)."""
-        return self.comparison.best_model_at(max_fpr)
-
-    def model(self, label: str) -> ModelROC:
-        """The :class:`ModelROC` of a model by its label."""
-        for model in self.models:
-            if model.label == label:
-                return model
-        raise KeyError(f"no model {label!r}; known: {', '.join(m.label for m in self.models)}.")
-
-    def best_depends_on_fpr(self, fprs: Sequence[float] = (0.01, 0.05)) -> bool | None:
-        """Whether the best model changes between the allowed FPRs (the paper's finding).
-
-        Only allowed FPRs at which some model flags a target count (a "best" with TPR 0 is a tie
-        broken by AUC, not a finding); None when fewer than two such FPRs remain.
-        """
-        decided = {self.best_model_at(f) for f in fprs if self.model(self.best_model_at(f)).tpr_at_fpr(f) > 0}
-        counted = sum(self.model(self.best_model_at(f)).tpr_at_fpr(f) > 0 for f in fprs)
-        return None if counted < 2 else len(decided) > 1
+def paraphrase_sets() -> tuple[PerturbationSet, ...]:
+    """Each paraphrase k as the original, the other seven as its controls, ``base`` as its target."""
+    n = len(paper.PARAPHRASE_PROMPTS)
+    return tuple(PerturbationSet(k, tuple(j for j in range(n) if j != k), ("base",)) for k in range(n))
 
 
-CONTROL_PAIRS = tuple(combinations(range(len(paper.PARAPHRASE_PROMPTS)), 2))
+def _models_and_seeds(models, seeds):
+    models = list(paper.PARAPHRASE_MODELS) if models is None else list(models)
+    if not models:
+        raise ValueError("`models` must name at least one model.")
+    seeds = tuple(seeds)
+    if not seeds:
+        raise ValueError("`seeds` must name at least one of the paper's seeds.")
+    return models, seeds
 
 
-def roc_study(models: Sequence[str] | None = None, *, seeds: Sequence[int] = paper.SEEDS, embedder=None, store=None,
-              n_resamples: int = 1000, seed: int = 0, discrepancy: str = "js_distance",
-              progress: Progress | None = None) -> ROCStudy:
-    """Figs 1–2: TPR/FPR over α for controls vs targets, per model (paper §4.2).
-
-    Controls are the 28 pairs of paraphrases of the same question (a change
-    of wording only); targets are ``base`` (another, randomly drawn patient)
-    against each of the 8 paraphrases (a content change).  Each seed gives
-    28 control and 8 target p-values.
+def paraphrase_study(models: Sequence[str] | None = None, *, seeds: Sequence[int] = paper.SEEDS, embedder=None,
+                     store=None, n_resamples: int = 1000, seed: int = 0, discrepancy: str = "js_distance",
+                     progress: Progress | None = None) -> ROCStudy:
+    """Figs 1–2 on the paper's shipped paraphrase responses, in the shared-original design.
 
     Parameters
     ----------
@@ -126,56 +58,67 @@ def roc_study(models: Sequence[str] | None = None, *, seeds: Sequence[int] = pap
     seeds : sequence of int
         Subset of :data:`dbpa_core.paper.loaders.SEEDS`.
     embedder, store, n_resamples, seed, progress
-        As in :func:`persona_table`.
+        As in :func:`dbpa_core.paper.table2.persona_table`.
     discrepancy : str
         ω (default the JS distance, as the paper).
 
     Returns
     -------
     ROCStudy
+        ``setup = "shipped_paraphrases"``; each model's ``reported_pvalues`` are the reference run's
+        ``base`` vs paraphrase p-values (its only tests: it ran no controls).
     """
     n_resamples, seed = settings_iv(n_resamples, seed, discrepancy)
     embedder = default_embedder(embedder)
-    models = list(paper.PARAPHRASE_MODELS) if models is None else list(models)
-    if not models:
-        raise ValueError("`models` must name at least one model.")
-    seeds = tuple(seeds)
-    if not seeds:
-        raise ValueError("`seeds` must name at least one of the paper's seeds.")
+    models, seeds = _models_and_seeds(models, seeds)
     runs = {(m, s): paper.load_paraphrases(m, s) for m in models for s in seeds}
-    vectors = embed_groups({key: run.base + sum(run.paraphrases, ()) for key, run in runs.items()},
-                           embedder=embedder, store=store, progress=progress)
-    results, total, done = [], len(runs) * (len(CONTROL_PAIRS) + len(paper.PARAPHRASE_PROMPTS)), 0
+    groups = {(m, s, "base"): run.base for (m, s), run in runs.items()}
+    groups.update({(m, s, k): texts for (m, s), run in runs.items() for k, texts in enumerate(run.paraphrases)})
+    vectors = embed_groups(groups, embedder=embedder, store=store, progress=progress)
+    sets = paraphrase_sets()
+    results, done, total = [], 0, len(runs)
     for model in models:
-        rocs, controls, targets, reported = [], [], [], []
+        comparisons, reported = [], []
         for s in seeds:
-            # One similarity matrix per run: arm a is rows [20a, 20a + 20); arm 0 is base.
-            matrix = embedding_similarity_matrix(vectors[model, s].astype(np.float64), "cosine")
-            rows = [np.arange(a * paper.ARM_SIZE, (a + 1) * paper.ARM_SIZE) for a in range(9)]
-
-            def pvalue(a, b):
-                index = np.concatenate([rows[a], rows[b]])
-                return dbpa_test_precomputed(matrix[np.ix_(index, index)], paper.ARM_SIZE, discrepancy=discrepancy,
-                                             n_resamples=n_resamples, rng=np.random.default_rng(seed)).pvalue
-
-            control = [pvalue(i + 1, j + 1) for i, j in CONTROL_PAIRS]
-            target = [pvalue(0, i + 1) for i in range(len(paper.PARAPHRASE_PROMPTS))]
-            done += len(control) + len(target)
+            arms = {arm: vectors[m, t, arm] for (m, t, arm) in vectors if (m, t) == (model, s)}
+            comparisons += compare_sets(arms, sets, replicate=s, discrepancy=discrepancy, n_resamples=n_resamples,
+                                        seed=seed)
+            reference = paper.reported_paraphrases(model, s)
+            reported += [reference[str(k)].pvalue for k in range(len(paper.PARAPHRASE_PROMPTS))]
+            done += 1
             if progress:
                 progress("testing controls and targets", done, total)
-            rocs.append(roc_analysis(control + target, [False] * len(control) + [True] * len(target)))
-            controls.append(control)
-            targets.append(target)
-            reference = paper.reported_paraphrases(model, s)
-            reported.append([reference[str(i)].pvalue for i in range(len(paper.PARAPHRASE_PROMPTS))])
-        controls, targets = np.array(controls), np.array(targets)
-        pooled = roc_analysis(np.concatenate([controls.ravel(), targets.ravel()]),
-                              [False] * controls.size + [True] * targets.size)
-        results.append(ModelROC(paper.PARAPHRASE_MODELS[model], seeds, tuple(rocs), pooled, controls, targets,
-                                np.array(reported)))
+        info = paper.PARAPHRASE_MODELS[model]
+        results.append(ModelROC.from_comparisons(info.key, info.label, comparisons, reported))
     settings = {"embedder": embedder.key, "similarity": "cosine", "discrepancy": discrepancy,
                 "n_resamples": n_resamples, "seed": seed, "seeds": list(seeds),
-                "controls": "paraphrase i vs paraphrase j of the same patient (28 pairs per seed)",
-                "targets": "base (randomly drawn patient) vs each paraphrase (8 per seed)",
+                "originals": "each paraphrase k of the fixed patient in turn (8 per seed)",
+                "controls": "the other 7 paraphrases, each tested against paraphrase k",
+                "targets": "base (another patient, structured prompt) tested against paraphrase k",
+                "confound": PARAPHRASE_CONFOUND,
+                "replicates": "GPT-3.5's paraphrase answers are identical in all 5 seeds (only base is new): its "
+                              "seeds are not independent replicates",
                 "source": "assets/paper (Hypo-Test c586dfe, exps/SFLLM/4.2-Table2)"}
-    return ROCStudy(tuple(results), settings)
+    return ROCStudy("shipped_paraphrases", tuple(results), settings)
+
+
+@dataclass(frozen=True, eq=False)
+class Figs12:
+    """Figs 1–2 on both setups: the paper's shipped paraphrases and the recorded cvd_nice design."""
+
+    shipped: ROCStudy
+    recorded: ROCStudy
+
+    @property
+    def studies(self) -> tuple[ROCStudy, ...]:
+        return (self.shipped, self.recorded)
+
+
+def figs_1_2(*, embedder=None, store=None, n_resamples: int = 1000, seed: int = 0,
+             discrepancy: str = "js_distance", progress: Progress | None = None) -> Figs12:
+    """Figs 1–2 on the shipped paraphrases and on the recorded cvd_nice answers (both shared-original)."""
+    from .cvd_roc import cvd_study
+
+    shared = {"embedder": default_embedder(embedder), "store": store, "n_resamples": n_resamples, "seed": seed,
+              "discrepancy": discrepancy, "progress": progress}
+    return Figs12(paraphrase_study(**shared), cvd_study(**shared))

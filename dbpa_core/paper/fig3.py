@@ -53,7 +53,7 @@ def alignment_study(*, seeds: Sequence[int] = paper.SEEDS, embedder=None, store=
                     progress: Progress | None = None) -> AlignmentStudy:
     """Fig 3: GPT-3.5's answers (the reference) against each open model's, per seed (paper §4.3).
 
-    Parameters are as in :func:`roc_study`.
+    Parameters are as in :func:`dbpa_core.paper.fig1.paraphrase_study`.
 
     Returns
     -------

@@ -18,7 +18,10 @@ knows their quirks:
   Figs 1–2).  Each persona arm of Table 2 described a freshly drawn patient,
   so persona arms differ in patient features as well as in persona.
 * **Seeds.**  Paraphrase and alignment runs exist for the five seeds
-  :data:`SEEDS`; every arm holds 20 responses.
+  :data:`SEEDS`; every arm holds 20 responses.  GPT-3.5's eight paraphrase
+  arms are byte-identical in all five seeds (only its ``base`` arm differs):
+  its seeds are not independent replicates of the paraphrases, so its
+  spread over seeds in Figs 1–2 understates the sampling noise.
 
 The reference run's own statistics (``cvd_guidelines_results.json`` for Table
 2; per-seed ``{effect_size, p_value}`` files for the paraphrase and alignment

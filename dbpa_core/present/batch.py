@@ -32,7 +32,10 @@ def read_export(export) -> str:
 def read_import(result) -> str:
     """Plain sentences for the terminal about a :class:`~dbpa_core.audit.batch.BatchImport`: counts, then
     each kind of failure with its first lines."""
-    lines = [f"{Path(result.path).name}: {result.n_lines:,} lines read; {result.n_stored:,} results stored, "
+    reasons = ", ".join(f"{count:,} {reason}" for reason, count in result.counts.items())
+    lines = [f"{Path(result.path).name}: imported {result.n_imported:,}, refused {len(result.failures):,}"
+             + (f" ({reasons})." if reasons else "."),
+             f"{result.n_lines:,} lines read; {result.n_stored:,} results stored, "
              f"{result.n_already_stored:,} were already stored (importing again is harmless), "
              f"{len(result.failures):,} lines failed and stored nothing."]
     if result.n_differing:

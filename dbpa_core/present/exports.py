@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._validation import redact_mapping
 from .readings import (ARM_NAMES, decision, family_table, format_pvalue, format_rut_pvalue, format_share,
                        read_adjusted_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
@@ -76,8 +77,9 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "settings": {**settings, **family.settings, "design": family.kind, "correction": adjusted.method,
-                     "alpha": adjusted.alpha},
+        # Settings are where a credential could slip in (a URL, a note): redacted at this boundary.
+        "settings": redact_mapping({**settings, **family.settings, "design": family.kind,
+                                    "correction": adjusted.method, "alpha": adjusted.alpha}),
         "versions": versions(),
         "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
                      "sample_ids": list(original.sample_ids)},
@@ -111,7 +113,7 @@ def alignment_table(family):
 
 
 def family_csv(family) -> str:
-    return family_frame(family).to_csv(index=False)
+    return frame_csv(family_frame(family))
 
 
 def _figure_html(figure) -> str:
@@ -199,12 +201,24 @@ def sections_html(title: str, intro: str, sections, settings: dict) -> str:
 
 def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
     """Write report.json, results.csv and report.html into ``folder``."""
+    from ..data.files import write_texts
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
-    paths["json"].write_text(json.dumps(record, indent=2, default=json_default), encoding="utf-8")
-    paths["csv"].write_text(family_csv(family), encoding="utf-8")
-    paths["html"].write_text(family_html(family, record), encoding="utf-8")
+    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default), paths["csv"]: family_csv(family),
+             paths["html"]: family_html(family, record)}
+    created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # All three or none: a full disk midway leaves the previous reports, never a mix of old and new.
+        write_texts(texts)
+    except BaseException:
+        for parent in created:  # innermost first: folders made for nothing go again
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        raise
     return paths
 
 
@@ -267,22 +281,41 @@ def explanation_record(explanation, *, arms=ARM_NAMES) -> dict:
     }
 
 
-#: A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection"; the
+#: full-width forms too, which some spreadsheets read as their ASCII twins).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
 def csv_safe(value):
-    """``value`` for a CSV cell: a text a spreadsheet would run as a formula gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    """``value`` for a CSV cell: a text a spreadsheet would run as a formula gets a leading apostrophe.
+
+    OWASP's rule: a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    (after any spaces) is prefixed with ``'``, so it is shown as text; a plain number written as
+    text (``-0.5``) is left as it is.  Numbers, booleans and missing values are not texts and pass.
+    """
+    if not isinstance(value, str):
+        return value
+    start = value.lstrip(" ")
+    if start.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value.strip()):
         return "'" + value
     return value
 
 
+def frame_csv(frame) -> str:
+    """A table as CSV with every cell and column name through :func:`csv_safe`: the one way every CSV
+    the project writes (the command line's results.csv, the app's downloads) is made."""
+    safe = frame.map(csv_safe)
+    safe.columns = [csv_safe(str(column)) for column in safe.columns]
+    # CRLF rows (RFC 4180): a cell holding a lone carriage return is then quoted, so it cannot split its row.
+    return safe.to_csv(index=False, lineterminator="\r\n")
+
+
 def explanation_csv(explanation, *, arms=ARM_NAMES) -> str:
-    """The themes table as CSV, every text cell safe to open in a spreadsheet (:func:`csv_safe`)."""
+    """The themes table as CSV, every text cell safe to open in a spreadsheet (:func:`frame_csv`)."""
     from .explanation import themes_table
 
-    return themes_table(explanation, arms=arms).map(csv_safe).to_csv(index=False)
+    return frame_csv(themes_table(explanation, arms=arms))
 
 
 _EMPHASIS = re.compile(r"[*]([^*]+)[*]")

@@ -213,6 +213,26 @@ def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None =
     return figure
 
 
+def best_model_bars(curves: dict, bests: dict, *, title: str = "TPR at each allowed FPR (paper Fig. 2)"
+                    ) -> go.Figure:
+    """Fig. 2: each model's TPR at each allowed FPR, the best model's bar outlined in black.
+
+    ``curves`` maps a model to its ROCResult; ``bests`` maps an allowed FPR to the best model's name, or None
+    when none is declared (a tie, or no model flags a target): then no bar is outlined at that FPR.
+    """
+    figure = go.Figure()
+    names = [html.escape(str(name)) for name in curves]
+    for max_fpr, best in bests.items():
+        tprs = [roc.tpr_at_fpr(max_fpr)[0] for roc in curves.values()]
+        figure.add_trace(go.Bar(x=names, y=tprs, name=f"allowed FPR {max_fpr:.0%}",
+                                text=[f"{t:.0%}" for t in tprs], textposition="outside", cliponaxis=False,
+                                marker_line=dict(color=["black" if n == best else "rgba(0,0,0,0)" for n in curves],
+                                                 width=3)))
+    figure.update_layout(title=title, yaxis_title="true-positive rate", yaxis_range=[0, 1.1], barmode="group",
+                         **LAYOUT)
+    return figure
+
+
 def rates_over_alpha(curves: dict) -> go.Figure:
     """FPR(α) and TPR(α) per model (paper Fig. 1): one colour per model, TPR solid, FPR dashed.
 

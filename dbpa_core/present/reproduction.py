@@ -1,204 +1,283 @@
-"""Tables, readings and JSON records of the paper's reproduced experiments (:mod:`dbpa_core.paper`).
+"""The paper's reproduced experiments as JSON records, agreement sentences and command-line text.
 
-Rauba, Wei & van der Schaar (ICML 2025): Table 2 (§4.1), Figs 1–2 (§4.2),
-Fig 3 (§4.3) and appendix C.2–C.4, each beside the reference run's values.
-The results compute nothing here; this module only lays them out, so the
-page, the command line and the HTML report say the same thing.
+Rauba, Wei & van der Schaar (ICML 2025): Table 2 (§4.1), Figs 1–2 (§4.2), Fig 3 (§4.3), appendix C.2–C.4
+and §3.2's sample-size rule.  Every value of a record carries its ``source`` — "paper (printed)"
+(:mod:`dbpa_core.paper.printed`, with its ``reference``), "reference run" (the shipped result files) or
+"this project" — and every experiment has one agreement sentence per result it reproduces: where this
+project agrees with the printed result, where not, and the measured reason.  The page, the command line
+and the HTML report all use these, so they say the same thing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numpy as np
 
 from ..paper import loaders as paper
+from ..paper import printed as pr
 from ..paper.appendix_c import AppendixResult, ChoiceGrid
-from ..paper.fig1 import ROCStudy
+from ..paper.design import ALLOWED_FPRS, ROCStudy
+from ..paper.fig1 import Figs12
 from ..paper.fig3 import AlignmentStudy
+from ..paper.sample_size import SampleSizeTable
 from ..paper.rut import RUTStudy
 from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
+from . import reproduction_tables as tables
 from . import rut_study
-from .readings import format_pvalue, significance_stars
+from .readings import at_floor, significance_stars
 from .stability_report import stability_lines, stability_record
 
-NOT_GIVEN = "not given in the shipped data"
+
+def _names(items) -> str:
+    return ", ".join(items) or "none"
 
 
-# ------------------------------------------------------------------ Table 2
+# -------------------------------------------------------------- agreement
 def persona_agreement(result: PersonaTable, alpha: float = 0.05) -> str:
-    """One sentence: which personas are significant in both, only ours, only the paper's."""
-    ours, theirs = set(result.significant(alpha)), set(result.significant(alpha, reported=True))
-    both = [p for p in paper.PERSONAS if p in ours & theirs]
-    only_ours = [p for p in paper.PERSONAS if p in ours - theirs]
-    only_theirs = [p for p in paper.PERSONAS if p in theirs - ours]
-    same = sum((r.persona in ours) == (r.persona in theirs) for r in result.rows)
-    parts = [f"At p < {alpha:g}, {same} of {len(result.rows)} personas get the same verdict as in the paper; "
-             f"significant in both: {', '.join(both) or 'none'}"]
-    if only_ours:
-        parts.append(f"only here: {', '.join(only_ours)}")
-    if only_theirs:
-        parts.append(f"only in the paper: {', '.join(only_theirs)}")
-    return "; ".join(parts) + "."
+    """Table 2: this project's significant personas against the printed GPT-4 / GPT-3.5 columns and the file."""
+    ours, file = set(result.significant(alpha)), set(result.significant(alpha, reported=True))
+    printed = {m: set(pr.TABLE2.significant(m)) for m in tables.TABLE2_PRINTED_MODELS}
+    ordered = [p for p in paper.PERSONAS if p in ours]
+    medical = [p for p in paper.MEDICAL_PERSONAS if p in ours]
+    covered = set().union(*printed.values()) <= ours
+    doctor = result.rows[0]
+    return (f"Printed, GPT-4 is significant for {_names(p for p in paper.PERSONAS if p in printed['GPT-4'])} and "
+            f"GPT-3.5 for {_names(p for p in paper.PERSONAS if p in printed['GPT-3.5'])} (no medical persona in "
+            f"either), and the reference run's file for {_names(p for p in paper.PERSONAS if p in file)}, which "
+            f"matches neither printed column; this project (p < {alpha:g}) flags {_names(ordered)} — "
+            f"{'every persona printed as significant, and ' if covered else ''}also the medical personas "
+            f"{_names(medical)}, because each shipped persona arm answers a different, randomly drawn patient, a "
+            f"change the permutation test detects, while one prompt split in two halves (the doctor row) gives "
+            f"p = {doctor.pvalue:.2f}.")
 
 
-def persona_frame(result: PersonaTable, *, formatted: bool = False):
-    """Table 2 as a DataFrame: persona, kind, ours (ω, JSD bits, p, stars) and the paper's (ω, p, stars).
-
-    ``formatted=True`` writes our p-values for display (``"≤ 1/(B+1) = 0.001"`` at the floor).
-    """
-    import pandas as pd
-
-    def shown(row):
-        return format_pvalue(row.pvalue, row.test.n_resamples, exact=row.test.exact) if formatted else row.pvalue
-
-    return pd.DataFrame({
-        "persona": [r.persona for r in result.rows], "kind": [r.kind for r in result.rows],
-        "ω JS distance (ours)": [r.statistic for r in result.rows],
-        "JSD bits (ours)": [r.jsd_bits for r in result.rows],
-        "p (ours)": [shown(r) for r in result.rows],
-        "stars (ours)": [significance_stars(r.pvalue) for r in result.rows],
-        "ω JS distance (paper)": [r.reported_statistic for r in result.rows],
-        "p (paper)": [r.reported_pvalue for r in result.rows],
-        "stars (paper)": [significance_stars(r.reported_pvalue) for r in result.rows],
-    })
+def _floor_share(model, n_resamples) -> float:
+    return float(np.mean([at_floor(p, n_resamples) for p in model.control_pvalues]))
 
 
-# -------------------------------------------------------------- Figs 1–2
-def roc_finding(result: ROCStudy, fprs: Sequence[float] = (0.01, 0.05)) -> str:
-    """One sentence on the paper's claim that the best model depends on the allowed FPR."""
-    parts = []
-    for f in fprs:
-        name = result.best_model_at(f)
-        tpr = result.model(name).tpr_at_fpr(f)
-        parts.append(f"at FPR ≤ {f:.0%} the best is {name} (TPR {tpr:.0%})" if tpr > 0 else
-                     f"at FPR ≤ {f:.0%} no model flags any target")
-    depends = result.best_depends_on_fpr(fprs)
-    if depends is None:
-        verdict = ("too few of these FPRs let any model flag a target to tell whether the best model depends on "
-                   "the allowed FPR")
-    elif depends:
-        verdict = "so the best model depends on the allowed FPR, as the paper found"
-    else:
-        verdict = ("so here the same model is best at every allowed FPR: the paper's finding does not hold on "
-                   "these responses with this embedder")
-    return f"{'; '.join(parts)}: {verdict}."
+def roc_agreement(study: ROCStudy) -> str:
+    """Figs 1–2 on one setup: the printed best models (Fig 2) against this project's, with the reason."""
+    aucs = [m.pooled.auc for m in study.models]
+    bests = "; ".join(study.best_at(f).sentence() for f in ALLOWED_FPRS)
+    printed = f"Printed (Fig. 2), {pr.FIG2_BEST[0.01]} is best at an allowed FPR of 1 % and {pr.FIG2_BEST[0.05]} at 5 %"
+    n_resamples = study.settings["n_resamples"]
+    if study.setup == "shipped_paraphrases":
+        floor = [_floor_share(m, n_resamples) for m in study.models]
+        controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
+        at_the_floor = all(at_floor(float(m.target_pvalues.min()), n_resamples) for m in study.models)
+        reason = (f"in every model the smallest target p-value is the floor 1/(B+1) = {1 / (n_resamples + 1):.2g}, "
+                  f"where {min(floor):.0%}–{max(floor):.0%} of the controls also sit, so any α that flags a target "
+                  "flags more than 1 % of the controls" if at_the_floor else
+                  f"{min(floor):.0%}–{max(floor):.0%} of the controls sit at the p-value floor 1/(B+1)")
+        return (f"{printed}; on the paper's shipped responses with controls and targets tested against a shared "
+                f"original, {sum(a > 0.5 for a in aucs)} of {len(aucs)} models have AUC above 0.5 "
+                f"({min(aucs):.2f}–{max(aucs):.2f}) but {bests}: "
+                f"{min(controls):.0%}–{max(controls):.0%} of the paraphrase controls are significant at 0.05 and "
+                f"{reason}; and the target (base) changes the patient and the prompt's format at once.")
+    depends = study.best_depends_on_fpr()
+    verdict = {True: "the best model does depend on the allowed FPR, as the paper found",
+               False: "the same model is best at both, unlike the paper's example",
+               None: "too few allowed FPRs have a declared best to say whether it depends on the FPR"}[depends]
+    k, seeds = study.settings["k"], len(study.settings["seeds"])
+    controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
+    targets = [float((m.target_pvalues < 0.05).mean()) for m in study.models]
+    # AUC < 0.5 means controls got the smaller p-values: say so, with the shares that show it.
+    reversed_ = sum(a < 0.5 for a in aucs)
+    shares = (f"; at α = 0.05 the test flags {min(controls):.0%}–{max(controls):.0%} of the controls and "
+              f"{min(targets):.0%}–{max(targets):.0%} of the targets"
+              + (f", so in {reversed_} of {len(aucs)} models the answers moved more with a control (a name, a fact "
+                 "outside the risk score) than with a clinical value that changes NICE's advice" if reversed_ else ""))
+    return (f"{printed}; those models are not local, so in the paper's own setup (cvd_nice, 8 controls and 8 "
+            f"targets, k = {k}, {seeds} seeds) on {_names(m.label for m in study.models)}, AUC is "
+            f"{', '.join(f'{a:.2f}' for a in aucs)} and {bests}: {verdict}{shares}.")
 
 
-def roc_frame(result: ROCStudy):
-    import pandas as pd
-
-    models = result.models
-    return pd.DataFrame({
-        "model": [m.label for m in models],
-        "AUC mean": [m.auc_mean for m in models], "AUC sd": [m.auc_sd for m in models],
-        "TPR at FPR ≤ 1%": [m.tpr_at_fpr(0.01) for m in models],
-        "TPR at FPR ≤ 5%": [m.tpr_at_fpr(0.05) for m in models],
-        "targets p < .05 (ours)": [m.target_rejection_rate(0.05) for m in models],
-        "targets p < .05 (paper run)": [m.target_rejection_rate(0.05, reported=True) for m in models],
-        "AUC (paper)": [NOT_GIVEN] * len(models),
-    })
-
-
-# ------------------------------------------------------------------ Fig 3
-def alignment_reading(result: AlignmentStudy, alpha: float = 0.05) -> str:
-    ours, theirs = result.differing(alpha), result.differing(alpha, reported=True)
-    n = len(result.rows[0].pvalues) if result.rows else 0
-    return (f"Differ from GPT-3.5 (p ≤ {alpha:g} in most of the {n} seeds): {', '.join(ours) or 'none'}; "
-            f"in the reference run: {', '.join(theirs) or 'none'}.")
-
-
-def alignment_frame(result: AlignmentStudy):
-    import pandas as pd
-
-    rows = result.rows
-    return pd.DataFrame({
-        "model": [r.label for r in rows],
-        "ω mean (ours)": [float(r.statistics.mean()) for r in rows],
-        "ω sd (ours)": [float(r.statistics.std()) for r in rows],
-        "p mean (ours)": [float(r.pvalues.mean()) for r in rows],
-        "seeds p ≤ .05 (ours)": [r.n_significant() for r in rows],
-        "ω mean (paper run)": [float(r.reported_statistics.mean()) for r in rows],
-        "ω sd (paper run)": [float(r.reported_statistics.std()) for r in rows],
-        "p mean (paper run)": [float(r.reported_pvalues.mean()) for r in rows],
-        "seeds p ≤ .05 (paper run)": [r.n_significant(reported=True) for r in rows],
-    })
-
-
-# --------------------------------------------------------------- appendix
-def grid_frame(grid: ChoiceGrid):
-    """One row per persona; each choice as "ω (p …) stars"."""
-    import pandas as pd
-
-    table = pd.DataFrame({"persona": list(grid.personas)})
-    for j, choice in enumerate(grid.choices):
-        table[choice] = [f"{s:.4g} (p {format_pvalue(p, grid.settings['n_resamples'])}){significance_stars(p)}"
-                         for s, p in zip(grid.statistics[:, j], grid.pvalues[:, j])]
-    table["paper"] = NOT_GIVEN
-    return table
+def alignment_agreement(result: AlignmentStudy, alpha: float = 0.05) -> str:
+    """Fig 3: the printed different models (against GPT-4) against this project's and the file's (GPT-3.5)."""
+    ours, file = result.differing(alpha), result.differing(alpha, reported=True)
+    both = [m for m in pr.FIG3_DIFFERENT if m in ours]
+    extra = [m for m in ours if m not in pr.FIG3_DIFFERENT]
+    pmax = max(float(r.pvalues.mean()) for r in result.rows)
+    seeds = sum(len(r.pvalues) for r in result.rows)
+    reported = sum(r.n_significant(alpha, reported=True) for r in result.rows)
+    return (f"Printed (§4.3), only {_names(pr.FIG3_DIFFERENT)} differ from {pr.FIG3_REFERENCE}; the shipped runs "
+            f"hold no {pr.FIG3_REFERENCE} arm, only GPT-3.5 as the reference, against which the reference run's "
+            f"files find {_names(file)} different in most seeds and this project {_names(ours)}: it agrees on "
+            f"{_names(both)} and also flags {_names(extra)}, every open model's answers being far from GPT-3.5's "
+            f"under MiniLM (mean p ≤ {pmax:.3f} over the seeds), where the reference run's test (a bootstrap of "
+            f"pooled similarity values, per its code) reached p ≤ {alpha:g} in {reported} of {seeds} model-seeds.")
 
 
 def grid_agreement(grid: ChoiceGrid, alpha: float = 0.05) -> str:
-    """Which choices flag the same personas as the first one."""
-    flags = grid.pvalues < alpha
-    same = [c for j, c in enumerate(grid.choices) if (flags[:, j] == flags[:, 0]).all()]
-    return (f"At p < {alpha:g}, {len(same)} of {len(grid.choices)} choices flag exactly the same personas as "
-            f"{grid.choices[0]}: {', '.join(same)}.")
+    """C.2 / C.4: verdicts cell by cell against the printed table, and the persona pattern the paper states."""
+    table = pr.TABLES[grid.table]
+    printed = np.array([[table.value(p, c).significant for c in grid.choices] for p in grid.personas])
+    ours = grid.pvalues < alpha
+    same = int((printed == ours).sum())
+    creative = [grid.personas.index(p) for p in paper.PERSONAS[4:]]
+    medical = [grid.personas.index(p) for p in paper.MEDICAL_PERSONAS[1:]]
+    higher = [c for j, c in enumerate(grid.choices)
+              if grid.statistics[creative, j].mean() > grid.statistics[medical, j].mean()]
+    doctor = grid.personas.index(paper.BASELINE_PERSONA)
+    reason = (f"the printed doctor row compares two separately drawn doctor arms (two patients) and is flagged "
+              f"by {_names(c for j, c in enumerate(grid.choices) if printed[doctor, j])}, ours two halves of one arm "
+              f"(flagged by {_names(c for j, c in enumerate(grid.choices) if ours[doctor, j])}), and the other "
+              "persona arms each answer another patient, which every choice here detects")
+    if grid.table == "Table 4":
+        reason += ("; the paper does not define Euclidean and Wasserstein (ours: the density-histogram distance "
+                   "and W1 between P0 and P1, so magnitudes differ)")
+    return (f"{grid.table}: this project gives the printed verdict (p < {alpha:g} or not) in {same} of "
+            f"{printed.size} cells; the creative personas have the larger mean ω under {len(higher)} of "
+            f"{len(grid.choices)} choices ({_names(higher)}), as the paper states for all; where verdicts differ, "
+            f"{reason}.")
 
 
-def cost_frame(result: AppendixResult):
-    import pandas as pd
-
+def cost_agreement(result: AppendixResult) -> str:
+    """C.3: Table 5 recomputed, and its token assumption against the measured count."""
     costs = result.costs
-    return pd.DataFrame({"embedder": [c.embedder for c in costs], "k": [c.k for c in costs],
-                         "arms": [c.arms for c in costs], "tokens": [c.tokens for c in costs],
-                         "US$": [c.dollars for c in costs], "paper": NOT_GIVEN})
+    exact = all(abs(r.cents[m] - pr.TABLE5.value(str(r.perturbations), m).value) < 1e-9
+                and r.tokens == pr.TABLE5.value(str(r.perturbations), "tokens").value
+                for r in costs.rows for m in costs.models)
+    return (f"Table 5: {'every cell is' if exact else 'not every cell is'} reproduced from assets/pricing.yaml at "
+            f"{costs.tokens_per_perturbation:,} tokens per perturbation, the count its Total Tokens column uses, "
+            f"although its text says {pr.TABLE5_STATED_TOKENS_PER_PERTURBATION} (a tenth of every printed cost); "
+            f"measured, a perturbation embeds its k = {costs.k} answers of ≈ {costs.tokens_per_answer:.0f} tokens "
+            f"(the shipped persona answers) = {costs.measured_tokens_per_perturbation:,.0f} tokens, "
+            f"{costs.undercount(costs.tokens_per_perturbation):.1f}× the table's count.")
+
+
+def sample_size_agreement(result: SampleSizeTable) -> str:
+    """§3.2: the rule has no printed table to agree with; what it says about the paper's k."""
+    d = result.detectable
+    return (f"§3.2 prints the rule, not a table, and only up to a constant (taken as 1 here); at the paper's "
+            f"k = {result.k_paper} it detects standardised effects ω ≥ {d[1]:.2f} for one perturbation and "
+            f"≥ {d[8]:.2f} with Bonferroni over Table 2's 8 personas ({result.power:.0%} power, α = "
+            f"{result.alpha:g}): Table 2's printed ω are JS distances, not standardised effects, so the rule "
+            "cannot be checked against them.")
+
+
+def agreement(result) -> list[str]:
+    """The agreement sentences of a reproduced experiment (one per result it reproduces)."""
+    if isinstance(result, PersonaTable):
+        return [persona_agreement(result)]
+    if isinstance(result, Figs12):
+        return [roc_agreement(study) for study in result.studies]
+    if isinstance(result, AlignmentStudy):
+        return [alignment_agreement(result)]
+    if isinstance(result, AppendixResult):
+        return [grid_agreement(result.omega), cost_agreement(result), grid_agreement(result.similarity)]
+    if isinstance(result, SampleSizeTable):
+        return [sample_size_agreement(result)]
+    raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
+
+
+# ---------------------------------------------------------------- records
+def _printed(value: pr.PrintedValue, **fields) -> dict:
+    return {"source": pr.PRINTED, "reference": value.reference, "value": value.value, "stars": value.stars,
+            **fields}
+
+
+def _persona_rows(result: PersonaTable) -> list[dict]:
+    rows = []
+    for r in result.rows:
+        rows.append({"table": "Table 2", "item": r.persona, "kind": r.kind, "source": pr.THIS_PROJECT,
+                     "statistic": r.statistic, "jsd_bits": r.jsd_bits, "pvalue": r.pvalue,
+                     "stars": significance_stars(r.pvalue), "n_original": r.test.n_original,
+                     "n_perturbed": r.test.n_perturbed, "note": r.note})
+        rows.append({"table": "Table 2", "item": r.persona, "kind": r.kind, "source": pr.REFERENCE_RUN,
+                     "statistic": r.reported_statistic, "pvalue": r.reported_pvalue,
+                     "stars": significance_stars(r.reported_pvalue), "file": "personas/cvd_guidelines_results.json"})
+        rows += [_printed(pr.TABLE2.value(r.persona, m), table="Table 2", item=r.persona, kind=r.kind, model=m)
+                 for m in tables.TABLE2_PRINTED_MODELS]
+    return rows
+
+
+def setup_record(study: ROCStudy) -> dict:
+    """One setup of Figs 1–2 as JSON: ``design``, per model ``auc``, ``tpr_at_fpr``, ``design``, ``source``; the
+    reference run's rows; the best model per allowed FPR; settings and the agreement sentence."""
+    def best(f):
+        b = study.best_at(f)
+        return {"source": pr.THIS_PROJECT, "max_fpr": f, "model": b.model, "tpr": b.tpr, "tied": list(b.tied)}
+
+    models = [{"model": m.label, "key": m.key, "source": pr.THIS_PROJECT, "design": study.design,
+               "auc": m.pooled.auc, "auc_mean": m.auc_mean, "auc_sd": m.auc_sd, "aucs": m.aucs.tolist(),
+               "tpr_at_fpr": {f"{f:g}": m.tpr_at_fpr(f) for f in ALLOWED_FPRS},
+               "n_controls": m.pooled.n_controls, "n_targets": m.pooled.n_targets,
+               "control_rejection_rate_0.05": float((m.control_pvalues < 0.05).mean()),
+               "target_rejection_rate_0.05": float((m.target_pvalues < 0.05).mean())} for m in study.models]
+    reference = [{"model": m.label, "source": pr.REFERENCE_RUN, "test": "base (original) vs each paraphrase",
+                  "rejection_rate_0.05": float((m.reported_pvalues < 0.05).mean())}
+                 for m in study.models if m.reported_pvalues is not None]
+    return {"setup": study.setup, "design": study.design, "models": models, "reference_run": reference,
+            "best": [best(f) for f in ALLOWED_FPRS], "settings": study.settings, "agreement": roc_agreement(study)}
 
 
 def _grid_rows(grid: ChoiceGrid) -> list[dict]:
-    return [{"table": grid.experiment, "label": f"{p} · {c}", "persona": p, "choice": c,
-             "statistic": float(grid.statistics[i, j]), "pvalue": float(grid.pvalues[i, j]),
-             "stars": significance_stars(float(grid.pvalues[i, j])), "reported": NOT_GIVEN}
-            for i, p in enumerate(grid.personas) for j, c in enumerate(grid.choices)]
+    table = pr.TABLES[grid.table]
+    rows = []
+    for i, persona in enumerate(grid.personas):
+        for j, choice in enumerate(grid.choices):
+            p = float(grid.pvalues[i, j])
+            rows.append({"table": grid.table, "item": persona, "choice": choice, "source": pr.THIS_PROJECT,
+                         "statistic": float(grid.statistics[i, j]), "pvalue": p, "stars": significance_stars(p)})
+            rows.append(_printed(table.value(persona, choice), table=grid.table, item=persona, choice=choice))
+    return rows
 
 
-# ------------------------------------------------------ records and text
 def reproduction_record(result) -> dict:
-    """``{"experiment", "rows", "settings", …}``: the JSON of the command line and the page's download."""
+    """``{"experiment", "rows", "settings", "agreement", …}``: the JSON of the command line and the downloads.
+
+    Every row carries ``source``; printed rows also their ``reference`` (table or section of the paper).
+    ``fig1`` adds ``setups``: per setup its ``design`` and per model ``auc``, ``tpr_at_fpr`` (keys "0.01",
+    "0.05"), ``design`` and ``source``.
+    """
     if isinstance(result, PersonaTable):
-        rows = [{"label": r.persona, "kind": r.kind, "statistic": r.statistic, "jsd_bits": r.jsd_bits,
-                 "pvalue": r.pvalue, "stars": significance_stars(r.pvalue), "n_original": r.test.n_original,
-                 "n_perturbed": r.test.n_perturbed, "reported_statistic": r.reported_statistic,
-                 "reported_pvalue": r.reported_pvalue, "reported_stars": significance_stars(r.reported_pvalue),
-                 "note": r.note} for r in result.rows]
-        return {"experiment": "table2", "rows": rows, "settings": result.settings,
-                "agreement": persona_agreement(result)}
-    if isinstance(result, ROCStudy):
-        rows = [{"label": m.label, "model": m.model.key, "auc_mean": m.auc_mean, "auc_sd": m.auc_sd,
-                 "aucs": m.aucs.tolist(), "tpr_at_fpr_0.01": m.tpr_at_fpr(0.01),
-                 "tpr_at_fpr_0.05": m.tpr_at_fpr(0.05), "target_rejection_rate_0.05": m.target_rejection_rate(0.05),
-                 "reported_target_rejection_rate_0.05": m.target_rejection_rate(0.05, reported=True),
-                 "reported_auc": NOT_GIVEN} for m in result.models]
-        best = {f"best_at_fpr_{f}": result.best_model_at(f) for f in (0.01, 0.05)}
-        return {"experiment": "fig1", "rows": rows, "settings": result.settings, **best,
-                "best_depends_on_fpr": result.best_depends_on_fpr(), "finding": roc_finding(result)}
+        return {"experiment": "table2", "rows": _persona_rows(result), "settings": result.settings,
+                "agreement": agreement(result)}
+    if isinstance(result, Figs12):
+        setups = {study.setup: setup_record(study) for study in result.studies}
+        rows = [{"table": "Figs 1–2", "setup": s, **m} for s, setup in setups.items() for m in setup["models"]]
+        rows += [{"table": "Figs 1–2", "setup": s, **m} for s, setup in setups.items() for m in setup["reference_run"]]
+        rows += [{"table": "Fig. 2", "source": pr.PRINTED, "reference": pr.FINDINGS["fig2"].reference, "max_fpr": f,
+                  "model": pr.FIG2_BEST[f], "quote": pr.FINDINGS["fig2"].quote} for f in ALLOWED_FPRS]
+        return {"experiment": "fig1", "design": result.shipped.design, "setups": setups, "rows": rows,
+                "settings": {s: setup["settings"] for s, setup in setups.items()}, "agreement": agreement(result)}
     if isinstance(result, AlignmentStudy):
-        rows = [{"label": r.label, "model": r.model.key, "statistic_mean": float(r.statistics.mean()),
-                 "statistic_sd": float(r.statistics.std()), "pvalue_mean": float(r.pvalues.mean()),
-                 "statistics": r.statistics.tolist(), "pvalues": r.pvalues.tolist(),
-                 "n_significant": r.n_significant(), "differs": r.differs(),
-                 "reported_statistic_mean": float(r.reported_statistics.mean()),
-                 "reported_statistic_sd": float(r.reported_statistics.std()),
-                 "reported_pvalue_mean": float(r.reported_pvalues.mean()),
-                 "reported_differs": r.differs(reported=True)} for r in result.rows]
-        return {"experiment": "fig3", "rows": rows, "settings": result.settings, "reading": alignment_reading(result)}
+        rows = []
+        for r in result.rows:
+            rows.append({"table": "Fig. 3", "item": r.label, "source": pr.THIS_PROJECT, "reference_model": "GPT-3.5",
+                         "statistics": r.statistics.tolist(), "pvalues": r.pvalues.tolist(),
+                         "statistic_mean": float(r.statistics.mean()), "statistic_sd": float(r.statistics.std()),
+                         "n_significant": r.n_significant(), "differs": r.differs()})
+            rows.append({"table": "Fig. 3", "item": r.label, "source": pr.REFERENCE_RUN, "reference_model": "GPT-3.5",
+                         "statistics": r.reported_statistics.tolist(), "pvalues": r.reported_pvalues.tolist(),
+                         "n_significant": r.n_significant(reported=True), "differs": r.differs(reported=True)})
+            rows.append({"table": "Fig. 3", "item": r.label, "source": pr.PRINTED,
+                         "reference": pr.FINDINGS["fig3"].reference, "reference_model": pr.FIG3_REFERENCE,
+                         "differs": r.label in pr.FIG3_DIFFERENT})
+        return {"experiment": "fig3", "rows": rows, "settings": result.settings, "agreement": agreement(result)}
     if isinstance(result, AppendixResult):
         rows = _grid_rows(result.omega) + _grid_rows(result.similarity)
-        rows += [{"table": "C.3", "label": f"{c.embedder} · k={c.k}", "embedder": c.embedder, "k": c.k,
-                  "arms": c.arms, "tokens": c.tokens, "statistic": c.dollars, "pvalue": None,
-                  "reported": NOT_GIVEN} for c in result.costs]
-        return {"experiment": "appendix", "rows": rows,
+        for r in result.costs.rows:
+            for model in result.costs.models:
+                rows.append({"table": "Table 5", "item": str(r.perturbations), "choice": model,
+                             "source": pr.THIS_PROJECT, "tokens": r.tokens, "cents": r.cents[model]})
+                rows.append(_printed(pr.TABLE5.value(str(r.perturbations), model), table="Table 5",
+                                     item=str(r.perturbations), choice=model, unit="cents"))
+        return {"experiment": "appendix", "rows": rows, "agreement": agreement(result),
                 "settings": {"C.2": result.omega.settings, "C.4": result.similarity.settings,
-                             "C.3": "mean tokens of the shipped persona responses × k × arms, assets/pricing.yaml"}}
+                             "C.3": {"prices": "assets/pricing.yaml",
+                                     "tokens_per_perturbation": result.costs.tokens_per_perturbation,
+                                     "measured_tokens_per_perturbation": result.costs.measured_tokens_per_perturbation}}}
+    if isinstance(result, SampleSizeTable):
+        rows = [{"table": "§3.2", "item": f"m = {m}", "m": m, "family": label, "effect": e, "k": result.k[m, e],
+                 "source": pr.THIS_PROJECT} for m, label in result.families.items() for e in result.effects]
+        rows += [{"table": "§3.2", "item": f"m = {m}", "m": m, "k": result.k_paper, "detectable_effect": d,
+                  "source": pr.THIS_PROJECT} for m, d in result.detectable.items()]
+        rows.append({"table": "§3.2", "source": pr.PRINTED, "reference": pr.FINDINGS["sample_size"].reference,
+                     "quote": pr.FINDINGS["sample_size"].quote})
+        return {"experiment": "sample_size", "rows": rows, "agreement": agreement(result),
+                "settings": {"alpha": result.alpha, "power": result.power, "constant": 1, "k_paper": result.k_paper}}
     if isinstance(result, RUTStudy):
         return rut_study.rut_study_record(result)
     if isinstance(result, StabilityStudy):
@@ -207,22 +286,31 @@ def reproduction_record(result) -> dict:
 
 
 def summary_lines(result) -> list[str]:
-    """The plain-text tables and readings of a reproduced experiment (for the command line)."""
+    """The plain-text tables and agreement sentences of a reproduced experiment (for the command line)."""
     def render(table):
         return table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
 
     if isinstance(result, PersonaTable):
-        return [render(persona_frame(result, formatted=True)), persona_agreement(result)]
-    if isinstance(result, ROCStudy):
-        return [render(roc_frame(result)), roc_finding(result)]
-    if isinstance(result, AlignmentStudy):
-        return [render(alignment_frame(result)), alignment_reading(result)]
-    if isinstance(result, AppendixResult):
-        return ["C.2 ω choices (persona vs doctor):", render(grid_frame(result.omega)), grid_agreement(result.omega),
-                "C.4 similarities (ω = JSD):", render(grid_frame(result.similarity)),
-                grid_agreement(result.similarity), "C.3 embedding cost:", render(cost_frame(result))]
-    if isinstance(result, RUTStudy):
-        return rut_study.summary_lines(result)
-    if isinstance(result, StabilityStudy):
-        return stability_lines(result)
-    raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
+        lines = [render(tables.persona_frame(result, formatted=True))]
+    elif isinstance(result, Figs12):
+        lines = []
+        for study in result.studies:
+            lines += [f"Figs 1–2 on {tables.SETUP_NAMES[study.setup]} (design: {study.design}):",
+                      render(tables.roc_frame(study))]
+        lines.append(render(tables.best_model_frame(result)))
+    elif isinstance(result, AlignmentStudy):
+        lines = [render(tables.alignment_frame(result))]
+    elif isinstance(result, AppendixResult):
+        lines = ["C.2 (Table 4) choices of ω, persona vs doctor:", render(tables.grid_frame(result.omega)),
+                 "C.3 (Table 5) embedding cost, US cents:", render(tables.cost_frame(result)),
+                 "C.4 (Table 6) text similarities, ω = JS distance:", render(tables.grid_frame(result.similarity))]
+    elif isinstance(result, SampleSizeTable):
+        lines = ["§3.2 sample size per arm (α = 0.05, power 0.8, Bonferroni over m):",
+                 render(tables.sample_size_frame(result))]
+    elif isinstance(result, RUTStudy):
+        return rut_study.summary_lines(result)  # the RUT paper: its own tables and findings
+    elif isinstance(result, StabilityStudy):
+        return stability_lines(result)  # the OT stability paper: its own tables and findings
+    else:
+        raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
+    return lines + ["Agreement with the paper:"] + [f"- {sentence}" for sentence in agreement(result)]

@@ -92,6 +92,8 @@ def live_rut_scores(prompts, *, reference, target, scorer, score: str, m: int, s
         The system under audit: one response per prompt, with ``system`` and
         ``temperature``; ignored when ``uploaded`` gives the responses.
     scorer : ReferenceScorer
+        Anything with ``score_many(prompt, responses)``; each prompt's
+        responses (reference and target) are scored in one call.
     score : str
         One of :data:`~dbpa_core.rut.scoring.SCORES`.
     uploaded : dict, optional
@@ -114,13 +116,16 @@ def live_rut_scores(prompts, *, reference, target, scorer, score: str, m: int, s
     for i, prompt in enumerate(prompts):
         texts = reference.sample(prompt, m, temperature=REFERENCE_TEMPERATURE, max_tokens=max_tokens,
                                  seed=prompt_seed(seed, prompt, "reference"), store=store)
-        reference_scores[i] = [scorer.score(prompt, t)[score] for t in texts]
         if uploaded is not None:
             answer = uploaded[prompt]
         else:
             (answer,) = target.sample(prompt, 1, system=system or None, temperature=temperature,
                                       max_tokens=max_tokens, seed=prompt_seed(seed, prompt, "target"), store=store)
-        target_scores[i] = scorer.score(prompt, answer)[score]
+        # One batched scoring call per prompt: the m reference responses and the target's answer share
+        # the prompt's evaluation and the forward steps (a response's scores do not depend on its batch).
+        *reference_row, target_row = scorer.score_many(prompt, [*texts, answer])
+        reference_scores[i] = [row[score] for row in reference_row]
+        target_scores[i] = target_row[score]
         if progress is not None:
             progress(i + 1, len(prompts))
     return AuditScores.from_rows(prompts, target_scores, reference_scores)
@@ -144,15 +149,18 @@ def record_rut_scores(reference, simulated, scorer, *, reference_samples: int = 
     for number, prompt in enumerate(prompts):
         texts = reference.sample(prompt, reference_samples, temperature=REFERENCE_TEMPERATURE, max_tokens=max_tokens,
                                  seed=prompt_seed(seed, prompt, "reference"), store=store)
-        record["prompts"].append({"prompt": prompt, "reference": [scorer.score(prompt, t) for t in texts],
-                                  "texts": texts})
+        drawn = {}
         for name, alt in alternatives.items():
             sampler = simulated if alt.get("backend") == "simulated" else reference
-            alt_texts = sampler.sample(prompt, alternative_samples, system=alt.get("system"),
-                                       temperature=alt.get("temperature", REFERENCE_TEMPERATURE),
-                                       max_tokens=alt.get("max_tokens", max_tokens),
-                                       seed=prompt_seed(seed, prompt, name), store=store)
-            record["alternatives"][name]["scores"].append([scorer.score(prompt, t) for t in alt_texts])
+            drawn[name] = sampler.sample(prompt, alternative_samples, system=alt.get("system"),
+                                         temperature=alt.get("temperature", REFERENCE_TEMPERATURE),
+                                         max_tokens=alt.get("max_tokens", max_tokens),
+                                         seed=prompt_seed(seed, prompt, name), store=store)
+        # Every response to this prompt in one batched scoring call (see live_rut_scores).
+        scores = iter(scorer.score_many(prompt, [*texts, *(t for alt_texts in drawn.values() for t in alt_texts)]))
+        record["prompts"].append({"prompt": prompt, "reference": [next(scores) for _ in texts], "texts": texts})
+        for name, alt_texts in drawn.items():
+            record["alternatives"][name]["scores"].append([next(scores) for _ in alt_texts])
             record["alternatives"][name]["texts"].append(alt_texts)
         if progress is not None:
             progress(number + 1, len(prompts))

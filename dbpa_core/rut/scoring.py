@@ -18,13 +18,18 @@ lrr                log-likelihood / log-rank ratio: −Σ log p / Σ log rank
 Speed: :meth:`ReferenceScorer.score_many` scores many responses to one
 prompt from one forward pass (the prompt evaluated once, up to 16 responses
 per step, logits only at the responses' positions, ranks and entropies
-vectorised in numpy); :meth:`ReferenceScorer.reference_token_statistics` is
-the earlier one-response-at-a-time path through ``llama_cpp.Llama`` with
-``logits_all``, kept as the reference the fast path is tested against.
+vectorised in numpy).  Two slower paths are kept as references the fast
+path is tested and benchmarked against: :meth:`ReferenceScorer.reference_token_statistics`,
+the path before batching (one response per call through ``llama_cpp.Llama``
+with ``logits_all``: one forward pass per response, numpy for the ranks), and
+:meth:`ReferenceScorer.per_token_statistics`, the per-token path (one forward
+step per token, as a sampling loop feeds them, and each token's rank,
+log-probability and entropy computed on its own in Python).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,17 +111,20 @@ class ReferenceScorer:
         Context window in tokens; a longer prompt + response is cut at it.
     batch_size : int
         Responses scored in one forward step.
+    n_threads : int, optional
+        llama.cpp threads (default: the number of CPU cores); scores do not depend on it.
     """
 
     def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048,
-                 batch_size: int = 16):
+                 batch_size: int = 16, n_threads: int | None = None):
         self.model_path = resolve_model(model, model_path)
         self.n_ctx = n_ctx
         self.batch_size = batch_size
+        self.n_threads = n_threads
 
     @property
     def engine(self):
-        return get_engine(self.model_path, self.n_ctx)
+        return get_engine(self.model_path, self.n_ctx, self.n_threads)
 
     def _messages(self, prompt: str, system: str | None) -> list[dict]:
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
@@ -169,7 +177,7 @@ class ReferenceScorer:
 
     @property
     def llama(self):
-        return load_llama(self.model_path, self.n_ctx)
+        return load_llama(self.model_path, self.n_ctx, self.n_threads)
 
     def _prompt_tokens(self, prompt: str, system: str | None) -> list[int]:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -204,3 +212,37 @@ class ReferenceScorer:
             # logits at position p predict token p + 1
             logits = np.array(llama.scores[len(context) - 1 : len(tokens) - 1], dtype=np.float64)
         return token_statistics_from_logits(logits, answer)
+
+    def per_token_statistics(self, prompt: str, response: str, *, system: str | None = None):
+        """:meth:`token_statistics` token by token: one forward step and one row of Python per token.
+
+        The path the fast one replaces in the benchmark (bench/bench_local.py)
+        and the tests: the prompt's cache is reused as in
+        :meth:`reference_token_statistics`, but the response is fed one token
+        per ``eval`` (as a generation loop feeds it) and each position's
+        statistics come from its own row.  Not bit for bit the other paths'
+        numbers: llama.cpp computes a one-token step of a quantized model with
+        other kernels than a many-token step, which moves a log-probability by
+        up to ~0.2 nats (the first token, predicted by the prompt's row, agrees
+        exactly); ``tests/test_scoring.py`` bounds the difference.
+        """
+        llama = self.llama
+        context = self._prompt_tokens(prompt, system)
+        answer = llama.tokenize(response.encode("utf-8"), add_bos=False, special=False)
+        answer = (context + answer)[: self.n_ctx][len(context):]
+        logp, ranks, entropy = [], [], []
+        with model_lock(self.model_path):
+            kept = llama.longest_token_prefix(llama.input_ids[: llama.n_tokens].tolist(), context)
+            llama.n_tokens = min(kept, len(context))
+            llama.eval(context[llama.n_tokens:])
+            for t, token in enumerate(answer):
+                row = np.array(llama.scores[llama.n_tokens - 1], dtype=np.float64)
+                peak = row.max()
+                log_z = peak + math.log(np.exp(row - peak).sum())
+                logp.append(float(row[token] - log_z))
+                ranks.append(1.0 + float((row > row[token]).sum()))
+                p = np.exp(row - log_z)
+                entropy.append(float(-(p * (row - log_z)).sum()))
+                if t + 1 < len(answer):
+                    llama.eval([token])
+        return np.array(logp), np.array(ranks), np.array(entropy)

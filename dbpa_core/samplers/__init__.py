@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from .._validation import redact_url
+from .._validation import redact, redact_logs, redact_url
 from .base import Completion, EndpointError, Sampler, SamplingCancelled, SamplingFailed, sample_seed
 
 SAMPLERS = ("simulated", "recorded", "local", "openai")
@@ -61,5 +61,5 @@ def get_sampler(name: str, **settings) -> Sampler:
 
 
 __all__ = ["DEFAULT_TEMPERATURE", "GENERATION_SETTINGS", "SAMPLERS", "SAMPLER_SETTINGS", "Completion",
-           "EndpointError", "Sampler", "SamplingCancelled", "SamplingFailed", "get_sampler", "redact_url",
-           "sample_seed"]
+           "EndpointError", "Sampler", "SamplingCancelled", "SamplingFailed", "get_sampler", "redact", "redact_logs",
+           "redact_url", "sample_seed"]

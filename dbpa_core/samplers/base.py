@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_positive_int, check_temperature
+from .._validation import check_positive_int, check_temperature, redact
 
 #: progress(done, total) -> None or bool; returning False cancels the run.
 Progress = Callable[[int, int], "bool | None"]
@@ -62,8 +62,9 @@ class EndpointError(RuntimeError):
     """
 
     def __init__(self, url: str, reason: str):
-        self.url, self.reason = url, reason
-        super().__init__(f"{url}: {reason}")
+        # A reason may quote the server (a 401 body repeating the key's tail): never a credential in it.
+        self.url, self.reason = redact(str(url)), redact(str(reason))
+        super().__init__(f"{self.url}: {self.reason}")
 
 
 class SamplingFailed(EndpointError):
@@ -79,7 +80,7 @@ class SamplingFailed(EndpointError):
         kept = ("No sample store was used, so nothing was kept." if n_kept is None else
                 f"{n_kept} of {n_requested} samples of this arm are kept in the store; run again to resume "
                 "from there.")
-        self.args = (f"{url}: {reason} {kept}",)
+        self.args = (f"{self.url}: {self.reason} {kept}",)
 
 
 def sample_seed(seed: int, index: int) -> int:

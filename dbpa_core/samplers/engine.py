@@ -13,9 +13,10 @@ runs many completions of one prompt through one forward step the same way.
 Batch invariance.  The context keeps one KV-cache stream per sequence
 (``kv_unified = False``), so a sequence's cache cells sit at the same places
 whoever else is decoded with it, and llama.cpp's CPU kernels compute each
-sequence's rows from its own tokens and cells.  What does change the last
-bits of a sequence's logits is how its own tokens are split into forward
-steps (one token at a time, or several in one step), so the split is fixed:
+sequence's rows from its own tokens and cells.  What does change a
+sequence's logits is how its own tokens are split into forward steps (one
+token at a time, or several in one step: other kernels, which for SmolLM2's
+Q4_1 weights move a log-probability by up to ~0.2 nats), so the split is fixed:
 generation feeds one token per sequence per step, as ``llama_cpp.Llama`` does;
 scoring feeds each completion whole, padded to the step's longest, as a
 one-completion evaluation does.  Hence a sequence's tokens and scores do not

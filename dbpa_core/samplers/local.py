@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 from . import DEFAULT_TEMPERATURE
-from .._validation import check_positive_int
+from .._validation import MAX_N_CTX, N_CTX_WHY, check_positive_int
 from .base import Completion, Sampler, sample_seed
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -89,8 +89,10 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
         if key not in _MODELS:
             from llama_cpp import Llama  # lazy: compiled extension, slow to import
 
+            # n_threads_batch as well: Llama's default for it is every core, whatever n_threads says.
+            threads = n_threads or max(1, os.cpu_count() or 1)
             _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,
-                                 n_threads=n_threads or max(1, os.cpu_count() or 1))
+                                 n_threads=threads, n_threads_batch=threads)
         return _MODELS[key]
 
 
@@ -150,7 +152,7 @@ class LocalSampler(Sampler):
     def __init__(self, model_path: str | Path | None = None, *, model: str | None = None, n_ctx: int = 2048,
                  logprobs: bool = False, batch_size: int = 32):
         self.model_path = resolve_model(model, model_path)
-        self.n_ctx = check_positive_int(n_ctx, "n_ctx", minimum=16)
+        self.n_ctx = check_positive_int(n_ctx, "n_ctx", minimum=16, maximum=MAX_N_CTX, why=N_CTX_WHY)
         self.logprobs = bool(logprobs)
         self.batch_size = check_positive_int(batch_size, "batch_size")
 

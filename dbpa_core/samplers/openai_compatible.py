@@ -25,8 +25,11 @@ import os
 import socket
 import threading
 import time
+import urllib.parse
 
-from .._validation import check_base_url, check_positive_float, check_positive_int, redact_url
+from .._validation import (CONCURRENCY_WHY, MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT, RETRIES_WHY, check_base_url,
+                           check_completion_text, check_positive_float, check_positive_int, redact_logs, redact_url,
+                           register_secret)
 from . import DEFAULT_TEMPERATURE
 from .base import Completion, EndpointError, Sampler, sample_seed
 
@@ -38,9 +41,16 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 MAX_RETRY_AFTER = 60.0
 
 
-def make_client(base_url: str | None, api_key: str | None, timeout: float):
-    """An ``openai.OpenAI`` client without its own retries; the key comes from the argument or ``OPENAI_API_KEY``."""
+def make_client(base_url: str | None, api_key: str | None, timeout: float, *, max_reply_bytes: int | None = None):
+    """An ``openai.OpenAI`` client without its own retries; the key comes from the argument or ``OPENAI_API_KEY``.
+
+    Every reply is capped while it is read (:mod:`._http`); the key, and a password written into
+    ``base_url``, are registered with :func:`dbpa_core._validation.register_secret` so that no message
+    can carry them.
+    """
     from openai import OpenAI  # lazy: only the HTTP backends need it
+
+    from ._http import MAX_REPLY_BYTES, capped_http_client
 
     key = api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
@@ -48,7 +58,12 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float):
             raise ValueError("`api_key`: the OpenAI API needs a key; set OPENAI_API_KEY or enter it in the sidebar "
                              "(or give a `base_url` for a local server).")
         key = NO_KEY
-    return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+    register_secret(key if key != NO_KEY else None)
+    if base_url:
+        register_secret(urllib.parse.urlsplit(base_url).password)
+    redact_logs()
+    return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0,
+                  http_client=capped_http_client(max_reply_bytes or MAX_REPLY_BYTES))
 
 
 class RateGate:
@@ -196,6 +211,12 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: 
                                     "check the server.") from None
         except openai.APIResponseValidationError as error:
             raise EndpointError(url, f"the reply does not have the expected form ({error}).") from None
+        except (ValueError, RecursionError) as error:
+            # The client could not parse the reply (not JSON, cut short, nested beyond reason): the server's
+            # fault, never the user's input.
+            raise EndpointError(url, f"the reply is not valid JSON ({type(error).__name__}: "
+                                     f"{str(error)[:80]}): the server sent something else than an API "
+                                     "reply, or cut it short. Check `base_url` and the server.") from None
         except openai.APIConnectionError as error:
             unreachable = _unreachable(error)
             if unreachable:
@@ -253,10 +274,12 @@ class OpenAISampler(Sampler):
         self._model = model
         base_url = check_base_url(base_url)
         self.base_url = redact_url(base_url)  # what may be shown and stored
-        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency")
+        self.max_concurrency = check_positive_int(max_concurrency, "max_concurrency", maximum=MAX_CONCURRENCY,
+                                                  why=CONCURRENCY_WHY)
         self.logprobs = bool(logprobs)
-        self.timeout = check_positive_float(timeout, "timeout")
-        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0)
+        self.timeout = check_positive_float(timeout, "timeout", maximum=MAX_TIMEOUT, why="an hour")
+        self.max_retries = check_positive_int(max_retries, "max_retries", minimum=0, maximum=MAX_RETRIES,
+                                              why=RETRIES_WHY)
         self._client = make_client(base_url, api_key, self.timeout)
         self._gate = RateGate()
 
@@ -293,17 +316,33 @@ class OpenAISampler(Sampler):
         response = call_endpoint(lambda: self._client.chat.completions.create(**body),
                                  url=f"{self.endpoint}/chat/completions", timeout=self.timeout,
                                  max_retries=self.max_retries, gate=self._gate)
-        choices = getattr(response, "choices", None)
-        if not isinstance(response, str | bytes) and not choices:
-            raise EndpointError(f"{self.endpoint}/chat/completions", "the reply has no `choices`: the server "
-                                "did not return a chat completion. Check `base_url` and `model`.")
-        if not choices:
-            raise EndpointError(f"{self.endpoint}/chat/completions", not_json_reason(response))
+        return chat_completion(response, f"{self.endpoint}/chat/completions", logprobs=self.logprobs)
+
+
+def chat_completion(response, url: str, *, logprobs: bool = False) -> Completion:
+    """The :class:`Completion` of a chat-completions reply; any other shape is the server's fault
+    (:class:`EndpointError`), never an empty sample or a crash."""
+    if isinstance(response, str | bytes):
+        raise EndpointError(url, not_json_reason(response))
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EndpointError(url, "the reply has no `choices`: the server did not return a chat completion. "
+                                 "Check `base_url` and `model`.")
+    try:
         choice = choices[0]
         message = getattr(choice, "message", None)
-        logprobs = None
-        if self.logprobs and choice.logprobs is not None and choice.logprobs.content:
-            logprobs = tuple(float(t.logprob) for t in choice.logprobs.content)
-        # A null content (content filter, tool call) comes back as "" and is refused by Sampler.sample.
         content = getattr(message, "content", None)
-        return Completion(content if isinstance(content, str) else "", logprobs)
+        tokens = None
+        if logprobs and getattr(choice, "logprobs", None) is not None and choice.logprobs.content:
+            tokens = tuple(float(t.logprob) for t in choice.logprobs.content)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        raise EndpointError(url, "the reply's `choices` are not a list of chat choices: the server did not "
+                                 "return a chat completion. Check `base_url` and `model`.") from None
+    if content is not None and not isinstance(content, str) or message is None or isinstance(message, str):
+        raise EndpointError(url, "the reply's `choices[0].message.content` is not text: the server did not "
+                                 "return a chat completion. Check `base_url` and `model`.")
+    problem = check_completion_text(content or "")
+    if problem:
+        raise EndpointError(url, f"the reply cannot be stored: {problem}. Check the server.")
+    # A null content (content filter, tool call) comes back as "" and is refused by Sampler.sample.
+    return Completion(content or "", tokens)

@@ -138,14 +138,7 @@ class JensenShannon(PairDiscrepancy):
             raise ValueError("`base` of the logarithm must not be 1.")
 
     def support(self, similarity):
-        values = _off_diagonal(similarity)
-        low, high = float(values.min()), float(values.max())
-        degenerate = is_constant(values)
-        edges = np.linspace(low, high if not degenerate else low + 1.0, self.bins + 1)
-        # Same cell assignment as np.histogram: half-open cells, last one closed.
-        codes = np.searchsorted(edges, similarity, side="right") - 1
-        np.clip(codes, 0, self.bins - 1, out=codes)
-        return PairSupport(_cell_codes(codes, self.bins), self.bins, edges, degenerate)
+        return _binned_support(similarity, self.bins)
 
     def from_histograms(self, h0, h1, support):
         p = h0 / h0.sum(axis=1, keepdims=True)
@@ -158,6 +151,52 @@ class JensenShannon(PairDiscrepancy):
         if self.distance:
             return np.sqrt(divergence_nats)
         return divergence_nats / np.log(self.base)
+
+
+def _binned_support(similarity: np.ndarray, bins: int) -> PairSupport:
+    """``bins`` equal cells on the range of all off-diagonal pooled similarities (fixed for every split)."""
+    values = _off_diagonal(similarity)
+    low, high = float(values.min()), float(values.max())
+    degenerate = is_constant(values)
+    edges = np.linspace(low, high if not degenerate else low + 1.0, bins + 1)
+    # Same cell assignment as np.histogram: half-open cells, last one closed.
+    codes = np.searchsorted(edges, similarity, side="right") - 1
+    np.clip(codes, 0, bins - 1, out=codes)
+    return PairSupport(_cell_codes(codes, bins), bins, edges, degenerate)
+
+
+@dataclass(frozen=True)
+class HistogramEuclidean(PairDiscrepancy):
+    r"""Euclidean distance between the density histograms of P0 and P1: :math:`\lVert f_0 - f_1 \rVert_2`.
+
+    :math:`f = \text{counts} / (n \cdot w)` on ``bins`` equal cells of width w over the range of all pooled
+    similarities (as :class:`JensenShannon`: one range for every split), i.e. ``np.histogram(...,
+    density=True)``.  This is our reading of the "Euclidean" column of the paper's appendix C.2 (Table 4),
+    which the paper does not define: its printed values (32–57) are on the scale of density histograms of
+    cosine similarities (tens per unit of similarity), not of distances between unit embeddings (≤ 2).
+    """
+
+    bins: int = 30
+
+    name: ClassVar[str] = "euclidean"
+    label: ClassVar[str] = "Euclidean distance of the similarity densities"
+    reading: ClassVar[str] = (
+        "How far apart the densities of within-original and across-arm similarities are, bin by bin "
+        "(0 = identical histograms; larger when the similarities are concentrated in a narrow range)."
+    )
+
+    def __post_init__(self):
+        check_positive_int(self.bins, "bins", minimum=2)
+
+    def support(self, similarity):
+        return _binned_support(similarity, self.bins)
+
+    def from_histograms(self, h0, h1, support):
+        width = support.cell_values[1] - support.cell_values[0]
+        f0 = h0 / (h0.sum(axis=1, keepdims=True) * width)
+        f1 = h1 / (h1.sum(axis=1, keepdims=True) * width)
+        # A row-wise sum, not a matrix product: the result must not depend on the batch size.
+        return np.sqrt(((f0 - f1) ** 2).sum(axis=1))
 
 
 @dataclass(frozen=True)
@@ -301,7 +340,7 @@ class Centroid(BlockDiscrepancy):
 
 
 DISCREPANCIES: dict[str, type[Discrepancy]] = {
-    cls.name: cls for cls in (JensenShannon, Wasserstein, KolmogorovSmirnov, Energy, MMD, Centroid)
+    cls.name: cls for cls in (JensenShannon, HistogramEuclidean, Wasserstein, KolmogorovSmirnov, Energy, MMD, Centroid)
 }
 """Name → class; ``"js_distance"`` is JensenShannon(distance=True)."""
 

@@ -12,7 +12,8 @@ from functools import cache
 
 import numpy as np
 
-from .._validation import check_positive_int, check_probability, check_rng, check_texts_embeddings
+from .._validation import (MAX_SAMPLES, SAMPLES_WHY, check_positive_int, check_probability, check_rng,
+                           check_texts_embeddings)
 from .corrections import adjust_pvalues
 from .discrepancy import MMD
 from .permutation import MAX_RESAMPLES, _random_splits
@@ -250,6 +251,9 @@ def _explain_change_iv(texts_x, texts_y, emb_x, emb_y, fdr, n_resamples, max_clu
                        rng):
     texts_x, emb_x = check_texts_embeddings(texts_x, emb_x, "texts_x", "emb_x")
     texts_y, emb_y = check_texts_embeddings(texts_y, emb_y, "texts_y", "emb_y")
+    for name, size in (("texts_x", len(texts_x)), ("texts_y", len(texts_y))):
+        if size > MAX_SAMPLES:
+            raise ValueError(f"`{name}` holds {size:,} outputs; at most {MAX_SAMPLES:,} per arm ({SAMPLES_WHY}).")
     if emb_x.shape[1] != emb_y.shape[1]:
         raise ValueError(f"`emb_x` and `emb_y` must have the same embedding dimension; got {emb_x.shape[1]} and "
                          f"{emb_y.shape[1]}. Embed both arms with the same embedder.")

@@ -16,14 +16,14 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import (MAX_RESAMPLES, check_choice, check_embeddings, check_n_resamples, check_positive_int,
-                           check_rng, check_texts)
+                           check_rng, check_test_size, check_texts)
 from .discrepancy import BlockDiscrepancy, Discrepancy, get_discrepancy
 from .engine import (PooledComparison, effect_sizes, enumerated_splits, pooled_comparison, random_splits,
                      tie_tolerance)
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES
 
-__all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "DegenerateSampleWarning", "check_measures",
-           "dbpa_test", "dbpa_test_precomputed"]
+__all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "DegenerateSampleWarning", "ResolutionWarning",
+           "check_measures", "dbpa_test", "dbpa_test_precomputed", "pvalue_floor", "resolution_warning"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 # The engine's re-splits under the name stats/explain.py imports (its owner may import `random_splits` from
@@ -33,6 +33,53 @@ _random_splits = random_splits
 
 class DegenerateSampleWarning(RuntimeWarning):
     """The outputs carry no information to test (e.g. all identical)."""
+
+
+class ResolutionWarning(UserWarning):
+    """The test cannot reach the level asked for: its smallest possible p-value is above it."""
+
+
+#: Corrections whose first step compares the smallest p-value with α/m (single-step and step-down
+#: family-wise methods); the step-up ones (Hochberg, Hommel, FDR) can reject at α when every test does.
+ALPHA_OVER_M = ("bonferroni", "holm", "sidak", "holm-sidak")
+
+
+def pvalue_floor(n_original: int, n_perturbed: int, n_resamples: int, alternative: str = "greater") -> float:
+    """The smallest p-value a test of these sizes can return.
+
+    Randomized: 1/(B + 1), the observed split counted among the resamples
+    (Phipson & Smyth 2010); exact (C(k₀ + k₁, k₀) ≤ B splits, all enumerated):
+    one over their number.  Twice that for a two-sided test.
+    """
+    pooled = int(n_original) + int(n_perturbed)
+    splits = math.comb(pooled, int(n_original)) if pooled <= 1_000 else math.inf
+    floor = 1 / splits if splits <= n_resamples else 1 / (int(n_resamples) + 1)
+    return min(1.0, 2 * floor) if alternative == "two-sided" else floor
+
+
+def resolution_warning(alpha: float, *, n_original: int, n_perturbed: int, n_resamples: int, m: int = 1,
+                       correction: str = "bonferroni", alternative: str = "greater") -> str | None:
+    """A warning when no p-value of the test can reach the level it is read at (None when one can).
+
+    A permutation p-value is never below :func:`pvalue_floor`; read at α (or at α/m, the first step of
+    Bonferroni and Holm over m perturbations), a floor above it means the test can never reject,
+    whatever the data: "no change" would then say nothing.  The message gives the B that would do.
+    """
+    level = alpha / m if m > 1 and correction in ALPHA_OVER_M else alpha
+    floor = pvalue_floor(n_original, n_perturbed, n_resamples, alternative)
+    if floor <= level:
+        return None
+    needed = math.ceil((2 if alternative == "two-sided" else 1) / level) - 1
+    where = (f"{correction} over {m} perturbations at α = {alpha:g} needs p ≤ {level:.3g}" if level != alpha
+             else f"α = {alpha:g} needs p ≤ {alpha:g}")
+    if pvalue_floor(n_original, n_perturbed, 10**9, alternative) > level:
+        fix = "more outputs per arm"
+        smallest = "every one of its distinct splits enumerated"
+    else:
+        fix = f"B ≥ {needed:,}"
+        smallest = f"B = {n_resamples:,}"
+    return (f"No p-value can reach the level: with {smallest} the smallest possible p is {floor:.3g}, but "
+            f"{where}, so the test cannot find a change whatever the outputs. Use {fix}.")
 
 
 #: The start of the warning every test issues on degenerate outputs (each adds what it returns).
@@ -226,6 +273,7 @@ def _dbpa_test_precomputed_iv(similarity_matrix, n_original, discrepancy, n_resa
     k0 = check_positive_int(n_original, "n_original", minimum=2)
     if n - k0 < 2:
         raise ValueError(f"`n_original` must leave at least 2 perturbed outputs; got {k0} of {n} rows.")
+    check_test_size(k0, n - k0, check_n_resamples(n_resamples), names=("n_original", "similarity_matrix"))
     omega = get_discrepancy(discrepancy)
     if isinstance(omega, BlockDiscrepancy) and omega.needs_embeddings:
         raise ValueError(
@@ -270,6 +318,7 @@ def _dbpa_test_iv(x, y, similarity, discrepancy, n_resamples, alternative, batch
                 f"`x` and `y` must have the same embedding dimension; got {x.shape[1]} and {y.shape[1]}. "
                 "Embed both arms with the same embedder."
             )
+    check_test_size(len(x), len(y), check_n_resamples(n_resamples))
     return (x, y, similarity, omega, *_resampling_iv(n_resamples, alternative, batch, rng))
 
 

@@ -56,6 +56,33 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     return max(2, math.ceil(((z_alpha + z_beta) / effect) ** 2))
 
 
+def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> float:
+    """The smallest effect that ``k`` samples per arm detect: the inverse of :func:`required_sample_size`.
+
+    Parameters
+    ----------
+    k : int
+        Samples per arm.
+    alpha, power, m
+        As in :func:`required_sample_size`.
+
+    Returns
+    -------
+    float
+        ω = (z_{1−α/(2m)} + z_{1−β}) / √k, on the same standardised scale.
+
+    Examples
+    --------
+    >>> round(detectable_effect(32), 3)
+    0.495
+    """
+    k = check_positive_int(k, "k")
+    alpha = check_probability(alpha, "alpha")
+    power = check_probability(power, "power")
+    m = check_positive_int(m, "m")
+    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) / math.sqrt(k))
+
+
 @dataclass(frozen=True, eq=False)
 class PowerCurve:
     """Result of :func:`simulate_power`.

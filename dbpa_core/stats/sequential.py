@@ -91,7 +91,7 @@ from .. import _validation as v
 from . import _kernels
 from .discrepancy import Discrepancy
 from .engine import effect_sizes, pooled_comparison, tie_tolerance
-from .permutation import DEGENERATE, DegenerateSampleWarning, check_measures
+from .permutation import DEGENERATE, DegenerateSampleWarning, ResolutionWarning, check_measures
 from .similarity import TEXT_SIMILARITIES
 
 SPENDING = ("pocock", "obrien_fleming")
@@ -114,6 +114,23 @@ def alpha_spent(t, alpha: float, spending: str = "pocock"):
     z = NormalDist().inv_cdf(1 - alpha / 2)
     spent = [math.erfc(z / math.sqrt(2 * s)) if s > 0 else 0.0 for s in t.ravel()]
     return np.reshape(spent, t.shape)
+
+
+def budget_warning(alpha: float, *, k_max: int, batch_size: int, n_resamples: int,
+                   spending: str = "pocock") -> str | None:
+    """A warning when no look of a sequential test can reject (None when one can).
+
+    Look i rejects only when the α spent by then gives at least one of the B + 1 paths:
+    ⌊α(t_i)(B + 1)⌋ ≥ 1.  With α(1)·(B + 1) < 1 — a small B, or a small α such as α/m for many
+    perturbations — no look ever can, and the test would draw all k_max outputs to say nothing.
+    """
+    looks = [min(n, k_max) / k_max for n in range(batch_size, k_max + batch_size, batch_size)]
+    budgets = [math.floor(float(alpha_spent(t, alpha, spending)) * (n_resamples + 1) + 1e-9) for t in looks]
+    if budgets[-1] >= 1:
+        return None
+    return (f"No look can reject: α = {alpha:.3g} spent over B + 1 = {n_resamples + 1:,} re-split paths allows "
+            f"⌊α·(B + 1)⌋ = 0 of them to cross the boundary, so the test draws all {k_max} outputs per arm and "
+            f"cannot find a change. Use B ≥ {math.ceil(1 / alpha) - 1:,}.")
 
 
 @dataclass(frozen=True)
@@ -284,6 +301,11 @@ def sequential_dbpa_test(
     alive = np.ones(n_resamples, dtype=bool)  # resample paths that have not crossed a boundary
     crossed = 0
     issued: list[str] = []
+    unreachable = budget_warning(alpha, k_max=k_max, batch_size=batch_size, n_resamples=n_resamples,
+                                 spending=spending)
+    if unreachable:  # said before the first draw: every sample drawn would be wasted
+        issued.append(unreachable)
+        warnings.warn(unreachable, ResolutionWarning, stacklevel=2)
     n = 0
     while True:
         size = min(batch_size, k_max - n)
@@ -300,7 +322,7 @@ def sequential_dbpa_test(
         observed = engine.observed
         null = engine.statistics(_within_batch_perms(splits, n))
         paths.append(null)
-        if engine.degenerate and not issued:
+        if engine.degenerate and not any(DEGENERATE in message for message in issued):
             issued.append(f"{DEGENERATE}, so no look can reject. Raise the temperature or check the sampler.")
             warnings.warn(issued[-1], DegenerateSampleWarning, stacklevel=2)
 
@@ -354,6 +376,7 @@ def _sequential_iv(draw_x, draw_y, alpha, k_max, batch_size, discrepancy, simila
                          "after each batch.")
     similarity, omega = check_measures(similarity, discrepancy)
     n_resamples = v.check_n_resamples(n_resamples)
+    v.check_test_size(k_max, k_max, n_resamples, names=("k_max", "k_max"), batch_size=batch_size)
     spending = v.check_choice(spending, "spending", SPENDING)
     if futility is not None:
         futility = v.check_probability(futility, "futility")

@@ -13,13 +13,16 @@ cosine      a·b / (‖a‖ ‖b‖)   (the paper's default)                embe
 neg_l1      −‖a − b‖₁                                             embeddings
 neg_l2      −‖a − b‖₂                                             embeddings
 bleu        ½ (BLEU(a|b) + BLEU(b|a)), 4-gram, smoothing method 1  texts
-rouge_l     ROUGE-L F1 (symmetric by construction)                 texts
+rouge_1     ROUGE-1 F1: shared words (symmetric by construction)   texts
+rouge_2     ROUGE-2 F1: shared word pairs                          texts
+rouge_l     ROUGE-L F1: longest common subsequence                 texts
 ==========  ====================================================  ==========
 
 BLEU follows ``nltk.translate.bleu_score.sentence_bleu`` with
-``SmoothingFunction().method1`` and ROUGE-L follows Google's ``rouge-score``
-package (lower-cased alphanumeric tokens, no stemming); the tests check both
-against those libraries.  BLEU is not symmetric, so the two directions are
+``SmoothingFunction().method1`` and ROUGE-1/2/L follow Google's ``rouge-score``
+package (lower-cased alphanumeric tokens, no stemming); the tests check them
+against those libraries.  The paper's appendix C.4 uses BLEU, ROUGE-1, ROUGE-2
+and ROUGE-L in place of the embedding cosine.  BLEU is not symmetric, so the two directions are
 averaged: a similarity must not depend on which output is called the reference.
 """
 
@@ -34,7 +37,7 @@ import numpy as np
 from .._validation import check_choice, check_embeddings, check_texts
 
 EMBEDDING_SIMILARITIES = ("cosine", "neg_l1", "neg_l2")
-TEXT_SIMILARITIES = ("bleu", "rouge_l")
+TEXT_SIMILARITIES = ("bleu", "rouge_1", "rouge_2", "rouge_l")
 SIMILARITIES = EMBEDDING_SIMILARITIES + TEXT_SIMILARITIES
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -52,7 +55,7 @@ def similarity_matrix(outputs, similarity: str = "cosine") -> np.ndarray:
     ----------
     outputs : array_like of shape (n, dim), or sequence of n str
         Embeddings for ``"cosine"``, ``"neg_l1"``, ``"neg_l2"``; texts for
-        ``"bleu"`` and ``"rouge_l"``.
+        ``"bleu"``, ``"rouge_1"``, ``"rouge_2"`` and ``"rouge_l"``.
     similarity : str
         One of ``SIMILARITIES``.
 
@@ -132,6 +135,19 @@ def sentence_bleu(hypothesis: list[str], reference: list[str], max_order: int = 
     return brevity * math.exp(log_precision)
 
 
+def rouge_n(a: list[str], b: list[str], n: int) -> float:
+    """ROUGE-N F1 of two token lists: clipped n-gram overlap (rouge-score's ``_score_ngrams``)."""
+    return _rouge_n_counts(_ngrams(a, n), _ngrams(b, n))
+
+
+def _rouge_n_counts(a: Counter, b: Counter) -> float:
+    overlap = sum(min(count, b[gram]) for gram, count in a.items())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / sum(b.values()), overlap / sum(a.values())
+    return 2 * precision * recall / (precision + recall)
+
+
 def rouge_l(a: list[str], b: list[str]) -> float:
     """ROUGE-L F1 of two token lists (longest common subsequence)."""
     if not a or not b:
@@ -164,11 +180,16 @@ def _text_similarity_matrix(texts: list[str], similarity: str) -> np.ndarray:
     tokens = [tokenize(text) for text in texts]
     n = len(tokens)
     matrix = np.eye(n)
+    if similarity in ("rouge_1", "rouge_2"):
+        # n-gram counts once per text, not once per pair
+        grams = [_ngrams(t, int(similarity[-1])) for t in tokens]
     for i in range(n):
         for j in range(i + 1, n):
             if similarity == "bleu":
                 value = 0.5 * (sentence_bleu(tokens[i], tokens[j]) + sentence_bleu(tokens[j], tokens[i]))
-            else:
+            elif similarity == "rouge_l":
                 value = rouge_l(tokens[i], tokens[j])
+            else:
+                value = _rouge_n_counts(grams[i], grams[j])
             matrix[i, j] = matrix[j, i] = value
     return matrix

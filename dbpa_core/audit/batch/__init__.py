@@ -48,6 +48,7 @@ and its texts.
 =========  ==============================================================
 ids        the ``custom_id`` of a line: which store slot its result fills
 export     the request lines an audit still needs, written as JSONL files
+lines      one result line checked against what the export wrote (the validator)
 results    importing an output file into the store, every failure listed
 api        OpenAI's Batch endpoints through the ``openai`` client
 =========  ==============================================================
@@ -59,8 +60,10 @@ The terminal's sentences about exports, imports and batches are in
 from .api import batch_client, batch_status, fetch_results, submit_batch
 from .export import CHAT_URL, EMBEDDINGS_URL, MAX_LINES, BatchExport, BatchRequest, export_requests, write_requests
 from .ids import embedding_custom_id, sample_custom_id
-from .results import FAILURE_REASONS, BatchImport, LineFailure, import_results
+from .lines import FAILURE_REASONS, MAX_LINE_BYTES, Accepted, Expected, LineFailure, validate_line
+from .results import BatchImport, import_results
 
-__all__ = ["CHAT_URL", "EMBEDDINGS_URL", "FAILURE_REASONS", "MAX_LINES", "BatchExport", "BatchImport", "BatchRequest",
-           "LineFailure", "batch_client", "batch_status", "embedding_custom_id", "export_requests", "fetch_results",
-           "import_results", "sample_custom_id", "submit_batch", "write_requests"]
+__all__ = ["CHAT_URL", "EMBEDDINGS_URL", "FAILURE_REASONS", "MAX_LINES", "MAX_LINE_BYTES", "Accepted", "BatchExport",
+           "BatchImport", "BatchRequest", "Expected", "LineFailure", "batch_client", "batch_status",
+           "embedding_custom_id", "export_requests", "fetch_results", "import_results", "sample_custom_id",
+           "submit_batch", "validate_line", "write_requests"]

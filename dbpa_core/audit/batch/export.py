@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..._validation import check_positive_int
+from ...data.files import write_texts
 from ...data.store import request_key, text_hash
 from ..costs import CostEstimate, estimate_cost, estimate_tokens, prices
 from ..runner import build_embedder, build_sampler
@@ -251,7 +252,8 @@ def write_requests(export: BatchExport, path: str | Path, *, max_lines: int = MA
     number at most ``max_lines``; otherwise ``<stem>-001<suffix>``, … each of
     one model (OpenAI accepts one model per batch file).
     """
-    max_lines = check_positive_int(max_lines, "max_lines")
+    max_lines = check_positive_int(max_lines, "max_lines", maximum=MAX_LINES,
+                                   why="OpenAI's limit of requests in one batch file")
     path = Path(path)
     chunks = [group[start : start + max_lines] for group in _grouped(export.requests).values()
               for start in range(0, len(group), max_lines)]
@@ -260,6 +262,7 @@ def write_requests(export: BatchExport, path: str | Path, *, max_lines: int = MA
     paths = [path] if len(chunks) == 1 else [path.with_name(f"{path.stem}-{n:03d}{path.suffix}")
                                              for n in range(1, len(chunks) + 1)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    for target, chunk in zip(paths, chunks):
-        target.write_text("".join(request.to_json() + "\n" for request in chunk), encoding="utf-8")
+    # All files or none: a full disk midway leaves no half-written requests file to submit.
+    write_texts({target: "".join(request.to_json() + "\n" for request in chunk)
+                 for target, chunk in zip(paths, chunks)})
     return dict(zip(paths, chunks))

@@ -9,6 +9,7 @@ and its texts.
 from __future__ import annotations
 
 import hashlib
+import re
 
 from ...data.store import request_key, text_hash
 
@@ -27,9 +28,13 @@ def embedding_custom_id(embedder_key: str, texts: list[str]) -> str:
     return f"{EMBEDDING_PREFIX}{digest[:KEY_DIGITS]}"
 
 
+#: The exact grammar of the ids an export writes: nothing else names a slot (an index in ASCII digits
+#: without leading zeros, so that no two spellings name one slot: "-03", "-٣" and "-3" are not the same id).
+SAMPLE_ID = re.compile(rf"{SAMPLE_PREFIX}([0-9a-f]{{{KEY_DIGITS}}})-(0|[1-9][0-9]{{0,8}})")
+EMBEDDING_ID = re.compile(rf"{EMBEDDING_PREFIX}[0-9a-f]{{{KEY_DIGITS}}}")
+
+
 def sample_slot(custom_id: str) -> tuple[str, int] | None:
     """(request-key prefix, index) named by a sample's ``custom_id``; None for any other id."""
-    if not custom_id.startswith(SAMPLE_PREFIX):
-        return None
-    key_prefix, _, index = custom_id[len(SAMPLE_PREFIX):].rpartition("-")
-    return (key_prefix, int(index)) if index.isdigit() else None
+    match = SAMPLE_ID.fullmatch(custom_id) if isinstance(custom_id, str) else None
+    return (match.group(1), int(match.group(2))) if match else None

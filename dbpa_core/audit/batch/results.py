@@ -15,12 +15,22 @@ output object").  vLLM's runner reads and writes the same objects
 OpenAI Batch file format").  It writes failures inline:
 ``response.status_code`` 400 with no body and ``error`` a string or an
 ``ErrorResponse`` object.
+
+The file is not trusted: every line goes through :func:`validate_line`, which
+checks it against what the export wrote — its ``custom_id`` must be one this
+store registered, or name a request of the given SPEC with an index in
+0 … k − 1; a completion must be valid text of at most 1 MB; embeddings must
+match their texts in number, the store's dimension, and be finite and
+non-zero — and a line longer than :data:`MAX_LINE_BYTES` is skipped without
+being held in memory.  A bad line is refused on its own, with its number and
+reason; the good lines around it are stored, in chunks, so that memory stays
+bounded whatever the file's length.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,28 +39,10 @@ import numpy as np
 from ...data.store import request_key, text_hash
 from ..runner import build_embedder
 from .export import describing, spec_request_keys, stored_samples
-from .ids import KEY_DIGITS, sample_slot
+from .lines import MAX_LINE_BYTES, Accepted, Expected, LineFailure, check_record, parse_line
 
-#: Why a result line was not stored, in plain words (keys of BatchImport.counts).
-FAILURE_REASONS = {
-    "malformed": "not a valid result line (not JSON, truncated, or without `custom_id` and `response.body`)",
-    "error": "the engine reported an error for the request (an error object, or an HTTP status other than 200)",
-    "null_content": "the response has no text (`content` null or empty: never a sample) or no embedding",
-    "unknown": "a `custom_id` this store never exported (a result for a request that was not exported here)",
-    "other_spec": "a request of another SPEC than the one given with --spec",
-    "duplicate": "a second result for a `custom_id` already imported from this file",
-}
-
-
-@dataclass(frozen=True)
-class LineFailure:
-    """A result line that was not stored: its line number, ``custom_id``, reason (a
-    key of :data:`FAILURE_REASONS`) and the engine's or parser's message."""
-
-    line: int
-    custom_id: str | None
-    reason: str
-    message: str
+#: Lines validated and stored together (one store transaction); a chunk also ends at 64 MB of lines.
+CHUNK_LINES, CHUNK_BYTES = 500, 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -87,97 +79,41 @@ class BatchImport:
     def complete(self) -> bool:
         return not self.failures
 
-
-class _Refused(Exception):
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason, self.message = reason, message
-
-
-def _error_message(error) -> str:
-    """The message of an output line's ``error`` (OpenAI object, vLLM string or ErrorResponse)."""
-    if isinstance(error, dict):
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
-        code, message = inner.get("code") or inner.get("type"), inner.get("message")
-        return f"{code}: {message}" if code and message else str(message or code or inner)
-    return str(error)
+    @property
+    def n_imported(self) -> int:
+        """Lines whose result is in the store now (newly or already)."""
+        return self.n_stored + self.n_already_stored
 
 
-def _response_body(record: dict) -> dict:
-    """The response body of a successful output line; raises _Refused otherwise."""
-    response = record.get("response")
-    if record.get("error") is not None:
-        raise _Refused("error", _error_message(record["error"]))
-    if not isinstance(response, dict):
-        raise _Refused("malformed", "`response` is missing and there is no `error`.")
-    status = response.get("status_code")
-    body = response.get("body")
-    if status != 200:
-        detail = _error_message(body["error"]) if isinstance(body, dict) and "error" in body else "no detail"
-        raise _Refused("error", f"HTTP status {status} ({detail}).")
-    if not isinstance(body, dict):
-        raise _Refused("malformed", "`response.body` is missing.")
-    return body
+def _raw_lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
+    """(number, bytes) of each non-blank line; None for a line over :data:`MAX_LINE_BYTES`, which is read past
+    in pieces of 1 MB and never held whole."""
+    with open(path, "rb") as handle:
+        number = 0
+        while piece := handle.readline(2**20):
+            number += 1
+            line = bytearray(piece)
+            while not line.endswith(b"\n") and len(line) <= MAX_LINE_BYTES and (piece := handle.readline(2**20)):
+                line += piece
+            if len(line) > MAX_LINE_BYTES:
+                del line  # what was read of it goes at once; the rest is skipped
+                while not piece.endswith(b"\n") and (piece := handle.readline(2**20)):
+                    pass
+                yield number, None
+            elif line.strip():
+                yield number, bytes(line)
 
 
-def _completion_text(body: dict) -> str:
-    try:
-        content = body["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise _Refused("malformed", "`response.body` has no `choices[0].message`; is this a chat-completions "
-                                    "result?") from None
-    if content is not None and not isinstance(content, str):
-        raise _Refused("malformed", "`choices[0].message.content` is not a string.")
-    if not (content or "").strip():
-        # As in a live run (Sampler.sample): an empty reply (content filter, tool call) is not an output.
-        raise _Refused("null_content", f"`choices[0].message.content` is {'null' if content is None else 'empty'} "
-                                       f"(finish_reason {body['choices'][0].get('finish_reason')!r}).")
-    return content
-
-
-def _embedding_vectors(body: dict, n_texts: int) -> np.ndarray:
-    from ...embedders.base import unit_rows
-    from ...embedders.openai_compatible import response_vectors
-
-    data = body.get("data")
-    if not data:
-        raise _Refused("null_content", "`response.body.data` holds no embedding.")
-    try:
-        vectors = response_vectors(data)
-    except (KeyError, TypeError, ValueError):
-        raise _Refused("malformed", "`response.body.data` is not a list of {index, embedding}.") from None
-    if vectors.ndim != 2 or vectors.shape[0] != n_texts:
-        raise _Refused("malformed", f"{vectors.shape[0] if vectors.ndim else 0} embeddings for {n_texts} texts.")
-    try:
-        return unit_rows(vectors, "the batch output")
-    except RuntimeError as problem:
-        raise _Refused("malformed", str(problem)) from None
-
-
-def _read_lines(path: Path) -> list[tuple[int, dict | _Refused]]:
-    if not path.is_file():
-        raise ValueError(f"{path}: file not found; give the results file the batch engine wrote.")
-    parsed = []
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as problem:
-                parsed.append((number, _Refused("malformed", f"not valid JSON ({problem.msg}, column "
-                                                             f"{problem.colno}; truncated?).")))
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
-                parsed.append((number, _Refused("malformed", "not an object with a string `custom_id`.")))
-            elif "body" in record and "response" not in record:
-                parsed.append((number, _Refused("malformed", "a request line, not a result: import the file the "
-                                                             "batch engine wrote, not the one `batch export` wrote.")))
-            else:
-                parsed.append((number, record))
-    if not parsed:
-        raise ValueError(f"{path}: the file is empty; give the results file the batch engine wrote.")
-    return parsed
+def _chunks(path: Path) -> Iterator[list[tuple[int, dict | LineFailure]]]:
+    chunk, size = [], 0
+    for number, raw in _raw_lines(path):
+        chunk.append((number, parse_line(raw, number)))
+        size += len(raw or b"")
+        if len(chunk) >= CHUNK_LINES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 def import_results(path: str | Path, *, store, spec=None) -> BatchImport:
@@ -202,57 +138,56 @@ def import_results(path: str | Path, *, store, spec=None) -> BatchImport:
         already filled keep their value, so importing twice is harmless.
     """
     path = Path(path)
-    parsed = _read_lines(path)
-    registered = store.batch_requests(record["custom_id"] for _, record in parsed if isinstance(record, dict))
-    spec_keys = spec_request_keys(spec) if spec is not None else None
-    spec_embedder = describing(spec.request.embedder, build_embedder).key \
-        if spec is not None and spec.embedder.get("name") == "openai" else None
+    if not path.exists():
+        raise ValueError(f"{path}: file not found; give the results file the batch engine wrote.")
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file; give the results file the batch engine wrote.")
+    expected = Expected(spec_keys=spec_request_keys(spec) if spec is not None else None,
+                        k=spec.k if spec is not None else None,
+                        spec_embedder=describing(spec.request.embedder, build_embedder).key
+                        if spec is not None and spec.embedder.get("name") == "openai" else None)
     failures, seen = [], set()
-    samples: dict[str, list] = defaultdict(list)  # request key → [(description, index, text)]
-    vectors: dict[str, list] = defaultdict(list)  # embedder key → [(texts, vectors)]
-    for number, record in parsed:
-        custom_id = record.get("custom_id") if isinstance(record, dict) else None
-        try:
-            if isinstance(record, _Refused):
-                raise record
-            if custom_id in seen:
-                raise _Refused("duplicate", f"{custom_id!r} was already imported from an earlier line.")
-            kind, target, item = _slot(custom_id, registered, spec_keys, spec_embedder)
-            body = _response_body(record)
-            if kind == "sample":
-                text = _completion_text(body)
-                samples[request_key(target)].append((target, item, text))
-            else:
-                rows = _embedding_vectors(body, len(item))
-                vectors[target].append((item, rows))
-            seen.add(custom_id)
-        except _Refused as refused:
-            failures.append(LineFailure(number, custom_id, refused.reason, refused.message))
-    stored, already, differing = _store_samples(store, samples)
-    for embedder_key, batches in vectors.items():
-        new, old = _store_embeddings(store, embedder_key, batches)
-        stored, already = stored + new, already + old
-    return BatchImport(str(path), len(parsed), stored, already, differing, tuple(failures))
+    n_lines = stored = already = differing = 0
+    for chunk in _chunks(path):
+        n_lines += len(chunk)
+        expected.registered = store.batch_requests(record["custom_id"] for _, record in chunk
+                                                   if isinstance(record, dict))
+        accepted = []
+        for number, record in chunk:
+            outcome = record if isinstance(record, LineFailure) else _checked(record, number, expected, store)
+            if isinstance(outcome, Accepted) and outcome.custom_id in seen:
+                outcome = LineFailure(number, outcome.custom_id, "duplicate",
+                                      f"{outcome.custom_id!r} was already imported from an earlier line.")
+            if isinstance(outcome, LineFailure):
+                failures.append(outcome)
+                continue
+            seen.add(outcome.custom_id)
+            accepted.append(outcome)
+            if outcome.kind == "embedding":  # later lines must match the first one's dimension
+                expected.dimensions.setdefault(outcome.target, outcome.value.shape[1])
+        new, old, changed = _store(store, accepted)
+        stored, already, differing = stored + new, already + old, differing + changed
+    if not n_lines:
+        raise ValueError(f"{path}: the file is empty; give the results file the batch engine wrote.")
+    return BatchImport(str(path), n_lines, stored, already, differing, tuple(failures))
 
 
-def _slot(custom_id: str, registered: dict, spec_keys: dict | None, spec_embedder: str | None):
-    """(kind, target, item) of a ``custom_id``; raises _Refused when it names no slot of this store/SPEC."""
-    slot = sample_slot(custom_id) if spec_keys is not None else None
-    if slot is not None and slot[0] in spec_keys:
-        return "sample", spec_keys[slot[0]], slot[1]
-    if custom_id not in registered:
-        raise _Refused("unknown", f"{custom_id!r} was never exported from this store"
-                                  + (" and names no request of the SPEC." if spec_keys is not None else
-                                     "; give --spec to import into another store."))
-    kind, target, item = registered[custom_id]
-    if spec_keys is not None and (target != spec_embedder if kind == "embedding"
-                                  else request_key(target)[:KEY_DIGITS] not in spec_keys):
-        raise _Refused("other_spec", f"{custom_id!r} was exported for another SPEC (other prompts, model or "
-                                     "settings); import it without --spec or with its own SPEC.")
-    return kind, target, item
+def _checked(record: dict, number: int, expected: Expected, store) -> Accepted | LineFailure:
+    """:func:`check_record`, with the dimension of an embedder's stored vectors looked up on first use."""
+    registered = expected.registered.get(record["custom_id"])
+    if registered is not None and registered[0] == "embedding" and registered[1] not in expected.dimensions:
+        dimension = store.embedding_dimension(registered[1])
+        if dimension is not None:
+            expected.dimensions[registered[1]] = dimension
+    return check_record(record, number, expected)
 
 
-def _store_samples(store, samples: dict) -> tuple[int, int, int]:
+def _store(store, accepted: list[Accepted]) -> tuple[int, int, int]:
+    """Store one chunk's accepted lines; (new, already stored, already stored with another text)."""
+    samples: dict[str, list] = {}
+    for line in accepted:
+        if line.kind == "sample":
+            samples.setdefault(request_key(line.target), []).append((line.target, line.item, line.value))
     new_rows, already, differing = [], 0, 0
     for rows in samples.values():
         present = stored_samples(store, rows[0][0], [index for _, index, _ in rows])
@@ -262,14 +197,17 @@ def _store_samples(store, samples: dict) -> tuple[int, int, int]:
                 differing += present[index][0] != text
             else:
                 new_rows.append((description, index, text))
-    return store.put_samples(new_rows), already, differing
-
-
-def _store_embeddings(store, embedder_key: str, batches: list) -> tuple[int, int]:
-    texts = [text for chunk, _ in batches for text in chunk]
-    rows = np.concatenate([chunk_vectors for _, chunk_vectors in batches])
-    known = store.get_embeddings(embedder_key, texts)
-    new = [i for i, text in enumerate(texts) if text_hash(text) not in known]
-    if new:
-        store.put_embeddings(embedder_key, [texts[i] for i in new], rows[new])
-    return len(new), len(texts) - len(new)
+    stored = store.put_samples(new_rows) if new_rows else 0
+    by_embedder: dict[str, list[Accepted]] = {}
+    for line in accepted:
+        if line.kind == "embedding":
+            by_embedder.setdefault(line.target, []).append(line)
+    for embedder_key, lines in by_embedder.items():
+        texts = [text for line in lines for text in line.item]
+        rows = np.concatenate([line.value for line in lines])
+        known = store.get_embeddings(embedder_key, texts)
+        fresh = [i for i, text in enumerate(texts) if text_hash(text) not in known]
+        if fresh:
+            store.put_embeddings(embedder_key, [texts[i] for i in fresh], rows[fresh])
+        stored, already = stored + len(fresh), already + len(texts) - len(fresh)
+    return stored, already, differing

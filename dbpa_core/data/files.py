@@ -1,0 +1,139 @@
+"""Writing output files whole or not at all.
+
+A report, a results file or a requests file is written to a temporary file
+beside its target and renamed over it only once it is complete
+(``os.replace`` is atomic on one file system).  A full disk, a read-only
+folder or an interruption midway therefore leaves the previous file (or no
+file) behind, never half of a new one that a reader would take for whole.
+A target that is not a regular file (``/dev/stdout``, a named pipe) is
+written in place, never replaced; a symbolic link is followed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def _target(path: Path) -> tuple[Path, bool]:
+    """The file to write (links followed) and whether it must be written in place (not a regular file)."""
+    if path.exists() and not path.is_file():
+        return path, True
+    return (path.resolve() if path.is_symlink() else path), False
+
+
+@contextmanager
+def atomic_writer(path: str | Path, mode: str = "w") -> Iterator:
+    """Open a temporary file beside ``path`` for writing; on success it replaces ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write (its folder must exist).
+    mode : {"w", "wb"}
+        Text (UTF-8) or bytes.
+
+    Raises
+    ------
+    OSError
+        Naming ``path`` (a full disk is otherwise reported without a file name); the temporary
+        file is removed and ``path`` is left as it was.
+    """
+    path, in_place = _target(Path(path))
+    encoding = {} if "b" in mode else {"encoding": "utf-8"}
+    temporary = None
+    try:
+        if in_place:
+            with open(path, mode, **encoding) as handle:
+                yield handle
+            return
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+        with os.fdopen(descriptor, mode, **encoding) as handle:
+            yield handle
+        os.replace(temporary, path)
+        temporary = None
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`atomic_writer`)."""
+    with atomic_writer(path) as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def write_texts(texts: dict[Path, str]) -> None:
+    """Write several files as one: every text goes to a temporary file first, and only when all are
+    complete are they renamed over their targets (a report's JSON, CSV and HTML never disagree)."""
+    temporaries: dict[Path, str] = {}
+    in_place = []
+    try:
+        for requested, text in texts.items():
+            path, direct = _target(Path(requested))
+            if direct:
+                in_place.append((path, text))
+                continue
+            descriptor, temporaries[path] = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial",
+                                                             dir=path.parent)
+            try:
+                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as error:
+                raise OSError(error.errno, error.strerror or str(error), str(path)) from error
+        for path, temporary in list(temporaries.items()):
+            os.replace(temporary, path)
+            del temporaries[path]
+        for path, text in in_place:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+    finally:
+        for temporary in temporaries.values():
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+# ------------------------------------------------- checked before any work starts
+def can_write_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (tried and removed: permission bits do not tell for root,
+    a read-only mount or an immutable folder)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def writable_folder(path: Path, option: str) -> Path:
+    """``path`` as a folder that exists or can be created and written (checked before any sampling)."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"`{option}`: {existing} is a file; give a folder for the reports.")
+    if not can_write_in(existing):
+        raise ValueError(f"`{option}`: {existing} is read-only; give a folder you can write to.")
+    return path
+
+
+def writable_file(path: Path, option: str) -> Path:
+    """``path`` as a file that can be written: not a folder, in a folder that exists and is writable (checked
+    before any work, so that a result is never computed for nothing)."""
+    if path.is_dir():
+        raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
+    if not path.parent.is_dir():
+        raise ValueError(f"`{option}`: the folder {path.parent} does not exist; create it or give another path.")
+    if not can_write_in(path.parent):
+        raise ValueError(f"`{option}`: the folder {path.parent} is read-only; give a path you can write to.")
+    return path
