@@ -245,23 +245,20 @@ def test_persona_study(app):
 
 
 def test_model_audit_recorded(app):
+    app.session_state["rut_mode"] = "audit"  # one audit drawn from the shipped recording (the study: test_rut_page)
     at = open_page(app, "model_audit")
-    assert metric(at, "Prompts") == "16"
-    at.selectbox(key="rut_target").set_value("simulated_model").run()
+    assert metric(at, "Prompts") == "100" and metric(at, "Reference answers m") == "100"
+    at.selectbox(key="rut_target").set_value("dan").run()
+    at.slider(key="rut_q").set_value(1.0).run()
     assert not at.exception
-    assert metric(at, "Decision") == "REJECT H₀"  # text from another model is flagged
+    assert metric(at, "Decision") == "REJECT H₀"  # a jailbreak system prompt on every answer is flagged
     at.selectbox(key="rut_target").set_value("reference").run()
     assert float(metric(at, "p-value")) > 0.001  # the model itself is not flagged at this level
-    at.selectbox(key="rut_target").set_value("jailbreak_system").run()
-    at.number_input(key="rut_trials").set_value(20).run()
-    next(b for b in at.button if b.key == "rut_power").click().run()
-    assert not at.exception
-    assert any("AUC" in c.value for c in at.caption)
 
 
 def test_model_audit_live_needs_an_endpoint(app):
+    app.session_state["rut_mode"] = "live"
     at = open_page(app, "model_audit")
-    at.radio(key="rut_mode").set_value("Live: local model (slow)").run()
     at.selectbox(key="rut_source").set_value("openai").run()
     assert any("OpenAI-compatible API" in e.value for e in at.error)
 

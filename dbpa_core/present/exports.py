@@ -22,7 +22,7 @@ from .._validation import redact_mapping
 from .readings import (ARM_NAMES, decision, family_table, format_pvalue, format_rut_pvalue, format_share,
                        read_adjusted_decision, read_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
-                       read_rut_decision, read_test, significance_stars)
+                       read_rut_decision, read_share_bound, read_test, significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -275,6 +275,8 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
         "statistic": result.statistic, "pvalue": result.pvalue, "pvalue_display": format_rut_pvalue(result.pvalue),
         "decision": decision(result.pvalue, alpha), "reading": read_rut_decision(result.pvalue, alpha),
         "ks_statistic": result.ks_statistic, "ks_pvalue": result.ks_pvalue,
+        "share_lower_bound": result.share_lower_bound, "confidence_level": result.confidence_level,
+        "share_reading": read_share_bound(result.share_lower_bound, result.confidence_level),
         "n_prompts": result.n_prompts, "n_reference": result.n_reference,
         "prompts": list(scores.prompts), "dropped_prompts": list(scores.dropped),
         "ranks": np.asarray(result.ranks).tolist(), "target_scores": np.asarray(scores.target_scores).tolist(),
