@@ -7,7 +7,7 @@
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
-    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,sample_size,stability} [--json OUT] [--seed 0]
+    python -m dbpa_core reproduce {table2,fig1,fig3,appendix,sample_size,rut,stability} [--json OUT] [--seed 0]
                                   [--n-resamples 1000] [--store PATH]
 
 Exit codes: 0 = ran (and, with --fail-on-change, no significant change);
@@ -66,7 +66,7 @@ class ProgressBar:
 
     def update(self, update) -> None:
         """The bar of a :class:`dbpa_core.audit.runner.RunUpdate` (the audit runner's progress hook)."""
-        if update.stage != "drawn":
+        if update.stage in ("sampling", "embedding"):  # not each output, nor each drawn arm
             self(update.text, update.done, update.total)
 
 
@@ -345,7 +345,8 @@ def _add_reproduce(commands) -> None:
     reproduce = commands.add_parser("reproduce", help="reproduce the paper's experiments beside its printed values")
     reproduce.add_argument("experiment", choices=EXPERIMENTS,
                            help="table2 (personas), fig1 (TPR/FPR), fig3 (alignment), appendix (C.2-C.4), "
-                                "sample_size (§3.2); stability (OT stability paper: Table 1, Figure 1)")
+                                "sample_size (§3.2); rut (the RUT paper's power vs q and Fig 2 on recorded SmolLM2 "
+                                "answers); stability (OT stability paper: Table 1, Figure 1)")
     reproduce.add_argument("--json", help="write {experiment, rows (each with its source), settings, agreement} here")
     reproduce.add_argument("--seed", type=int, default=0, help="seed of every permutation test")
     reproduce.add_argument("--n-resamples", type=int, default=1000)

@@ -3,14 +3,13 @@
 import streamlit as st
 
 from dbpa_core.audit.request import Prompt, SequentialPlan
-from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, cost_note, downloads, guard, null_and_similarities, provenance, report_settings,
-                           result_strip, sequential_strip, settings_inputs, show_prompt)
+from ui.components import (clouds, cost_note, guard, null_and_similarities, provenance, report_settings,
+                           result_downloads, result_strip, sequential_strip, settings_inputs, show_prompt, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
-from ui.runs import family, scenario_request, typed_request
+from ui.runs import Audited, family, scenario_request, typed_request
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -78,9 +77,11 @@ with guard():
         one = (scenario_request(settings, scenario, [perturbation.id], **test) if source == "From a scenario"
                else typed_request(settings, original, perturbed, **test))
         label = "Sampling until the answer is clear" if sequential else "Sampling"
-        keep("one_result", inputs, family(settings, one, label=label).results[0])
+        keep("one_result", inputs, Audited.of_request(one, 0, family(settings, one, label=label,
+                                                                     live=one.perturbations[0].id)))
     with result_area("one_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
-        result = shown.result
+        audited = shown.result
+        result = audited.result if audited is not None else None
         if result is None:
             st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
         else:
@@ -92,16 +93,15 @@ with guard():
             if result.true_effect is not None and settings.sampler.backend == "simulated":
                 st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
                            f"content ({'a real change' if result.true_effect else 'no change at all'}).")
-            clouds(result.original, result.perturbed, method=projection, key="one_clouds", seed=settings.seed)
+            coordinates = clouds(result.original, result.perturbed, method=projection, key="one_clouds",
+                                 seed=settings.seed)
             if result.test.kind == "fixed":
                 null_and_similarities(result.test, label=discrepancy, key="one")
-            downloads(record=result_to_dict(result.test, inputs=inputs, original_prompt=result.original.prompt,
-                                            perturbed_prompt=result.perturbed.prompt,
-                                            original_system_prompt=result.original.system,
-                                            perturbed_system_prompt=result.perturbed.system,
-                                            true_effect=result.true_effect,
-                                            original_texts=list(result.original.texts),
-                                            perturbed_texts=list(result.perturbed.texts), alpha=alpha,
-                                            decision=decision(result.test.pvalue, alpha),
-                                            **report_settings(settings)),
-                      name="audit_result", current=shown.current)
+            changed = what_changed(audited, key="one", coordinates=coordinates, method=projection)
+            result_downloads(result.test, alpha=alpha, label=discrepancy, name="audit_result",
+                             title="DBPA audit of one perturbation", current=shown.current, explanation=changed,
+                             inputs=inputs, original_prompt=result.original.prompt,
+                             perturbed_prompt=result.perturbed.prompt, original_system_prompt=result.original.system,
+                             perturbed_system_prompt=result.perturbed.system, true_effect=result.true_effect,
+                             original_texts=list(result.original.texts),
+                             perturbed_texts=list(result.perturbed.texts), **report_settings(settings))

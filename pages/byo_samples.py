@@ -5,12 +5,11 @@ import hashlib
 import streamlit as st
 
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
-from dbpa_core.present.readings import decision, result_to_dict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import clouds, downloads, guard, null_and_similarities, result_strip
+from ui.components import clouds, guard, null_and_similarities, result_downloads, result_strip, what_changed
 from ui.freshness import keep, result_area
-from ui.runs import shared_call, uploaded_test
+from ui.runs import Audited, shared_call, uploaded_test
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -42,22 +41,30 @@ with guard():
                + (" with embeddings from the file." if table.embeddings else "; they will be embedded with the "
                   "sidebar's embedder."))
 
-    inputs = {"file": f"{upload.name} (sha256 {hashlib.sha256(upload.getvalue()).hexdigest()[:12]})",
-              "original arm": original_name, "similarity": similarity, "ω": discrepancy, "B": n_resamples,
-              "seed": settings.seed, "embedder": "from the file" if table.embeddings else settings.embedder.label}
+    digest = hashlib.sha256(upload.getvalue()).hexdigest()
+    embedded_by = "from the file" if table.embeddings else settings.embedder.label
+    inputs = {"file": f"{upload.name} (sha256 {digest[:12]})", "original arm": original_name,
+              "similarity": similarity, "ω": discrepancy, "B": n_resamples, "seed": settings.seed,
+              "embedder": embedded_by}
     if st.button("Run the test", type="primary", key="byo_run"):
-        keep("byo_result", inputs, uploaded_test(settings, table, original_name, perturbed_name, similarity=similarity,
-                                                 discrepancy=discrepancy, n_resamples=n_resamples))
+        result = uploaded_test(settings, table, original_name, perturbed_name, similarity=similarity,
+                               discrepancy=discrepancy, n_resamples=n_resamples)
+        # The explanation is keyed by the file's content, not its name: the same file shares it.
+        keep("byo_result", inputs, Audited.of_upload(digest, result, original_arm=original_name,
+                                                     embedder=embedded_by, n_resamples=n_resamples,
+                                                     seed=settings.seed))
     with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:
-        result = shown.result
-        if result is not None:
+        if shown.result is not None:
+            result = shown.result.result
             st.caption(f"Outputs: your file · seed {settings.seed} · "
                        + ("embeddings from the file" if table.embeddings else
                           f"embedded by {settings.embedder.label}"))
             result_strip(result.test, alpha, label=discrepancy, current=shown.current)
-            clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
+            coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
             null_and_similarities(result.test, label=discrepancy, key="byo")
-            downloads(record=result_to_dict(result.test, file=upload.name, original_arm=result.original.label,
-                                            perturbed_arm=result.perturbed.label, alpha=alpha,
-                                            decision=decision(result.test.pvalue, alpha), seed=settings.seed),
-                      name="byo_result", current=shown.current)
+            arms = (result.original.label, result.perturbed.label)
+            changed = what_changed(shown.result, key="byo", arms=arms, coordinates=coordinates)
+            result_downloads(result.test, alpha=alpha, label=discrepancy, name="byo_result",
+                             title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,
+                             arms=arms, file=upload.name, original_arm=arms[0], perturbed_arm=arms[1],
+                             seed=settings.seed)

@@ -21,10 +21,12 @@ st.write(
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
 from ui.components import (detection_and_control, family_downloads, guard, provenance,  # noqa: E402
-                           show_prompt, show_table)
+                           show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
+from ui.live import is_live  # noqa: E402
+from ui.runs import Audited, cancelled_draw, family_explanations  # noqa: E402
 from ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
@@ -136,7 +138,13 @@ with guard():
     seed_first_view(str(store().path))
     request = home_request(settings, scenario, k=k, resample=resample, statistic=statistic,
                            n_resamples=n_resamples, alpha=alpha)
-    family = run_family(settings, request, label="Sampling every arm of the scenario")
+    if cancelled_draw() and is_live(request):
+        # The page draws by itself: after a Cancel it waits to be asked, instead of resuming at once.
+        st.info("Drawing stopped. Every output drawn so far is in the store; continuing starts from there.")
+        st.button("Continue drawing", type="primary", key="home_continue")
+        st.stop()
+    # On a live backend the chosen intervention's two arms are drawn first, followed live, then the others.
+    family = run_family(settings, request, label="Sampling every arm of the scenario", live=perturbation_id)
     chosen = ids.index(perturbation_id)
     result = family.results[chosen]
     label = STATISTICS[statistic][0]
@@ -148,6 +156,8 @@ with guard():
     detection_and_control(family.recorrected("bonferroni", alpha))
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
+    shown = Audited.of_request(request, chosen, family)
+    changed = what_changed(shown, key="home", seed=settings.seed)
 
     from ui.runs import self_comparison
 
@@ -181,7 +191,7 @@ with guard():
                + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni") + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family")
+    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=changed.fdr))
 
     st.subheader("04 · The method")
     st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")

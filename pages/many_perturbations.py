@@ -9,11 +9,12 @@ from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import required_sample_size, simulate_power
 from ui.components import (cost_note, detection_and_control, family_downloads, guard, provenance,
-                           settings_inputs, show_table)
+                           settings_inputs, show_table, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
+from ui.runs import Audited, family_explanations, scenario_request
 from ui.runs import family as run_family
-from ui.runs import scenario_request, shared
+from ui.runs import shared
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -50,13 +51,16 @@ with guard():
             raise ValueError("Choose at least one perturbation for the family.")
         from dbpa_core.audit.request import SequentialPlan
 
-        keep("many_family", inputs, run_family(settings, scenario_request(
-            settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy, correction=correction,
-            alpha=alpha, sequential=SequentialPlan(k_max=k, batch_size=batch) if sequential else None),
-            label=f"Sampling {len(chosen) + 1} arms" + (" until each answer is clear" if sequential else "")))
+        request = scenario_request(settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
+                                   correction=correction, alpha=alpha,
+                                   sequential=SequentialPlan(k_max=k, batch_size=batch) if sequential else None)
+        keep("many_family", inputs, (request, run_family(
+            settings, request,
+            label=f"Sampling {len(chosen) + 1} arms" + (" until each answer is clear" if sequential else ""))))
     with result_area("many_family", inputs, how_to_update="Press **Run the family** to update it.") as shown:
         if shown.result is not None:
-            family = shown.result.recorrected(correction, alpha)  # one object for the screen and every export
+            request, kept = shown.result
+            family = kept.recorrected(correction, alpha)  # one object for the screen and every export
             provenance(settings)
             table = family_frame(family)
             stops = [r.test for r in family.results] if family.kind == "sequential" else []
@@ -84,7 +88,15 @@ with guard():
                                               format_func=lambda i: family.results[i].label)
                     st.plotly_chart(sequential_path(family.results[shown_path].test, label=discrepancy),
                                     width="stretch", key="many_path_figure")
-            family_downloads(family, settings, name="family", current=shown.current)
+            explanations = None
+            if st.toggle("What changed: the themes whose share moved in each perturbation (a SPEC's "
+                         "`explain: true`), on screen and in the downloads", key="many_explain"):
+                pick = st.selectbox("What changed in", range(m), key="many_explained",
+                                    format_func=lambda i: family.results[i].label)
+                changed = what_changed(Audited.of_request(request, pick, family), key="many", seed=settings.seed,
+                                       same_picture=False)
+                explanations = family_explanations(Audited.of_request(request, pick, family), fdr=changed.fdr)
+            family_downloads(family, settings, name="family", current=shown.current, explanations=explanations)
 
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")

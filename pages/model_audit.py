@@ -1,20 +1,22 @@
 """Is this API serving the model it claims? The rank-based uniformity test (RUT, Zhu et al., ICLR 2026)."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
-from dbpa_core.present.exports import rut_record
-from dbpa_core.present.figures import rank_ecdf, rank_histogram, substitution_power_curve
-from dbpa_core.present.readings import decision, format_rut_pvalue, read_rut_decision, rut_readings, rut_strip
+from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
-from dbpa_core.rut.data import load_recorded_rut, rut_arrays
+from dbpa_core.rut.data import AuditScores
+from dbpa_core.rut.mmd import hamming_mmd_test
+from dbpa_core.rut.power import draw_audit
 from dbpa_core.rut.scoring import SCORES
-from dbpa_core.rut.uniformity import rank_uniformity_test, substitution_power
+from dbpa_core.rut.uniformity import rank_uniformity_test
 from ui.components import downloads, guard
-from ui.runs import rut_live, shared, shared_figure
+from ui.runs import rut_live
+from ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
 from ui.sidebar import current_settings
+
+MODES = {"paper": "The paper's experiments (recorded)", "audit": "One recorded audit", "live": "Live audit"}
 
 settings = current_settings()
 st.title("Is this API the model it claims to be?")
@@ -23,32 +25,57 @@ st.write("Score each answer of the API (the *target*) and many answers of a loca
          "the reference scores; a Cramér–von Mises test checks that.")
 
 with guard():
-    mode = st.radio("Data", ["Recorded audit (instant)", "Live: local model (slow)"], horizontal=True, key="rut_mode")
-    # The target's name is the longest value: it gets a row of its own (no "Jailbreak-style system pr" cut).
-    target_row = st.container()
-    columns = st.columns([1.1, 1, 1.1])
-    score = columns[0].selectbox("Score (by the reference model)", SCORES, key="rut_score",
-                                 help="log_rank: mean log of each token's rank under the reference model.")
-    alpha = columns[2].select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
-    # One stream for the choice of recorded answers and the ranks' tie-breaking uniforms.
+    mode = st.radio("View", list(MODES), format_func=MODES.get, horizontal=True, key="rut_mode")
+    if mode == "paper":
+        st.caption("The paper's §5 on this project's model: the packaged SmolLM2 against its own requantizations "
+                   "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "
+                   "(scripts/record_rut.py); every audit below is drawn from those answers.")
+        n_trials = st.select_slider("Simulated audits per q", STUDY_TRIALS, STUDY_TRIALS[-1], key="rut_study_trials",
+                                    help="The paper used 500 (about half a minute the first time on this machine).")
+        study = rut_study_result(n_trials=n_trials, n_resamples=1000, seed=settings.seed)
+        st.caption(recording_line(study))
+        st.subheader("Power against the share q of substituted answers (paper §5, Table 2a)")
+        show_power(study)
+        st.subheader("Which score tells the models apart? (paper Fig 2)")
+        show_selection(study)
+        st.subheader("How much traffic is substituted? A lower bound")
+        show_share_bound(study)
+        downloads(table=power_curve_frame(study), record=rut_study_record(study), name="rut_paper_experiments")
+        st.stop()
+
+    left, right = st.columns([3, 1])
+    score = left.selectbox("Score (by the reference model)", SCORES, key="rut_score",
+                           help="log_rank: mean log of each token's rank under the reference model.")
+    alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
+    # One stream for the choice of recorded answers, the ranks' tie-breaking uniforms and the MMD's re-splits.
     rng = np.random.default_rng(settings.seed)
-    if mode.startswith("Recorded"):
-        data = load_recorded_rut(score)
-        targets = {"reference": "The reference model itself (H₀ holds)", **data.labels}
-        # Opens on a substituted model, a detection; the reference itself (the control) is read beside it below.
-        target = target_row.selectbox("Target (the 'API')", list(targets), format_func=targets.get, key="rut_target",
-                                      index=list(targets).index("simulated_model") if "simulated_model" in targets
-                                      else 0)
-        n_prompts = int(columns[1].number_input("Prompts n", 2, len(data.prompts), len(data.prompts), key="rut_n"))
-        m = int(st.slider("Reference samples per prompt m", 1, data.reference_pool.shape[1] - 1,
-                          data.reference_pool.shape[1] - 1, key="rut_m"))
-        scores = rut_arrays(data, target, n_prompts=n_prompts, m=m, rng=rng)
-        target_label = f"{targets[target]} — recorded answers of local SmolLM2"
-        st.caption(f"Per prompt, m of the {data.reference_pool.shape[1]} recorded reference answers form the reference "
-                   "sample" + (" and another one is the target" if target == "reference" else "")
-                   + "; the sidebar seed picks which, so each seed is another audit from the same recording.")
+    extra = []
+    if mode == "audit":
+        pools = rut_pools()
+        names = {"reference": "The reference model itself (H₀ holds)",
+                 **{n: a.label for n, a in pools.substitutes.items()}}
+        columns = st.columns([2, 1, 1, 1])  # the target's label is long: its own room
+        target = columns[0].selectbox("Target (the 'API')", list(names), format_func=names.get, index=1,
+                                      key="rut_target")
+        q = columns[1].slider("Share q served by it", 0.0, 1.0, 0.5, 0.1, key="rut_q", disabled=target == "reference")
+        n_prompts = int(columns[2].number_input("Prompts n", 2, len(pools.prompts), min(100, len(pools.prompts)),
+                                                key="rut_n"))
+        m = int(columns[3].number_input("Reference answers m", 2, pools.reference.n_answers - 1,
+                                        min(100, pools.reference.n_answers - 1), key="rut_m"))
+        audit = draw_audit(pools, next(iter(pools.substitutes)) if target == "reference" else target,
+                           0.0 if target == "reference" else q, n_prompts=n_prompts, m=m, score=score, rng=rng)
+        scores = AuditScores.from_rows(audit.prompts, audit.target_scores, audit.reference_scores)
+        mmd = hamming_mmd_test(audit.target_tokens, audit.reference_tokens, n_resamples=1000, rng=rng)
+        target_label = (names[target] if target == "reference" else
+                        f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
+        extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
+                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: p = {mmd.pvalue:.3g} "
+                 f"({mmd.n_resamples} within-prompt re-splits)."]
+        settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
+                           "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
     else:
-        source = target_row.selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
+        columns = st.columns(3)
+        source = columns[0].selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
                                       key="rut_source")
         system, temperature, uploaded = None, REFERENCE_TEMPERATURE, None
         if source == "local":
@@ -68,73 +95,19 @@ with guard():
                 st.caption("Upload the API's responses; the reference model answers the same prompts.")
                 st.stop()
             uploaded = read_target_responses(file.getvalue(), file.name)
-        n_prompts = int(st.number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
+        n_prompts = int(columns[2].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
         m = int(st.number_input("Reference samples per prompt m", 1, 20, 4, key="rut_live_m"))
         run = st.button("Run the live audit", type="primary", key="rut_run")
         scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
                           target_source=source, uploaded=uploaded, run=run)
         if scores is None:
-            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each (≈1 s per answer).")
+            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each.")
             st.stop()
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T={temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
+        settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}
 
     result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=rng)
-    st.markdown(f"**Target:** {target_label}")
-    *numbers, (decision_label, decision_value) = rut_strip(result, alpha)
-    for column, (label, value) in zip(st.columns(len(numbers)), numbers):
-        column.metric(label, value)
-    # The decision on its own line, so "FAIL TO REJECT H₀" is never cut.
-    st.metric(decision_label, decision_value)
-    for sentence in rut_readings(result):
-        st.caption(sentence)
-    if scores.dropped:
-        st.caption(f"{len(scores.dropped)} prompt(s) left out because an answer was empty (no tokens to score): "
-                   + "; ".join(scores.dropped))
-    (st.warning if result.pvalue <= alpha else st.info)(f"**{target_label}:** {read_rut_decision(result.pvalue, alpha)}")
-    if mode.startswith("Recorded") and target != "reference":
-        # The control beside the detection: the same audit with the reference model itself as the target.
-        control_scores = rut_arrays(data, "reference", n_prompts=n_prompts, m=m,
-                                    rng=np.random.default_rng(settings.seed))
-        control = rank_uniformity_test(control_scores.target_scores, control_scores.reference_scores,
-                                       rng=np.random.default_rng(settings.seed))
-        st.caption(f"Control beside it: the same audit with the reference model itself as the target gives "
-                   f"p = {format_rut_pvalue(control.pvalue)} ({decision(control.pvalue, alpha)}). "
-                   + read_rut_decision(control.pvalue, alpha))
-    left, right = st.columns(2)
-    left.plotly_chart(shared_figure(rank_histogram, result), width="stretch", key="rut_hist")
-    left.caption("Rank 0: the target's answer scores lowest among the reference's answers; 1: highest. "
-                 "Flat bars mean the target behaves like the reference model; a pile at one end means its answers "
-                 "consistently score lower (or higher) under the reference model than the reference's own.")
-    right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
-    right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic.")
-
-    if mode.startswith("Recorded") and target != "reference":
-        st.subheader("Power against partial substitution")
-        trials = int(st.number_input("Simulated audits per q", 20, 1000, 100, step=20, key="rut_trials"))
-        inputs = repr((score, target, n_prompts, m, trials, alpha, settings.seed))
-
-        def compute_power():
-            bar = st.progress(0.0, text="Simulating audits")
-            power = substitution_power(data.reference_pool[:n_prompts], data.alternatives[target][:n_prompts],
-                                       n_prompts=n_prompts, m=m, n_trials=trials, alpha=alpha, rng=settings.seed,
-                                       progress=lambda f: bar.progress(f))
-            bar.empty()
-            return power
-
-        clicked = st.button("Compute the power curve", key="rut_power")
-        if clicked:
-            st.session_state["rut_power_inputs"] = inputs  # what this user last asked for (one string)
-        power = shared("rut_power", inputs, compute_power if clicked else None)
-        if power is not None:
-            st.plotly_chart(substitution_power_curve(power), width="stretch", key="rut_power_curve")
-            st.caption(f"With a share q of answers secretly served by the other model, the test flags the API in the "
-                       f"plotted share of audits; AUC {power.auc:.2f} summarises power over all q (1 = always).")
-        elif st.session_state.get("rut_power_inputs") not in (None, inputs):
-            st.caption("The power curve computed earlier was for other inputs; compute it again for these.")
-    downloads(table=pd.DataFrame({"prompt": scores.prompts, "rank": result.ranks,
-                                  "target_score": scores.target_scores}),
-              record=rut_record(result, scores, alpha=alpha, score=score, target=target_label,
-                                settings={"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}),
-              name="rut_result")
+    show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
+                extra=extra)

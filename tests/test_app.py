@@ -11,14 +11,14 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start(tmp_path, monkeypatch, **sidebar):
+def start(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar):
     """A fresh app; sidebar widget values are set before the first run (AppTest re-executes
     only the page script on later runs of a st.navigation app, so the shared sidebar in
-    app.py reads its widgets on the first run)."""
+    app.py reads its widgets on the first run).  ``timeout``: seconds allowed to each run."""
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=timeout)
     for key, value in sidebar.items():
         at.session_state[key] = value
     at.run()
@@ -71,7 +71,7 @@ def test_audit_one(app):
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("calls" in i.value for i in at.info)  # the cost estimate before running
     assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
-    assert len(at.download_button) == 1
+    assert len(at.download_button) == 2  # the result as JSON and as an HTML report
     at.radio(key="one_source").set_value("Type both prompts").run()
     at.text_area(key="one_x1").set_value("").run()
     assert any("Both prompts are needed" in e.value for e in at.error)
@@ -265,23 +265,20 @@ def test_persona_study(app):
 
 
 def test_model_audit_recorded(app):
+    app.session_state["rut_mode"] = "audit"  # one audit drawn from the shipped recording (the study: test_rut_page)
     at = open_page(app, "model_audit")
-    assert metric(at, "Prompts") == "16"
-    at.selectbox(key="rut_target").set_value("simulated_model").run()
+    assert metric(at, "Prompts") == "100" and metric(at, "Reference answers m") == "100"
+    at.selectbox(key="rut_target").set_value("dan").run()
+    at.slider(key="rut_q").set_value(1.0).run()
     assert not at.exception
-    assert metric(at, "Decision") == "REJECT H₀"  # text from another model is flagged
+    assert metric(at, "Decision") == "REJECT H₀"  # a jailbreak system prompt on every answer is flagged
     at.selectbox(key="rut_target").set_value("reference").run()
     assert float(metric(at, "p-value")) > 0.001  # the model itself is not flagged at this level
-    at.selectbox(key="rut_target").set_value("jailbreak_system").run()
-    at.number_input(key="rut_trials").set_value(20).run()
-    next(b for b in at.button if b.key == "rut_power").click().run()
-    assert not at.exception
-    assert any("AUC" in c.value for c in at.caption)
 
 
 def test_model_audit_live_needs_an_endpoint(app):
+    app.session_state["rut_mode"] = "live"
     at = open_page(app, "model_audit")
-    at.radio(key="rut_mode").set_value("Live: local model (slow)").run()
     at.selectbox(key="rut_source").set_value("openai").run()
     assert any("OpenAI-compatible API" in e.value for e in at.error)
 
@@ -342,3 +339,118 @@ def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypa
     assert any(url in e.value and "samples" in e.value for e in at.error), [e.value for e in at.error]
     assert not [b for b in at.button if b.label == "Cancel"]
     assert not at.get("progress")
+
+
+def capture_downloads(monkeypatch) -> dict:
+    """file name → what its download button would send (bytes, or the callable of a deferred report)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    real = DeltaGenerator.download_button
+    sent = {}
+
+    def download_button(self, label, data, file_name=None, *args, **kwargs):
+        sent[file_name] = data
+        return real(self, label, data, file_name, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", download_button)
+    return sent
+
+
+def themes_table(at):
+    return next(t.value for t in at.table if "theme" in t.value.columns)
+
+
+def test_audit_one_what_changed(app, monkeypatch):
+    """The panel under the result: its themes and readings, the same in the JSON and HTML downloads; a new
+    input greys it with the result (no download), and a new run shows the new perturbation's account."""
+    import html
+    import json
+
+    sent = capture_downloads(monkeypatch)
+    at = open_page(app, "audit_one")
+    at.selectbox(key="one_scenario").set_value("seasons_question").run()
+    at.selectbox(key="one_perturbation").set_value("mars").run()
+    at.number_input(key="one_k").set_value(30).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    assert "What changed" in [s.value for s in at.subheader]
+    table = themes_table(at)
+    readings = [m.value for m in at.markdown if m.value.startswith("Theme *")]
+    assert readings and (table["significant (FDR 0.1)"] == "yes").sum() == len(readings)
+    record = json.loads(sent["audit_result.json"])
+    explanation = record["explanation"]
+    assert [t["significant"] for t in explanation["themes"]].count(True) == len(readings)
+    assert all(r in explanation["readings"] for r in readings)  # the download says what the screen says
+    report = sent["audit_result.html"]().decode()
+    assert "<h2>What changed</h2>" in report and html.escape(readings[0].split("*")[1]) in report
+
+    at.selectbox(key="one_perturbation").set_value("paraphrase_1").run()
+    assert any("Out of date" in w.value for w in at.warning)
+    assert len(at.download_button) == 0
+    assert themes_table(at).equals(table)  # still Mars's account, greyed with its result
+    at.button(key="one_run").click().run()
+    assert not any("Out of date" in w.value for w in at.warning)
+    assert not [m for m in at.markdown if m.value.startswith("Theme *")]
+    assert any("the change, if any, is diffuse" in i.value for i in at.info)
+
+
+def _themed_file(share: float) -> bytes:
+    """Arm a: statin advice; arm b: a ``share`` of jokes among the advice (embeddings in the file)."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    advice, joke = np.eye(8)[0], np.eye(8)[1]
+    rows = []
+    for arm in ("a", "b"):
+        for i in range(20):
+            funny = arm == "b" and i < share * 20
+            text = (f"Why did the statin cross the road? Joke {i}." if funny
+                    else f"Stop smoking and take a statin, option {i}.")
+            vector = (joke if funny else advice) + rng.normal(scale=0.05, size=8)
+            rows.append(json.dumps({"arm": arm, "text": text, "embedding": vector.round(4).tolist()}))
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_byo_what_changed(app, monkeypatch):
+    """An uploaded file's account names its own arms, is in its downloads, and follows a new file."""
+    import json
+
+    sent = capture_downloads(monkeypatch)
+    at = open_page(app, "byo_samples")
+    at.file_uploader(key="byo_file").set_value(("jokes.jsonl", _themed_file(0.5), "application/json")).run()
+    at.button(key="byo_run").click().run()
+    assert not at.exception
+    readings = [m.value for m in at.markdown if m.value.startswith("Theme *")]
+    assert any(r.startswith("Theme *cross, did, joke* — 50 % of b outputs vs 0 % of a") for r in readings), readings
+    record = json.loads(sent["byo_result.json"])
+    assert record["explanation"]["arms"] == {"x": "a", "y": "b"}
+    assert "What changed" in sent["byo_result.html"]().decode()
+    at.file_uploader(key="byo_file").set_value(("advice.jsonl", _themed_file(0.0), "application/json")).run()
+    assert any("Out of date" in w.value and "advice.jsonl" in w.value for w in at.warning)
+    assert len(at.download_button) == 0
+    at.button(key="byo_run").click().run()
+    assert not [m for m in at.markdown if m.value.startswith("Theme *")]
+    assert any("diffuse" in i.value for i in at.info)
+
+
+def test_many_perturbations_explain(app, monkeypatch):
+    """The SPEC's `explain: true` in the app: each perturbation's account in the family downloads, one on screen."""
+    import json
+
+    sent = capture_downloads(monkeypatch)
+    at = open_page(app, "many_perturbations")
+    at.selectbox(key="many_scenario").set_value("seasons_question").run()
+    at.number_input(key="many_k").set_value(20).run()
+    at.button(key="many_run").click().run()
+    assert "What changed" not in [s.value for s in at.subheader]
+    assert all("explanation" not in p for p in json.loads(sent["family.json"])["perturbations"])
+    at.toggle(key="many_explain").set_value(True).run()
+    at.selectbox(key="many_explained").set_value(5).run()  # Earth → Mars
+    assert not at.exception
+    assert "What changed" in [s.value for s in at.subheader]
+    readings = [m.value for m in at.markdown if m.value.startswith("Theme *")]
+    entries = json.loads(sent["family.json"])["perturbations"]
+    assert len(entries) == 6 and all("themes" in p["explanation"] for p in entries)
+    assert all(r in entries[5]["explanation"]["readings"] for r in readings) and readings

@@ -18,6 +18,11 @@ def app(tmp_path, monkeypatch):
     return start(tmp_path, monkeypatch)
 
 
+def family_table(at):
+    """Panel 03's table (the "What changed" panel above it has a static table too)."""
+    return next(t.value for t in at.table if "perturbation" in t.value.columns)
+
+
 def captions(at) -> str:
     return "\n".join(c.value for c in at.caption)
 
@@ -39,7 +44,7 @@ def test_first_view_needs_no_model(tmp_path, monkeypatch):
 
 
 def test_table_has_the_exposition_columns(app):
-    table = app.table[0].value
+    table = family_table(app)
     assert list(table.columns) == EXPOSITION_COLUMNS
     assert len(table) == 6
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
@@ -160,7 +165,7 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     assert [b.label for b in presets] == ["k = 20"]  # not two identical "k = 20" buttons (issue 29)
     presets[0].click().run()
     assert not at.exception and at.slider(key="home_k").value == 20
-    table = at.table[0].value
+    table = family_table(at)
     assert set(table["true effect"]) == {"unknown"}
     assert "Real model outputs: the true effect is unknown" in captions(at)
 
@@ -176,3 +181,136 @@ def test_shipped_first_view_embeddings_are_minilm(minilm):
     assert str(shipped["embedder_key"]) == minilm.key
     picks = [0, len(texts) // 2, len(texts) - 1]
     np.testing.assert_allclose(shipped["vectors"][picks], minilm.embed([texts[i] for i in picks]), atol=2e-5)
+
+
+def chart(at, key: str) -> dict:
+    """The Plotly figure the page drew with ``key``, as its JSON spec."""
+    import json
+
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
+
+
+def themes_table(at):
+    return next(t.value for t in at.table if "theme" in t.value.columns)
+
+
+def test_what_changed_panel(app, minilm):
+    """Under the result: the themes table, the readings and the theme of each point in the cloud. A control reads
+    as diffuse (no theme presented as a finding); Earth → Mars reads as themes with their q; the numbers are the
+    library's on the same arms, B and seed; the FDR level re-reads them at once."""
+    from dbpa_core.audit import AuditRequest, SamplerConfig, run
+    from dbpa_core.data.scenarios import load_scenarios
+    from dbpa_core.stats.explain import explain_change
+
+    at = app
+    subheaders = [s.value for s in at.subheader]
+    assert subheaders.index("02 · Outputs and the permutation null") < subheaders.index("What changed") \
+        < subheaders.index("03 · A family of perturbations")
+    control = themes_table(at)
+    assert control["significant (FDR 0.1)"].eq("no").all()
+    assert any("the change, if any, is diffuse" in i.value for i in at.info)
+    assert not [m for m in at.markdown if m.value.startswith("Theme *")]  # nothing read as a finding
+
+    at.selectbox(key="home_perturbation").set_value("mars").run()
+    assert not at.exception
+    table = themes_table(at)
+    readings = [m.value for m in at.markdown if m.value.startswith("Theme *")]
+    assert readings and (table["significant (FDR 0.1)"] == "yes").sum() == len(readings)
+    assert not any("diffuse" in i.value for i in at.info)
+
+    scenario = load_scenarios()["seasons_question"]
+    request = AuditRequest.from_scenario(scenario, sampler=SamplerConfig("simulated", temperature=1.0, max_tokens=128),
+                                         k=40, n_resamples=800, discrepancy="jsd")
+    mars = run(request, embedder=minilm).results[[p.id for p in scenario.perturbations].index("mars")]
+    expected = explain_change(mars.original.texts, mars.perturbed.texts, mars.original.embeddings,
+                              mars.perturbed.embeddings, fdr=0.1, n_resamples=800, rng=0)
+    significant = expected.significant_themes
+    assert [", ".join(t.terms[:3]) for t in significant] == [r.split("*")[1] for r in readings]
+    assert list(table["perturbed (%)"][:len(significant)]) == [f"{round(100 * t.share_y, 1):g}" for t in significant]
+
+    cloud = chart(at, "home_theme_cloud")
+    points = [(trace["marker"]["color"], text) for trace in cloud["data"] for text in trace["hovertext"]]
+    assert len(points) == 80  # every output, each with its theme in the hover text
+    assert all(" · theme <i>" in text for _, text in points)
+    colours = {colour for colour, _ in points}
+    assert len(colours - {"#c7c7c7"}) == len(significant)  # one colour per significant theme, grey for the rest
+
+    at.select_slider(key="home_fdr").set_value(0.01).run()  # a re-reading: nothing goes out of date
+    assert "significant (FDR 0.01)" in themes_table(at).columns
+    assert not any("Out of date" in w.value for w in at.warning)
+
+
+def test_what_changed_is_computed_once_for_every_session(tmp_path, monkeypatch):
+    """The explanations are cached by the request (and FDR, B): a second session computes none again; another
+    FDR level is computed once more."""
+    from streamlit.testing.v1 import AppTest
+
+    from dbpa_core.stats import explain
+    from test_app import REPO
+
+    calls = []
+    real = explain.explain_change
+    monkeypatch.setattr(explain, "explain_change", lambda *args, **kwargs: calls.append(kwargs["fdr"])
+                        or real(*args, **kwargs))
+    at = start(tmp_path, monkeypatch)
+    assert calls == [0.1] * 6  # the shown intervention's, shared with the downloads' six
+    again = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
+    assert not again.exception and themes_table(again).equals(themes_table(at))
+    assert calls == [0.1] * 6
+    at.select_slider(key="home_fdr").set_value(0.05).run()
+    assert calls == [0.1] * 6 + [0.05] * 6
+
+
+@pytest.mark.slow
+def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
+    """On the local backend (the packaged SmolLM2) the home page draws the chosen intervention's two arms first and
+    shows them as they arrive: the view is there at once, each redraw of it has more outputs, the null and P0/P1
+    appear once both arms have two, the time left is read from the measured throughput, and the view gives way to
+    the final result.
+    Audit one perturbation is followed live too, starting from the outputs the store already holds."""
+    import re
+
+    import streamlit as st
+    from streamlit.delta_generator import DeltaGenerator
+
+    from test_app import open_page
+
+    headers, charts = [], []
+    real_markdown, real_chart = st.markdown, DeltaGenerator.plotly_chart
+
+    def markdown(body, *args, **kwargs):
+        if str(body).startswith("**Live:"):
+            headers.append(str(body))
+        return real_markdown(body, *args, **kwargs)
+
+    def plotly_chart(self, figure, *args, **kwargs):
+        charts.append(kwargs.get("key") or "")
+        return real_chart(self, figure, *args, **kwargs)
+
+    monkeypatch.setattr(st, "markdown", markdown)
+    monkeypatch.setattr(DeltaGenerator, "plotly_chart", plotly_chart)
+
+    def drawn(k):
+        counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {k}", header)) for header in headers]
+        return [sum(c) for c in counts], counts
+
+    # Tiny draws (8 tokens, B = 100): the machine the tests run on may be shared and slow.
+    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
+    totals, counts = drawn(5)
+    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 10, headers
+    assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first output as soon as it came
+    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
+                         r"drawn", header) for header in headers), headers
+    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    assert metric(at, "Observed JSD") and not [m for m in at.markdown if m.value.startswith("**Live:")]
+
+    headers.clear()
+    at = open_page(at, "audit_one")
+    at.selectbox(key="one_scenario").set_value("seasons_question").run()
+    at.number_input(key="one_k").set_value(6).run()  # the first 5 of each arm are in the store
+    at.number_input(key="one_b").set_value(100).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception
+    totals, counts = drawn(6)
+    assert totals == sorted(set(totals)) and totals[-1] == 12 and counts[0][1] == 0, headers
+    assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]

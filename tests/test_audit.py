@@ -61,10 +61,22 @@ def test_local_model_end_to_end(minilm, store):
     result = compare_arms(original, perturbed, label="pirate", n_resamples=200, rng=0)
     assert result.test.n_original == result.test.n_perturbed == 6
     assert original.embeddings.shape == (6, 384)
-    assert {u.text for u in progress} == {"sampling original", "embedding original", "drawn original"}
-    # the progress hook receives the drawn arm itself (what a streaming view shows)
+    assert {u.text for u in progress} == {"sample original", "sampling original", "embedding original",
+                                          "drawn original"}
+    # the progress hook receives each output as it arrives, and the drawn arm itself (what a live view shows)
+    samples = [u for u in progress if u.stage == "sample"]
+    assert {u.index: u.output for u in samples} == dict(enumerate(original.texts)) and len(samples) == 6
+    assert not any(u.stored for u in samples) and [u.done for u in samples] == list(range(1, 7))
     (drawn,) = [u.arm for u in progress if u.stage == "drawn"]
     assert drawn.texts == original.texts
+    # a longer draw of the same request starts from the store: its outputs first, then each new one
+    resumed = []
+    longer = draw_arm(local, "Give one tip for sleeping well.", 8, label="original", max_tokens=24, embedder=minilm,
+                      store=store, progress=resumed.append)
+    samples = [u for u in resumed if u.stage == "sample"]
+    assert [(u.index, u.output, u.stored) for u in samples[:6]] == [(i, t, True) for i, t in enumerate(original.texts)]
+    assert sorted(u.index for u in samples[6:]) == [6, 7] and not any(u.stored for u in samples[6:])
+    assert longer.texts[:6] == original.texts
     direct = d.dbpa_test(original.embeddings, perturbed.embeddings, n_resamples=200, rng=0)
     assert result.test.statistic == direct.statistic and result.test.pvalue == direct.pvalue
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -169,6 +171,103 @@ def test_every_page(app_url, page):
             page.screenshot(path=str(ARTIFACTS / f"home_{width}.png"), full_page=True)
 
 
+def test_what_changed_panel(app_url, page):
+    """The home page's "What changed" under the Earth → Mars result, photographed at 1024, 1280 and 1600 px:
+    its readings, themes table, theme cloud and representative outputs."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    page.goto(f"{app_url}/", wait_until="domcontentloaded")
+    page.get_by_text("What changed").first.wait_for(timeout=240_000)
+    wait_until_idle(page)
+    page.locator("[data-testid='stSelectbox']").filter(has_text="Intervention").click()
+    page.get_by_role("option", name=re.compile("Earth → Mars")).click()
+    page.get_by_text(re.compile(r"Theme .* of perturbed outputs vs")).first.wait_for(timeout=120_000)
+    wait_until_idle(page)
+    panel = page.locator(".st-key-home_what_changed")
+    for width in (1024, 1280, 1600):
+        # Streamlit scrolls inside its main block: a tall viewport draws the whole panel for the picture.
+        page.set_viewport_size({"width": width, "height": 5000})
+        page.wait_for_timeout(1000)
+        panel.scroll_into_view_if_needed()
+        panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)  # Plotly redraws at the new width
+        shot = ARTIFACTS / f"what_changed_{width}.png"
+        shot.unlink(missing_ok=True)
+        panel.screenshot(path=str(shot))
+        assert_no_exception(page, f"home What changed at {width} px")
+    assert panel.get_by_text("significant (FDR 0.1)").count() >= 1  # the themes table's header
+
+
+K_LIVE = 4  # outputs per arm of the live draw
+
+
+def test_a_local_draw_streams_live_and_cancel_keeps_it(app_url, page):
+    """Audit one perturbation on the local SmolLM2: the outputs appear as they arrive, in view in a 1280×900 window
+    (photographed mid-stream), Cancel stops the draw and keeps what was drawn, and Run resumes from the store to
+    the result."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/audit_one", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Run the test").wait_for(timeout=240_000)
+    wait_until_idle(page)
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Backend").click()
+    page.get_by_role("option", name="Local SmolLM2-135M (CPU)").click()
+    wait_until_idle(page)
+    # Short answers of varied length, so that the outputs of one batch end at different moments.
+    page.get_by_text("Type both prompts", exact=True).click()
+    wait_until_idle(page)
+    for label, prompt in (("Original prompt x₀", "Name one fruit. Answer in a few words."),
+                          ("Perturbed prompt x₁", "Name one red fruit. Answer in a few words.")):
+        page.get_by_label(label).fill(prompt)
+        page.get_by_label(label).press("Control+Enter")
+        wait_until_idle(page)
+    page.get_by_label("Samples per arm k").fill(str(K_LIVE))
+    page.get_by_label("Samples per arm k").press("Enter")
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run the test").click()
+    # Mid-stream: some outputs are in, not all, with the clouds (and the null and P0/P1 once both arms have two).
+    seen, deadline = [], time.monotonic() + 600
+    while True:
+        headers = page.get_by_text(re.compile(r"^Live: \d+ of")).all_inner_texts()
+        counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {K_LIVE}", h)[:2]) for h in headers]
+        seen += [c for c in counts if c not in seen]
+        plots = page.locator("[class*='st-key-live_'] .js-plotly-plot").count()
+        # (On an idle machine the perturbed arm's first outputs come in seconds; on a loaded one, minutes.)
+        if any(3 <= n0 + n1 < 2 * K_LIVE for n0, n1 in counts) and plots >= 1:
+            drawn = max(n0 + n1 for n0, n1 in counts)
+            break
+        if time.monotonic() > deadline or page.get_by_text("Decision").count():
+            page.screenshot(path=str(ARTIFACTS / "audit_one_live_missed.png"))
+            pytest.fail(f"no mid-stream view with its charts; live counts seen: {seen}")
+        page.wait_for_timeout(100)
+    shot = ARTIFACTS / "audit_one_live_1280x900.png"
+    shot.unlink(missing_ok=True)
+    page.screenshot(path=str(shot))  # the window, not the page: what a user sees while it moves
+    assert_screenshot(shot, 1280)
+    assert_no_exception(page, "audit_one mid-stream")
+    # Cancel, the bar, the counter and the three live charts are all in the window
+    for element in [page.get_by_role("button", name="Cancel"), page.locator("[data-testid='stProgress']"),
+                    page.get_by_text(re.compile(r"^Live:")).first,
+                    *page.locator("[class*='st-key-live_'] .js-plotly-plot").all()]:
+        box = element.bounding_box()
+        assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box
+    page.get_by_role("button", name="Cancel").click()
+    notice = page.get_by_text(re.compile(r"stopped before it finished\. \d+ outputs sampled in it are in the store"))
+    notice.wait_for(timeout=120_000)
+    assert int(re.search(r"(\d+) outputs sampled", notice.inner_text()).group(1)) >= drawn
+    wait_until_idle(page)
+    page.get_by_role("button", name="Run the test").click()  # resumes from the store
+    page.get_by_text("Decision").first.wait_for(timeout=600_000)
+    wait_until_idle(page)
+    assert_no_exception(page, "audit_one after the resumed draw")
+    assert page.get_by_text(re.compile(r"^Live:")).count() == 0
+    # the next tests run on the default backend
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Backend").click()
+    page.get_by_role("option", name="Simulated (instant, known truth)").click()
+    wait_until_idle(page)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
 def test_audit_run_and_upload(app_url, page, tmp_path):
     page.goto(f"{app_url}/audit_one", wait_until="domcontentloaded")
     page.get_by_role("button", name="Run the test").click()
@@ -281,7 +380,7 @@ VIEWS = {
                       ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
                   ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
-    "model_audit": [("recorded", shown("Decision")), ("power", click("Compute the power curve", "With a share q"))],
+    "model_audit": [("paper", shown("Highest power AUC")), ("audit", choose("One recorded audit", "Decision"))],
     "stability": [("first", shown("of 200 resamples"))],
 }
 HEADINGS = {slug: heading for slug, _, heading in PAGES} | {"reproduce": "Reproduce the paper"}

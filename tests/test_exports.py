@@ -103,3 +103,25 @@ def test_exports_reproduce_the_screen_after_resample():
     assert "Synthetic outputs" in page and "adjusted p (Bonferroni)" in page
     real = family_html(family, family_record(family, name="t", settings={"sampler": {"backend": "recorded"}}))
     assert "Synthetic outputs" not in real
+
+
+def test_result_html_carries_the_test_and_what_changed():
+    """One two-arm test's report: its decision and readings, and the explanation's readings when the record has
+    one (theme names in italics); without one, no "What changed" section."""
+    from dbpa_core.present.exports import explanation_record, result_html
+    from dbpa_core.present.readings import read_pvalue, result_to_dict
+    from dbpa_core.stats.explain import explain_change
+
+    result = make_family().results[4]  # the shift of 3: a clear change
+    texts_x = [f"the sky is blue {i}" for i in range(12)]
+    texts_y = [f"mars is red {i}" for i in range(12)]
+    explanation = explain_change(texts_x, texts_y, result.original.embeddings, result.perturbed.embeddings, rng=0)
+    record = result_to_dict(result.test, alpha=0.05, explanation=explanation_record(explanation))
+    report = result_html(result.test, record, title="one test", alpha=0.05, label="energy")
+    assert "REJECT H₀" in report and read_pvalue(result.test.pvalue, result.test.n_resamples) in report
+    assert "<h2>What changed</h2>" in report
+    significant = explanation.significant_themes
+    assert significant and f"Theme <i>{', '.join(significant[0].terms[:3])}</i>" in report
+    assert "null_distribution" not in report  # the null is in the JSON, not in the report's settings
+    plain = result_html(result.test, result_to_dict(result.test, alpha=0.05), title="one test", alpha=0.05)
+    assert "What changed" not in plain

@@ -14,53 +14,72 @@ from dbpa_core.rut.uniformity import rank_uniformity_test
 from test_app import metric, open_page, start
 
 
+def _pools_file(tmp_path):
+    """Small recorded pools with the real substitutes' names: Q8_0 ≈ the reference, Q2_K and DAN far from it."""
+    from dbpa_core.rut.pools import Arm, save_rut_pools
+    from test_rut_power import synthetic_pools
+
+    pools = synthetic_pools(31, prompts=40, reference=30, answers=6,
+                            shifts={"smollm2-q8_0": 0.0, "smollm2-q2_k": 1.0, "dan": 1.5})
+    dan = pools.substitutes["dan"]
+    substitutes = {**pools.substitutes, "dan": Arm("dan", "jailbreak", "DAN-style system prompt", dan.tokens,
+                                                   dan.scores)}
+    return save_rut_pools(type(pools)(pools.prompts, pools.reference, substitutes), tmp_path / "pools.npz")
+
+
 @pytest.fixture
 def page(tmp_path, monkeypatch):
+    from dbpa_core.rut import pools
+
+    monkeypatch.setattr(pools, "POOLS_FILE", _pools_file(tmp_path))
     return open_page(start(tmp_path, monkeypatch), "model_audit")
 
 
-def test_default_view_reads_its_result_and_never_calls_a_rejection_success(page):
-    """The page opens on a detection with its control beside it (issue 29): text from another model is flagged,
-    and the same audit of the reference model itself is read in the caption below it.  With the reference model
-    as the target (H₀ holds) the recorded audit does not reject, and says so in an information box, never a
-    success box."""
-    assert metric(page, "Decision") == "REJECT H₀" and not page.success
-    control = next(c.value for c in page.caption if c.value.startswith("Control beside it"))
-    assert "FAIL TO REJECT H₀" in control and "rank like the claimed model" in control
-    page.selectbox(key="rut_target").set_value("reference").run()
-    assert not page.success
-    p = metric(page, "p-value")
-    assert metric(page, "Decision") == "FAIL TO REJECT H₀" and float(p) > 0.05
-    assert not page.warning
-    (box,) = page.info
-    assert "rank like the claimed model" in box.value and "The reference model itself" in box.value
-    assert any("The reference model itself" in m.value for m in page.markdown)  # the target beside the result
-    assert "W² =" in " ".join(c.value for c in page.caption)
-    assert not any(c.value.startswith("Control beside it") for c in page.caption)  # it is the control
+def test_default_view_opens_on_the_papers_experiments(page):
+    assert page.radio(key="rut_mode").value == "paper"
+    text = " ".join(m.value for m in page.markdown) + " ".join(c.value for c in page.caption)
+    assert "paper (printed)" in text and "Table 2a" in text
+    tables = [d.value for d in page.dataframe]
+    auc = tables[0]
+    assert set(auc["substitute"]) == {"smollm2-q8_0", "smollm2-q2_k", "dan"}
+    assert {"power AUC rut", "power AUC mmd", "power AUC ks"} <= set(auc.columns)
+    assert (auc.set_index("substitute").loc["smollm2-q2_k", "power AUC rut"]
+            > auc.set_index("substitute").loc["smollm2-q8_0", "power AUC rut"])
+    assert any("(paper (printed))" in column for column in tables[1].columns)
+    assert any("Highest power AUC" in m.value for m in page.markdown)  # the findings
+    assert any("of answers did not come from the claimed model" in i.value or "no substitution" in i.value
+               for i in page.info)  # the share bound on the default audit
+    assert metric(page, "Substituted answers (true)").endswith("of 40")
+    assert len(page.get("plotly_chart")) == 4  # power curves, power-AUC bars, score selection, share bound
 
 
-def test_a_rejection_is_a_warning_with_the_target_named(page):
-    page.selectbox(key="rut_target").set_value("simulated_model").run()
+def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page):
+    page.radio(key="rut_mode").set_value("audit").run()
+    page.selectbox(key="rut_target").set_value("dan").run()
+    page.slider(key="rut_q").set_value(1.0).run()
     assert not page.exception
-    assert metric(page, "Decision") == "REJECT H₀"
-    assert not page.success
+    assert metric(page, "Decision") == "REJECT H₀" and not page.success
     (box,) = page.warning
-    assert "Text from another model" in box.value and "5% of audits" in box.value
+    assert "DAN-style system prompt" in box.value and "5% of audits" in box.value
+    assert float(metric(page, "Substituted share").removeprefix("≥ ").rstrip("%")) > 20
+    captions = " ".join(c.value for c in page.caption)
+    assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
 
 
-def test_power_curve_is_only_shown_for_the_inputs_it_was_computed_for(page):
-    page.selectbox(key="rut_target").set_value("jailbreak_system").run()
-    page.number_input(key="rut_trials").set_value(20).run()
-    next(b for b in page.button if b.key == "rut_power").click().run()
-    assert not page.exception and any("AUC" in c.value for c in page.caption)
-    page.number_input(key="rut_n").set_value(8).run()
-    assert not any("AUC" in c.value for c in page.caption)
-    assert any("for other inputs" in c.value for c in page.caption)
+def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
+    page.radio(key="rut_mode").set_value("audit").run()
+    page.selectbox(key="rut_target").set_value("reference").run()
+    assert not page.exception
+    assert metric(page, "Decision") == "FAIL TO REJECT H₀" and not page.warning
+    assert "0 of 40 target answers" in " ".join(c.value for c in page.caption)
 
 
 def test_live_endpoint_target_takes_no_system_prompt(tmp_path, monkeypatch):
+    from dbpa_core.rut import pools
+
+    monkeypatch.setattr(pools, "POOLS_FILE", _pools_file(tmp_path))
     at = open_page(start(tmp_path, monkeypatch), "model_audit")
-    at.radio(key="rut_mode").set_value("Live: local model (slow)").run()
+    at.radio(key="rut_mode").set_value("live").run()
     assert at.text_input(key="rut_system").value.startswith("You are a pirate")  # the local stand-in's default
     at.selectbox(key="rut_source").set_value("openai").run()
     assert not any(t.key == "rut_system" for t in at.text_input)
@@ -84,7 +103,9 @@ def test_figures_span_the_unit_interval_and_record_is_complete():
     scores = AuditScores(("a", "b", "c"), rng.normal(size=3), rng.normal(size=(3, 4)), dropped=("d",))
     result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=0)
     assert tuple(rank_histogram(result).layout.xaxis.range) == (0, 1)
+    assert rank_histogram(result).data[-1].name == "expected if it is the reference model"  # in the legend
     assert tuple(rank_ecdf(result).layout.xaxis.range) == (0, 1)
     record = rut_record(result, scores, alpha=0.05, score="log_rank", target="x")
     assert record["dropped_prompts"] == ["d"] and len(record["ranks"]) == 3 and record["pvalue"] == result.pvalue
     assert dict(rut_strip(result, 0.05))["Prompts"] == "3"
+    assert record["share_lower_bound"] == result.share_lower_bound and "lower bound" in record["share_reading"]

@@ -384,6 +384,27 @@ class TestSamplerMachinery:
         assert texts == _Counting().sample("p", 12)
         assert seen[-1] == (12, 12) and len(seen) == 12
 
+    @pytest.mark.parametrize("concurrency, batched", [(1, False), (4, False), (1, True)])
+    def test_each_new_sample_is_reported_once_it_is_stored(self, store, concurrency, batched):
+        """on_sample (what a live view follows): each new sample once, on the calling thread, already in the
+        store, just before its progress call; samples reused from the store are not reported."""
+        sampler = _Counting(concurrency=concurrency)
+        sampler.batched = batched
+        description = sampler.describe_request("p")
+        sampler.sample("p", 3, store=store)
+        events = []
+
+        def on_sample(index, completion):
+            assert threading.current_thread() is threading.main_thread()
+            assert store.get_samples(description, [index])[index][0] == completion.text
+            events.append(("sample", index))
+
+        texts = sampler.sample("p", 10, store=store, on_sample=on_sample,
+                               progress=lambda done, total: events.append(("progress", done)))
+        assert sorted(index for kind, index in events if kind == "sample") == list(range(3, 10))
+        assert [kind for kind, _ in events] == ["progress"] + ["sample", "progress"] * 7  # 3 stored, then each
+        assert texts == _Counting().sample("p", 10)
+
     def test_cancel_keeps_drawn_samples(self, store):
         sampler = _Counting()
         with pytest.raises(SamplingCancelled):

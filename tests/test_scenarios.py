@@ -93,7 +93,7 @@ def test_bad_scenarios_name_file_and_field(edit, match):
 
 def test_bad_files(tmp_path):
     (tmp_path / "bad.yaml").write_text("id: [unclosed")
-    with pytest.raises(ScenarioError, match="bad.yaml: not valid YAML"):
+    with pytest.raises(ScenarioError, match=r"bad.yaml, line 1, column \d+: not valid YAML"):
         load_scenario(tmp_path / "bad.yaml")
     with pytest.raises(ScenarioError, match="file not found"):
         load_scenario(tmp_path / "missing.yaml")

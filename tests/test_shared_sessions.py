@@ -37,7 +37,7 @@ def work(monkeypatch) -> Counter:
     """Calls of everything that costs the server real work, counted by name."""
     import dbpa_core.audit.runner as runner
     import dbpa_core.present.projection as projection
-    import dbpa_core.rut.uniformity as uniformity
+    import dbpa_core.paper.rut as rut_paper
     import dbpa_core.stability.criterion as criterion
     import dbpa_core.stats.permutation as permutation
     import dbpa_core.stats.power as power
@@ -67,7 +67,7 @@ def work(monkeypatch) -> Counter:
     monkeypatch.setattr(projection, "project", counted("projection", projection.project))
     monkeypatch.setattr(criterion, "stability_criterion", counted("stability criterion",
                                                                   criterion.stability_criterion))
-    monkeypatch.setattr(uniformity, "substitution_power", counted("RUT power", uniformity.substitution_power))
+    monkeypatch.setattr(rut_paper, "rut_study", counted("RUT study", rut_paper.rut_study))
     monkeypatch.setattr(power, "simulate_power", counted("power simulation", power.simulate_power))
     return calls
 
@@ -122,9 +122,7 @@ ACTIONS = {
                            lambda at: at.number_input(key="persona_k").set_value(6).run(),
                            lambda at: press(at, "persona_run")],
     "reproduce": [],
-    "model_audit": [lambda at: at.selectbox(key="rut_target").set_value("jailbreak_system").run(),
-                    lambda at: at.number_input(key="rut_trials").set_value(20).run(),
-                    lambda at: press(at, "rut_power")],
+    "model_audit": [lambda at: at.radio(key="rut_mode").set_value("audit").run()],  # the study, then one audit
     "stability": [],
     "byo_samples": [lambda at: at.file_uploader(key="byo_file").set_value(("class.jsonl", BYO_FILE,
                                                                             "application/json")).run(),

@@ -6,6 +6,8 @@ import json
 import multiprocessing
 import os
 import sqlite3
+import sys
+import types
 import uuid
 
 import pytest
@@ -58,7 +60,10 @@ def _writer(path, worker, out):
     out.write_text(json.dumps(shared))
 
 
-def test_concurrent_processes_do_not_corrupt_and_report_what_the_store_replays(tmp_path):
+def test_concurrent_processes_do_not_corrupt_and_report_what_the_store_replays(tmp_path, monkeypatch):
+    # A spawned process re-runs the parent's __main__; an AppTest run earlier in the session leaves a script of its
+    # own there (Streamlit's script runner sets sys.modules["__main__"]), so the workers start from a clean one.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     path = tmp_path / "store.sqlite"
     SampleStore(path)
     context = multiprocessing.get_context("spawn")

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from dbpa_core import rank_uniformity_test
-from dbpa_core.rut.uniformity import randomized_ranks, substitution_power
+from dbpa_core.rut.uniformity import randomized_ranks, substituted_share_bound
 
 
 def test_exact_ranks_without_ties():
@@ -70,17 +70,6 @@ def test_full_substitution_with_a_different_model_is_detected():
     assert rank_uniformity_test(target, reference, rng=0).pvalue < 1e-4
 
 
-def test_power_curve_grows_with_q():
-    rng = np.random.default_rng(4)
-    reference_pool = rng.normal(size=(30, 12))
-    alternative_pool = rng.normal(loc=1.5, size=(30, 4))
-    power = substitution_power(reference_pool, alternative_pool, n_prompts=30, m=10, q_values=[0, 0.5, 1],
-                               n_trials=60, rng=0)
-    assert power.power[0] <= 0.15 and power.power[2] >= 0.95
-    assert power.power[0] <= power.power[1] <= power.power[2]
-    assert 0 < power.auc < 1 and power.auc_ks <= 1
-
-
 @pytest.mark.parametrize(("target", "reference", "match"), [
     (np.ones(1), np.ones((1, 3)), "`target_scores` must be 1-D"),
     (np.ones(3), np.ones(3), "`reference_scores` must be 2-D"),
@@ -93,12 +82,85 @@ def test_bad_inputs(target, reference, match):
         rank_uniformity_test(target, reference)
 
 
-def test_bad_method_and_power_inputs():
+def test_bad_method():
     with pytest.raises(ValueError, match="`method`"):
         rank_uniformity_test(np.ones(3), np.ones((3, 2)), method="ad")
-    with pytest.raises(ValueError, match="`n_prompts`"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=5, m=2)
-    with pytest.raises(ValueError, match="`m` \\+ 1"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=3, m=4)
-    with pytest.raises(ValueError, match="`q_values`"):
-        substitution_power(np.ones((3, 4)), np.ones((3, 2)), n_prompts=3, m=2, q_values=[1.5])
+
+
+# ------------------------------------------------------------ the share bound
+def _ks_statistics(ranks):
+    ranks = np.sort(ranks, axis=1)
+    n = ranks.shape[1]
+    i = np.arange(1, n + 1)
+    return np.maximum((i / n - ranks).max(axis=1), (ranks - (i - 1) / n).max(axis=1))
+
+
+def _mixture_ranks(rng, audits, n, q, substitute):
+    """Ranks of audits where each answer is substituted with probability q; ``substitute`` draws its ranks."""
+    substituted = rng.random((audits, n)) < q
+    return np.where(substituted, substitute(rng, (audits, n)), rng.random((audits, n)))
+
+
+SUBSTITUTES = {
+    # ranks piled at 0: sup|G − U| ≈ 1, the bound's tight case
+    "near-point-mass": lambda rng, size: 0.01 * rng.random(size),
+    "beta(2, 5)": lambda rng, size: rng.beta(2, 5, size),
+    "two-sided": lambda rng, size: np.where(rng.random(size) < 0.5, 0.05, 0.95) * rng.random(size) ** 0.1,
+}
+
+
+@pytest.mark.parametrize("name", list(SUBSTITUTES))
+@pytest.mark.parametrize("q", [0.0, 0.1, 0.3, 0.6, 1.0])
+def test_share_bound_covers_the_true_share(name, q):
+    rng = np.random.default_rng([list(SUBSTITUTES).index(name), round(10 * q)])
+    audits, n = 2000, 100
+    bound = substituted_share_bound(_ks_statistics(_mixture_ranks(rng, audits, n, q, SUBSTITUTES[name])), n)
+    coverage = np.mean(bound <= q)
+    # ≥ 95 % up to Monte Carlo error (sd 0.0049); the KS statistic alone (no subtraction) covers almost never.
+    assert coverage >= 0.935, coverage
+
+
+def test_share_bound_is_exact_at_q_zero_and_informative_above():
+    rng = np.random.default_rng(8)
+    audits, n = 4000, 100
+    null = _ks_statistics(rng.random((audits, n)))
+    # At q = 0 the bound covers exactly when KS does not reject: 95 %, not more (sd 0.0034) ...
+    assert 0.94 <= np.mean(substituted_share_bound(null, n) <= 0) <= 0.96
+    # ... so the 90 % quantile, used by mistake, is caught.
+    assert np.mean(substituted_share_bound(null, n, confidence_level=0.9) <= 0) < 0.92
+    ranks = _mixture_ranks(rng, audits, n, 0.3, SUBSTITUTES["near-point-mass"])
+    assert 0.15 < np.median(substituted_share_bound(_ks_statistics(ranks), n)) < 0.3  # recovers most of q
+
+
+def test_share_bound_with_a_prompt_dependent_share():
+    """q(x) depends on the prompt: fixed prompts, the first ones always substituted (independent, not identical)."""
+    rng = np.random.default_rng(9)
+    audits, n = 2000, 100
+    share = np.linspace(0, 1, n) ** 3  # q(x_i); their mean is the substituted share
+    substituted = rng.random((audits, n)) < share
+    ranks = np.where(substituted, SUBSTITUTES["near-point-mass"](rng, (audits, n)), rng.random((audits, n)))
+    bound = substituted_share_bound(_ks_statistics(ranks), n)
+    assert np.mean(bound <= share.mean()) >= 0.935
+
+
+def test_share_bound_on_the_result_agrees_with_ks():
+    rng = np.random.default_rng(10)
+    for shift in (0.0, 0.4, 1.5):
+        result = rank_uniformity_test(rng.normal(loc=shift, size=80), rng.normal(size=(80, 20)), rng=rng)
+        expected = max(0.0, result.ks_statistic - stats.kstwo.ppf(0.95, 80))
+        assert result.share_lower_bound == pytest.approx(expected, abs=1e-15)
+        assert (result.share_lower_bound > 0) == (result.ks_pvalue < 0.05)
+        assert result.confidence_level == 0.95
+    target, reference = rng.normal(loc=1.5, size=80), rng.normal(size=(80, 20))
+    usual = rank_uniformity_test(target, reference, rng=0)
+    strict = rank_uniformity_test(target, reference, confidence_level=0.99, rng=0)
+    assert 0 < strict.share_lower_bound < usual.share_lower_bound  # same ranks, a larger quantile
+
+
+def test_share_bound_bad_inputs():
+    with pytest.raises(ValueError, match="`confidence_level`"):
+        substituted_share_bound(0.3, 100, confidence_level=1.0)
+    with pytest.raises(ValueError, match="`n`"):
+        substituted_share_bound(0.3, 0)
+    with pytest.raises(ValueError, match="`confidence_level`"):
+        rank_uniformity_test(np.ones(3), np.ones((3, 2)), confidence_level=95)

@@ -159,7 +159,11 @@ def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) ->
 
 
 def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
-    """The output clouds with hover texts; selecting points shows their texts side by side."""
+    """The output clouds with hover texts; selecting points shows their texts side by side.
+
+    Returns the 2-D coordinates drawn (original arm first), so that the "What
+    changed" cloud places every output where this one does.
+    """
     from dbpa_core.present.figures import output_clouds
 
     from .runs import projection, shared_figure
@@ -188,6 +192,7 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
                 column.text(texts[index + (k0 if "perturbed" in title else 0)] or "(empty output)")
     else:
         st.caption("Select points (click, box or lasso) to read their outputs side by side.")
+    return coordinates
 
 
 def null_and_similarities(result, *, label: str, key: str) -> None:
@@ -292,12 +297,14 @@ def report_download(report_html, *, name: str, about) -> None:
                                                "network.")
 
 
-def family_downloads(family, settings, *, name: str, current: bool = True, **context) -> None:
+def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, **context) -> None:
     """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
-    record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω)."""
+    record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω), and
+    with ``explanations`` (one per perturbation) what changed in each."""
     from dbpa_core.present.exports import family_frame, family_html, family_record
 
-    record = family_record(family, name=name, settings={**report_settings(settings), **context})
+    record = family_record(family, name=name, settings={**report_settings(settings), **context},
+                           explanations=explanations)
     downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
               current=current)
 
@@ -374,3 +381,90 @@ def cost_note(settings, prompts, k: int) -> None:
     estimate = estimate_cost(list(prompts), int(k), max_tokens=settings.max_tokens, sampler_model=sampler_model,
                              embedder_model=settings.embedder.model or "minilm")
     st.info(estimate.reading())
+
+
+#: The FDR levels a "What changed" panel offers for its themes (Benjamini–Hochberg).
+FDR_LEVELS = (0.01, 0.05, 0.1, 0.2)
+
+
+def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinates=None, method: str = "pca",
+                 seed: int = 0, same_picture: bool = True):
+    """The "What changed" panel under a two-arm result: readings, themes table, theme cloud, representatives.
+
+    ``audited`` is a :class:`ui.runs.Audited` (the explanation is cached with
+    it); ``coordinates`` the 2-D projection the page's cloud drew (computed
+    here with ``method`` and ``seed`` when None); ``same_picture`` says that the
+    page drew that projection above (its caption then says so).  Only themes significant after
+    Benjamini–Hochberg are read as findings; with none, the readings say the
+    change, if any, is diffuse.  Returns the explanation, for the page's
+    downloads.
+    """
+    from dbpa_core.present import explanation as ex
+    from dbpa_core.present.readings import (read_explanation, read_explanation_method, read_representatives,
+                                            theme_name)
+
+    from .runs import explanation, projection
+
+    original, perturbed = audited.result.original, audited.result.perturbed
+    with st.container(border=True, key=f"{key}_what_changed"):
+        st.subheader("What changed", anchor=False)
+        fdr = st.select_slider("False discovery rate of the themes", FDR_LEVELS, 0.1, key=f"{key}_fdr",
+                               help="Benjamini–Hochberg level across the themes: on average at most this share of "
+                                    "the themes declared are chance groupings. It only re-reads the same p-values.")
+        found = explanation(audited, fdr=fdr)
+        sentences = read_explanation(found, arms=arms)
+        if found.significant_themes:
+            for sentence in sentences:
+                st.markdown(sentence)
+        else:
+            st.info(sentences[0], icon=":material/blur_on:")
+        st.caption(read_explanation_method(found))
+        # The typical outputs are listed under the table, for the significant themes only (they are the
+        # findings): a column of long texts would squeeze the table at 1024 px.
+        table = ex.themes_table(found, arms=arms).drop(columns="typical output")
+        for column in ("p", "q (BH)"):
+            table[column] = [format_pvalue(value) for value in table[column]]
+        for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
+            table[column] = [f"{value:g}" for value in table[column]]
+        st.table(table, hide_index=True)  # static: every cell wraps, nothing is cut
+        st.caption(f"Each row is a theme: the share of each arm's outputs in it, its permutation p and its q after "
+                   f"Benjamini–Hochberg; only rows marked *yes* (q ≤ {fdr:g}) are differences beyond chance, the "
+                   "others are groupings any two samples show.")
+        for theme in found.significant_themes:
+            with st.expander(f"Typical outputs of the theme *{theme_name(theme)}*"):
+                for text in theme.examples:
+                    st.code(text or "(empty output)", language=None, wrap_lines=True)
+        picture = ("The same 2-D picture as the outputs above:" if same_picture else
+                   f"{PROJECTION_CAVEAT} Outputs in 2-D ({method.upper()}):")
+        if coordinates is None:
+            coordinates = projection(np.vstack([original.embeddings, perturbed.embeddings]), method, seed=seed)
+        texts = list(original.texts) + list(perturbed.texts)
+        st.plotly_chart(ex.theme_cloud(coordinates, found, texts, arms=arms, method=method.upper()),
+                        width="stretch", key=f"{key}_theme_cloud")
+        st.caption(f"{picture} each output coloured by its theme (grey: not significant); circles are {arms[0]} "
+                   f"outputs, diamonds {arms[1]}. Hover a point to read it and its theme.")
+        st.plotly_chart(ex.theme_shares(found, arms=arms), width="stretch", key=f"{key}_theme_shares")
+        st.caption("The share of each arm's outputs in each theme; a star marks a theme whose difference is beyond "
+                   "chance after Benjamini–Hochberg.")
+        st.markdown("**Representative outputs**")
+        st.caption(read_representatives(arms=arms))
+        for column, arm, name in zip(st.columns(2), ("x", "y"), arms):
+            column.markdown(f"Most characteristic of the **{name}** outputs")
+            chosen = found.representative[arm]
+            for rank, (text, witness) in enumerate(zip(chosen.texts, chosen.witness), start=1):
+                column.caption(f"{rank} · witness {witness:+.3f}")
+                column.code(text or "(empty output)", language=None, wrap_lines=True)
+    return found
+
+
+def result_downloads(test, *, alpha: float, label: str, name: str, title: str, current: bool = True,
+                     explanation=None, arms=("original", "perturbed"), **context) -> None:
+    """JSON and HTML of one two-arm test, with its "What changed" when ``explanation`` is given."""
+    from dbpa_core.present.exports import explanation_record, result_html
+    from dbpa_core.present.readings import result_to_dict
+
+    if explanation is not None:
+        context["explanation"] = explanation_record(explanation, arms=arms)
+    record = result_to_dict(test, alpha=alpha, decision=decision(test.pvalue, alpha), **context)
+    downloads(record=record, report_html=lambda: result_html(test, record, title=title, alpha=alpha, label=label),
+              name=name, current=current)

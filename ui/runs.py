@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import pickle
 import threading
 import time
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -57,7 +59,7 @@ class RunProgress:
         self._request, self._positions = None, {}
         runs = st.session_state["_runs"] = st.session_state.get("_runs", 0) + 1
         self._cancel = st.empty()
-        self._cancel.button("Cancel", key=f"cancel_{label}_{runs}",
+        self._cancel.button("Cancel", key=f"cancel_{label}_{runs}", on_click=_cancelled, args=(label,),
                             help="Stop now; every sample drawn so far is kept in the store and reused.")
         self._bar = st.progress(0.0, text=label)
         st.session_state["_drawing"] = {"label": label, "kept": 0}
@@ -83,7 +85,7 @@ class RunProgress:
             self.count_sampled(self.kept + max(0, update.done - before))
         if self.listener is not None:
             self.listener(update)
-        if update.stage == "drawn":
+        if update.stage in ("sample", "drawn"):  # for a live view; the bar moves on "sampling" and "embedding"
             return
         request = self._request
         if request is not None and request.sequential is not None:
@@ -118,6 +120,18 @@ class RunProgress:
         if kind is None or issubclass(kind, Exception):
             self.close()
         return False
+
+
+def _cancelled(label: str) -> None:
+    # Runs before the rerun the click causes: a page that draws by itself (the home page) reads it with
+    # cancelled_draw() and waits to be asked again instead of resuming at once.
+    st.session_state["_cancelled"] = label
+
+
+def cancelled_draw() -> str | None:
+    """The label of the run whose Cancel button caused this rerun, or None (ui.sidebar.interrupted_notice
+    moves the click's mark here at the start of each run, so it holds for that run only)."""
+    return st.session_state.get("_cancelled_now")
 
 
 # ----------------------------------------------------------------- requests
@@ -168,14 +182,18 @@ def _result(key: str, _request: AuditRequest, _backends: dict, _computed=None):
 
 
 def family(settings: Settings, request: AuditRequest, *, progress: RunProgress | None = None,
-           label: str = "Sampling"):
+           label: str = "Sampling", live: str | None = None):
     """The :class:`~dbpa_core.audit.results.FamilyResult` of ``request``, from the shared cache or run now.
 
     ``progress`` is the run's overall bar when this request is one step of a
-    longer run.  A fixed-k result is cached without its correction and α
-    (they only re-read the same p-values) and re-corrected here.
+    longer run.  ``live`` is the id of a perturbation to follow as it is
+    drawn: on the local and OpenAI-compatible backends its two arms are drawn
+    first, in a :class:`ui.live.LiveDraw` (outputs in the clouds, P0/P1 and
+    the null as they arrive), then the other arms behind the bar.  A fixed-k
+    result is cached without its correction and α (they only re-read the
+    same p-values) and re-corrected here.
     """
-    from dbpa_core.audit.runner import NotStored, run
+    from dbpa_core.audit.runner import NotStored
 
     tested = request.tests_only()
     backends = _backends(settings, tested)
@@ -189,8 +207,7 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
                 # Any widget interaction (Cancel included) stops the running script; the samples drawn so far
                 # are already in the store.
                 with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
-                    bar.track(tested)
-                    computed = run(tested, progress=bar.update, **backends)
+                    computed = _draw(tested, bar, backends, live)
                 result = _result(tested.key, tested, backends, computed)
     if request.sequential is not None:
         return result
@@ -223,6 +240,104 @@ def one_run_at_a_time(key: str):
         yield
     finally:
         lock.release()
+
+
+# ------------------------------------------------------------ what changed
+@dataclass(frozen=True, eq=False)
+class Audited:
+    """A shown two-arm result with what identifies its outputs, so that its "What changed" is cached with it.
+
+    A page keeps this (not the bare result) as its result: when the inputs
+    change, the kept result and its explanation still belong together.
+
+    Attributes
+    ----------
+    key : str
+        Identifies the two arms' outputs and embeddings: the request's digest
+        and the perturbation's index, or an uploaded file's content hash with
+        its arm choice and embedder.
+    result : PerturbationResult
+    n_resamples, seed : int
+        B and the seed of the explanation's re-splits (the test's own).
+    request : AuditRequest or None
+        The request the result came from (None for an uploaded file).
+    family : FamilyResult or None
+        The whole family of that request, when the page shows it.
+    """
+
+    key: str
+    result: object
+    n_resamples: int
+    seed: int
+    request: AuditRequest | None = None
+    family: object = None
+
+    @classmethod
+    def of_request(cls, request: AuditRequest, index: int, family) -> Audited:
+        """Perturbation ``index`` of ``request``'s result ``family``."""
+        tested = request.tests_only()
+        return cls(f"{tested.key}:{index}", family.results[index], tested.n_resamples, tested.seed, request, family)
+
+    @classmethod
+    def of_upload(cls, digest: str, result, *, original_arm: str, embedder: str, n_resamples: int,
+                  seed: int) -> Audited:
+        """The result of an uploaded file whose content has the SHA-256 ``digest``."""
+        identity = json.dumps(["upload", digest, original_arm, embedder], ensure_ascii=False)
+        return cls(hashlib.sha256(identity.encode()).hexdigest(), result, int(n_resamples), int(seed))
+
+
+@st.cache_data(max_entries=MAX_RESULTS, show_spinner="Finding what changed…")
+def _explanation(key: str, fdr: float, n_resamples: int, seed: int, _original, _perturbed):
+    """:func:`dbpa_core.explain_change` of the arms ``key`` names: shared by every session, bounded."""
+    from dbpa_core.stats.explain import explain_change
+
+    return explain_change(list(_original.texts), list(_perturbed.texts), _original.embeddings, _perturbed.embeddings,
+                          fdr=fdr, n_resamples=n_resamples, rng=seed)
+
+
+def explanation(audited: Audited, *, fdr: float):
+    """What changed between the two arms of ``audited`` (a :class:`~dbpa_core.stats.explain.ChangeExplanation`).
+
+    Cached by the arms' key, the FDR level and B, with the test's own B and
+    seed (as ``explain: true`` in a SPEC computes it): computed once for all
+    sessions, and an FDR level re-read from the cache when it comes back.
+    """
+    result = audited.result
+    return _explanation(audited.key, float(fdr), audited.n_resamples, audited.seed, result.original, result.perturbed)
+
+
+def family_explanations(audited: Audited, *, fdr: float) -> list:
+    """One explanation per perturbation of ``audited``'s family (a SPEC's ``explain: true``), in order."""
+    return [explanation(Audited.of_request(audited.request, i, audited.family), fdr=fdr)
+            for i in range(len(audited.family.results))]
+
+
+def _draw(request: AuditRequest, bar: RunProgress, backends: dict, live: str | None):
+    """Run ``request`` under ``bar``; perturbation ``live`` (an id) and the original arm first, followed live."""
+    import dataclasses
+
+    from dbpa_core.audit.runner import run
+
+    from .live import LiveDraw, is_live
+
+    followed = [p for p in request.perturbations if p.id == live]
+    if not followed or not is_live(request):
+        bar.track(request)
+        return run(request, progress=bar.update, **backends)
+    # The two arms have the same seeds alone as in the family (arm_seed): drawn first, they are then reused.
+    pair = dataclasses.replace(request, perturbations=tuple(followed))
+    view, before = LiveDraw(pair, embedder=backends["embedder"], store=backends["store"]), bar.listener
+    bar.listener = view
+    try:
+        bar.track(pair)
+        result = run(pair, progress=bar.update, **backends)
+    finally:
+        bar.listener = before
+    view.close()
+    if len(request.perturbations) == 1:
+        return result
+    bar.track(request)
+    return run(request, progress=bar.update, **backends)
 
 
 class _Missing(LookupError):

@@ -71,6 +71,8 @@ def sidebar() -> Settings:
 def interrupted_notice() -> None:
     """Say so when the previous run stopped part-way (cancelled or crashed), with what was kept."""
     drawing = st.session_state.pop("_drawing", None)
+    # A Cancel click (ui.runs.RunProgress) is read by this run only: see ui.runs.cancelled_draw.
+    st.session_state["_cancelled_now"] = st.session_state.pop("_cancelled", None)
     if drawing:
         st.warning(f"The previous run ({drawing['label']}) stopped before it finished. {drawing['kept']} outputs "
                    "sampled in it are in the store, with every sample of earlier runs, and are reused when you "

@@ -36,15 +36,18 @@ class RunUpdate:
 
     Attributes
     ----------
-    stage : {"sampling", "embedding", "drawn"}
-        ``"drawn"``: the arm's outputs so far are sampled and embedded
-        (``arm`` holds them; a sequential test reports one per batch).
+    stage : {"sample", "sampling", "embedding", "drawn"}
+        ``"sample"``: one output is there, as it arrives or (``stored``) from
+        the store when a draw resumes; ``"drawn"``: the arm's outputs so far
+        are sampled and embedded (``arm``; a sequential test reports one per batch).
     label : str
         The arm's label ("original" or the perturbation's).
     done, total : int
         Outputs of this arm sampled (or embedded) so far, of ``total``.
     arm : Arm or None
         The arm as drawn so far, on ``"drawn"``.
+    index, output, stored
+        On ``"sample"``: the output's index, its text, and whether it came from the store.
     """
 
     stage: str
@@ -52,6 +55,9 @@ class RunUpdate:
     done: int
     total: int
     arm: Arm | None = None
+    index: int | None = None
+    output: str | None = None
+    stored: bool = False
 
     @property
     def text(self) -> str:
@@ -133,8 +139,20 @@ class ArmSource:
         self.texts: list[str] = []
         self.embeddings = np.empty((0, 0), dtype=np.float32)
 
-    def _report(self, stage: str, done: int, total: int, arm: Arm | None = None):
-        return self.progress(RunUpdate(stage, self.label, done, total, arm)) if self.progress else None
+    def _report(self, stage: str, done: int, total: int, arm: Arm | None = None, **sample):
+        return self.progress(RunUpdate(stage, self.label, done, total, arm, **sample)) if self.progress else None
+
+    def _samples_as_they_come(self, n: int):
+        """The sampler's ``on_sample`` hook: what the store holds is reported first, then each new output."""
+        if self.progress is None:
+            return None
+        description = self.sampler.describe_request(self.prompt, system=self.system or None, **self.settings)
+        known = {i: text for i, (text, _) in self.store.get_samples(description, range(n)).items() if text.strip()}
+        for count, index in enumerate(sorted(known), start=1):
+            self._report("sample", count, n, index=index, output=known[index], stored=True)
+        count = iter(range(len(known) + 1, n + 1))
+        return lambda index, completion: self._report("sample", next(count), n, index=index,
+                                                      output=completion.text)
 
     def _check_stored(self, n: int) -> None:
         if getattr(self.sampler, "name", "") in COMPUTED_BACKENDS:
@@ -151,7 +169,7 @@ class ArmSource:
             self._check_stored(n)
         texts = self.sampler.sample(self.prompt, n, system=self.system or None, store=self.store,
                                     progress=lambda done, total: self._report("sampling", done, total),
-                                    **self.settings)
+                                    on_sample=self._samples_as_they_come(n), **self.settings)
         new_texts = texts[len(self.texts):]
         embedder_store = None if self.kept else self.store
         if self.offline and len(self.embedder_known(new_texts)) < len(set(new_texts)):

@@ -16,6 +16,7 @@ cvd_roc                Figs 1–2 in the paper's own setup: local models' record
 fig3                   Fig 3 (§4.3): GPT-3.5 against 7 open models
 appendix_c             Appendix C.2 (ω), C.4 (similarity), C.3 (cost)
 sample_size            §3.2's sample-size rule for the paper's settings
+rut                    RUT paper (Zhu et al., ICLR 2026) §5: power vs q, Fig 2
 stability              OT stability paper: Table 1 and Figure 1 on recorded
                        searches of local models
 =====================  =====================================================
@@ -45,6 +46,8 @@ _NAMES = {
     "appendix_c": ("AppendixResult", "ChoiceGrid", "CostRow", "CostTable", "OMEGA_CHOICES", "SIMILARITY_CHOICES",
                    "appendix", "embedding_costs", "omega_choices", "similarity_choices"),
     "sample_size": ("SampleSizeTable", "sample_size_table"),
+    "rut": ("DEFAULT_AUDIT", "DefaultAudit", "PAPER_CONCLUSIONS", "PAPER_SOURCE", "PRINTED_TABLE_2A", "PrintedRow",
+            "RUTStudy", "rut_study"),
     "stability": ("HIGH_R", "PAPER_TABLE1", "SensitiveItem", "StabilityRow", "StabilityStudy", "stability_study"),
     "registry": ("EXPERIMENTS", "REPRODUCERS", "embedding_sources", "experiment_texts", "missing_embeddings"),
 }

@@ -9,6 +9,7 @@ from .cvd_roc import load_recording, recorded_vectors
 from . import embeddings
 from .fig1 import figs_1_2
 from .fig3 import alignment_study
+from .rut import rut_study
 from .sample_size import sample_size_table
 from .stability import stability_study
 from .table2 import persona_table
@@ -21,7 +22,8 @@ def _sample_size(**data_settings):
 
 #: The command line's experiment names → functions (each returns a frozen result).
 REPRODUCERS = {"table2": persona_table, "fig1": figs_1_2, "fig3": alignment_study, "appendix": appendix,
-               "sample_size": _sample_size, "stability": stability_study}
+               "sample_size": _sample_size, "rut": rut_study,
+               "stability": stability_study}
 EXPERIMENTS = tuple(REPRODUCERS)
 
 
@@ -38,6 +40,8 @@ def experiment_texts(experiment: str) -> list[str]:
     if experiment == "fig3":
         runs = [paper.load_alignment(s) for s in paper.SEEDS]
         return [t for run in runs for arm in (run.reference, *run.models.values()) for t in arm]
+    if experiment == "rut":
+        return []  # runs on recorded scores and tokens: nothing to embed
     if experiment == "sample_size":
         return []
     raise ValueError(f"`experiment` must be one of {', '.join(map(repr, EXPERIMENTS))}; got {experiment!r}.")

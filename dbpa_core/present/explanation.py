@@ -87,11 +87,17 @@ def theme_shares(explanation, *, arms=ARM_NAMES) -> go.Figure:
         figure.add_trace(go.Bar(
             y=labels, x=[100 * s for s in shares], orientation="h", name=f"{name} outputs", marker_color=colour,
             text=[format_share(s) for s in shares], textposition="outside", hoverinfo="name+text",
+            cliponaxis=False,  # "100 %" beside a full bar stays whole in a narrow column
         ))
-    figure.update_layout(title=f"Themes: share of each arm's outputs (★ significant at FDR {explanation.fdr:g})",
+    # Two title lines and the legend at the foot of the figure (below the axis title): nothing is cut or
+    # overlaps in half of a 1024 px page.
+    layout = {**LAYOUT, "legend": dict(orientation="h", yref="container", y=0, yanchor="bottom"),
+              "margin": dict(LAYOUT["margin"], t=70, b=90)}
+    figure.update_layout(title=f"Themes: share of each arm's outputs<br><sup>★ significant at FDR "
+                               f"{explanation.fdr:g}</sup>",
                          barmode="group", xaxis_title="share of the arm's outputs (%)",
-                         height=max(320, 110 + 70 * len(themes)), **LAYOUT)
-    figure.update_xaxes(range=[0, 115])
+                         height=max(340, 160 + 70 * len(themes)), **layout)
+    figure.update_xaxes(range=[0, 118])
     return figure
 
 
@@ -134,6 +140,7 @@ def theme_cloud(coordinates, explanation, texts, *, arms=ARM_NAMES, method: str 
                            for i in rows],
                 hoverinfo="text",
             ))
-    figure.update_layout(title=f"Outputs by theme ({method}; ● {arms[0]}, ◆ {arms[1]})", xaxis_title=f"{method} 1",
-                         yaxis_title=f"{method} 2", **LAYOUT)
+    figure.update_layout(title=f"Outputs by theme ({method})<br><sup>● {html.escape(arms[0])}, "
+                               f"◆ {html.escape(arms[1])}</sup>", xaxis_title=f"{method} 1",
+                         yaxis_title=f"{method} 2", **{**LAYOUT, "margin": dict(LAYOUT["margin"], t=70)})
     return figure

@@ -21,10 +21,9 @@ import numpy as np
 from .._validation import redact_mapping
 from .formatting import format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
-                       format_share,
-                       read_adjusted_decision,
+                       format_share, read_adjusted_decision, read_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
-                       read_rut_decision, read_test, significance_stars)
+                       read_rut_decision, read_share_bound, read_test, significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -184,6 +183,37 @@ difference is larger than chance. Created {html.escape(record['created'])}.</p>
 <h2>Versions</h2><pre>{html.escape(json.dumps(record['versions'], indent=2))}</pre>""")
 
 
+def result_html(test, record: dict, *, title: str, alpha: float, label: str = "ω") -> str:
+    """A self-contained HTML report of one two-arm test and, when ``record`` has one, its "What changed".
+
+    ``test`` is the :class:`~dbpa_core.stats.permutation.DBPAResult` (or
+    sequential result) that ``record`` (:func:`~dbpa_core.present.readings.result_to_dict`)
+    describes; the report's figures and readings are the app's.
+    """
+    from .figures import null_histogram, sequential_path, similarity_histograms
+
+    figures = ([sequential_path(test, label=label)] if test.kind == "sequential"
+               else [null_histogram(test, label=label), similarity_histograms(test)])
+    readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in (
+        read_test(test), read_decision(test.pvalue, alpha), *test.warnings))
+    changes = explanation_html(record["explanation"]) if record.get("explanation") else ""
+    # The texts and the null are in the JSON; the settings here are what a reader checks.
+    settings = {key: value for key, value in record.items()
+                if key not in {"explanation", "null_distribution", "original_texts", "perturbed_texts"}}
+    plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
+    return _html_page(title, f"""
+<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {test.statistic:.4g} · p =
+{html.escape(format_pvalue(test.pvalue))}</p>
+<p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
+of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.
+Created {html.escape(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))}.</p>
+<h2>What the numbers say</h2><ul>{readings}</ul>
+{changes}
+<h2>Figures</h2>{plots}
+<h2>Settings</h2><pre>{html.escape(json.dumps(settings, indent=2, default=json_default))}</pre>
+<h2>Versions</h2><pre>{html.escape(json.dumps(versions(), indent=2))}</pre>""")
+
+
 def _html_page(title: str, body: str) -> str:
     """A self-contained HTML page: plotly.js inlined once in <head>, so it opens with no network."""
     from plotly.offline import get_plotlyjs
@@ -267,6 +297,8 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
         "statistic": result.statistic, "pvalue": result.pvalue, "pvalue_display": format_rut_pvalue(result.pvalue),
         "decision": decision(result.pvalue, alpha), "reading": read_rut_decision(result.pvalue, alpha),
         "ks_statistic": result.ks_statistic, "ks_pvalue": result.ks_pvalue,
+        "share_lower_bound": result.share_lower_bound, "confidence_level": result.confidence_level,
+        "share_reading": read_share_bound(result.share_lower_bound, result.confidence_level),
         "n_prompts": result.n_prompts, "n_reference": result.n_reference,
         "prompts": list(scores.prompts), "dropped_prompts": list(scores.dropped),
         "ranks": np.asarray(result.ranks).tolist(), "target_scores": np.asarray(scores.target_scores).tolist(),

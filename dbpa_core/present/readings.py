@@ -233,6 +233,16 @@ def read_rut_statistic(statistic: float) -> str:
             "target gives about 0.17 on average and more than 0.46 in only 5 % of audits.")
 
 
+def read_share_bound(bound: float, confidence_level: float = 0.95) -> str:
+    """One sentence that reads the RUT's lower confidence bound on the share of substituted answers."""
+    level = f"{confidence_level:.0%} lower bound"
+    if bound <= 0:
+        return (f"The ranks are consistent with no substitution at all: the {level} on the share of answers that "
+                "did not come from the claimed model is 0%.")
+    return (f"At least {bound:.0%} of answers did not come from the claimed model ({level}, valid whatever "
+            "model replaced it; the true share can be larger).")
+
+
 def rut_strip(result, alpha: float) -> list[tuple[str, str]]:
     """The headline numbers of a RUT result as (label, value), the decision last; read by :func:`rut_readings`."""
     return [("Prompts", str(result.n_prompts)), ("Reference answers m", str(result.n_reference)),
@@ -243,7 +253,8 @@ def rut_strip(result, alpha: float) -> list[tuple[str, str]]:
 def rut_readings(result) -> list[str]:
     """The sentences that read a RUT result's numbers (the decision is read by :func:`read_rut_decision`)."""
     return [read_rut_statistic(result.statistic), read_rut_pvalue(result.pvalue, result.n_prompts),
-            read_rut_ks(result.ks_statistic, result.ks_pvalue)]
+            read_rut_ks(result.ks_statistic, result.ks_pvalue),
+            read_share_bound(result.share_lower_bound, result.confidence_level)]
 
 
 def read_sequential(result) -> str:

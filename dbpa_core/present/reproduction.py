@@ -19,9 +19,11 @@ from ..paper.design import ALLOWED_FPRS, ROCStudy
 from ..paper.fig1 import Figs12
 from ..paper.fig3 import AlignmentStudy
 from ..paper.sample_size import SampleSizeTable
+from ..paper.rut import RUTStudy
 from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
 from . import reproduction_tables as tables
+from . import rut_study
 from .readings import at_floor, significance_stars
 from .stability_report import stability_lines, stability_record
 
@@ -276,6 +278,8 @@ def reproduction_record(result) -> dict:
                      "quote": pr.FINDINGS["sample_size"].quote})
         return {"experiment": "sample_size", "rows": rows, "agreement": agreement(result),
                 "settings": {"alpha": result.alpha, "power": result.power, "constant": 1, "k_paper": result.k_paper}}
+    if isinstance(result, RUTStudy):
+        return rut_study.rut_study_record(result)
     if isinstance(result, StabilityStudy):
         return stability_record(result)
     raise ValueError(f"`result` must be a reproduced experiment; got {type(result).__name__}.")
@@ -303,6 +307,8 @@ def summary_lines(result) -> list[str]:
     elif isinstance(result, SampleSizeTable):
         lines = ["§3.2 sample size per arm (α = 0.05, power 0.8, Bonferroni over m):",
                  render(tables.sample_size_frame(result))]
+    elif isinstance(result, RUTStudy):
+        return rut_study.summary_lines(result)  # the RUT paper: its own tables and findings
     elif isinstance(result, StabilityStudy):
         return stability_lines(result)  # the OT stability paper: its own tables and findings
     else:

@@ -22,11 +22,35 @@ scores.  (Written as (L + U·E)/m, without the target's own "+1", the rank is
 uniform only approximately; we use the exact form.)
 Without the randomization, tied scores pile ranks onto a few values and the
 uniformity test rejects far more often than α (tested).
+
+How much traffic is substituted (beyond the paper).  The paper's threat model
+(§3) is a mixture: each answer comes from the claimed model with probability
+1 − q and from a substitute with probability q.  With the audit's prompts a
+random sample of the traffic, the ranks are i.i.d. with CDF
+
+.. math::  F = (1 - q)\,U + q\,G, \qquad\text{so}\qquad \sup_t |F(t) - t| = q\,\sup_t |G(t) - t| \le q,
+
+where U is the uniform CDF and G the (unknown) CDF of a substituted answer's
+rank: whatever the substitute, a share q moves the rank CDF at most q away from
+the diagonal.  F is continuous (the randomized ranks have a density), so the
+Kolmogorov distance of the empirical CDF F_n from F has the distribution
+``scipy.stats.kstwo(n)`` whatever F is; with c its 1 − α quantile,
+:math:`\sup|F_n - F| \le c` with probability 1 − α, and then
+
+.. math::  q \ge \sup_t |F(t) - t| \ge D_n - c, \qquad D_n = \sup_t |F_n(t) - t| \text{ (the KS statistic)}.
+
+So :math:`\max(0, D_n - c)` is a lower confidence bound on q at level 1 − α,
+valid without knowing the substitute (the DKW inequality gives the same with
+:math:`c = \sqrt{\ln(2/\alpha) / 2n}`, slightly larger; we use the exact
+quantile).  It is positive exactly when the KS test rejects at α, and it is
+conservative by the factor :math:`\sup|G - U| \le 1`: a substitute whose
+answers rank like the reference's hides from it, as from every rank test.
+Its coverage is checked by simulation, also with a prompt-dependent share
+q(x) (tests/test_uniformity.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,6 +74,10 @@ class RUTResult:
         The Kolmogorov–Smirnov baseline on the same ranks.
     n_prompts, n_reference : int
     method : str
+    share_lower_bound : float
+        Lower confidence bound on the share q of answers that did not come
+        from the reference model (module docstring), at ``confidence_level``.
+    confidence_level : float
     """
 
     statistic: float
@@ -60,6 +88,8 @@ class RUTResult:
     n_prompts: int
     n_reference: int
     method: str
+    share_lower_bound: float = 0.0
+    confidence_level: float = 0.95
 
 
 def randomized_ranks(target_scores, reference_scores, *, rng=None) -> np.ndarray:
@@ -72,7 +102,31 @@ def randomized_ranks(target_scores, reference_scores, *, rng=None) -> np.ndarray
     return (less + uniform * (equal + 1)) / (reference.shape[1] + 1)
 
 
-def rank_uniformity_test(target_scores, reference_scores, *, method: str = "cvm", rng=None) -> RUTResult:
+def substituted_share_bound(ks_statistic, n, *, confidence_level: float = 0.95):
+    r"""Lower confidence bound on the substituted share q from the ranks' KS statistic (module docstring).
+
+    Parameters
+    ----------
+    ks_statistic : float or array_like
+        :math:`D_n = \sup_t |F_n(t) - t|` of n randomized ranks.
+    n : int
+        Number of ranks.
+    confidence_level : float
+        1 − α; the bound is below the true q with at least this probability.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\max(0, D_n - c)`, c the ``confidence_level`` quantile of ``scipy.stats.kstwo(n)``.
+    """
+    n = check_positive_int(n, "n")
+    confidence_level = check_probability(confidence_level, "confidence_level")
+    bound = np.maximum(0.0, np.asarray(ks_statistic, dtype=np.float64) - stats.kstwo.ppf(confidence_level, n))
+    return float(bound) if bound.ndim == 0 else bound
+
+
+def rank_uniformity_test(target_scores, reference_scores, *, method: str = "cvm", confidence_level: float = 0.95,
+                         rng=None) -> RUTResult:
     """Test whether target responses rank like reference responses.
 
     Parameters
@@ -83,6 +137,8 @@ def rank_uniformity_test(target_scores, reference_scores, *, method: str = "cvm"
         Scores of m reference responses to prompt i.
     method : {"cvm", "ks"}
         Uniformity test: Cramér–von Mises (the paper's choice) or Kolmogorov–Smirnov.
+    confidence_level : float
+        Level of :attr:`RUTResult.share_lower_bound` (1 − α).
     rng : Generator, int or None
         For the tie-breaking uniforms U_i.
 
@@ -91,12 +147,14 @@ def rank_uniformity_test(target_scores, reference_scores, *, method: str = "cvm"
     RUTResult
     """
     method = check_choice(method, "method", ("cvm", "ks"))
+    confidence_level = check_probability(confidence_level, "confidence_level")
     ranks = randomized_ranks(target_scores, reference_scores, rng=rng)
     cvm = stats.cramervonmises(ranks, "uniform")
     ks = stats.kstest(ranks, "uniform")
     statistic, pvalue = (cvm.statistic, cvm.pvalue) if method == "cvm" else (ks.statistic, ks.pvalue)
+    bound = substituted_share_bound(ks.statistic, len(ranks), confidence_level=confidence_level)
     return RUTResult(float(statistic), float(min(max(pvalue, 0.0), 1.0)), ranks, float(ks.statistic),
-                     float(ks.pvalue), len(ranks), np.shape(reference_scores)[1], method)
+                     float(ks.pvalue), len(ranks), np.shape(reference_scores)[1], method, bound, confidence_level)
 
 
 def _scores_iv(target_scores, reference_scores):
@@ -116,90 +174,3 @@ def _scores_iv(target_scores, reference_scores):
     if not (np.all(np.isfinite(target)) and np.all(np.isfinite(reference))):
         raise ValueError("`target_scores` and `reference_scores` must be finite (no NaN or infinity).")
     return target, reference
-
-
-@dataclass(frozen=True, eq=False)
-class SubstitutionPower:
-    """Power of RUT against probabilistic substitution, over q.
-
-    Attributes
-    ----------
-    q : ndarray
-        Substitution probabilities: target = (1 − q)·reference + q·alternative.
-    power, power_ks : ndarray
-        Share of Monte Carlo trials with p ≤ α (CvM and the KS baseline).
-    auc, auc_ks : float
-        Trapezoidal area under power(q) over [0, 1] (higher: detects smaller q).
-    n_trials, alpha
-    """
-
-    q: np.ndarray
-    power: np.ndarray
-    power_ks: np.ndarray
-    auc: float
-    auc_ks: float
-    n_trials: int
-    alpha: float
-
-
-def substitution_power(reference_pool, alternative_pool, *, n_prompts: int, m: int,
-                       q_values=(0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0), n_trials: int = 200, alpha: float = 0.05,
-                       rng=None, progress: Callable[[float], None] | None = None) -> SubstitutionPower:
-    """Monte Carlo power of RUT under probabilistic substitution.
-
-    Parameters
-    ----------
-    reference_pool : array_like of shape (n_pool_prompts, n_ref)
-        Scores of reference-model responses per prompt (row = prompt).
-    alternative_pool : array_like of shape (n_pool_prompts, n_alt)
-        Scores of alternative-model responses to the same prompts.
-    n_prompts, m : int
-        Prompts per audit and reference samples per prompt; each trial draws
-        n_prompts rows and, per row, m reference scores plus one target score
-        (from the alternative with probability q, else from unused reference
-        scores) without replacement.
-    q_values, n_trials, alpha, rng, progress
-    """
-    reference_pool = np.asarray(reference_pool, dtype=np.float64)
-    alternative_pool = np.asarray(alternative_pool, dtype=np.float64)
-    if reference_pool.ndim != 2 or alternative_pool.ndim != 2 or reference_pool.shape[0] != alternative_pool.shape[0]:
-        raise ValueError("`reference_pool` and `alternative_pool` must be 2-D with one row per prompt each.")
-    n_prompts = check_positive_int(n_prompts, "n_prompts", minimum=2)
-    m = check_positive_int(m, "m")
-    if n_prompts > reference_pool.shape[0]:
-        raise ValueError(f"`n_prompts` ({n_prompts}) exceeds the {reference_pool.shape[0]} prompts in the pools.")
-    if m + 1 > reference_pool.shape[1]:
-        raise ValueError(f"`m` + 1 = {m + 1} reference scores per prompt are needed (m for the reference sample, "
-                         f"one as the unsubstituted target); the pool has {reference_pool.shape[1]}.")
-    n_trials = check_positive_int(n_trials, "n_trials")
-    alpha = check_probability(alpha, "alpha")
-    q_values = np.asarray(q_values, dtype=np.float64)
-    if q_values.ndim != 1 or np.any((q_values < 0) | (q_values > 1)):
-        raise ValueError("`q_values` must be substitution probabilities in [0, 1].")
-    rng = check_rng(rng)
-    power = np.zeros(q_values.size)
-    power_ks = np.zeros(q_values.size)
-    total = q_values.size * n_trials
-    for qi, q in enumerate(q_values):
-        for trial in range(n_trials):
-            rows = rng.choice(reference_pool.shape[0], size=n_prompts, replace=False)
-            reference = np.empty((n_prompts, m))
-            target = np.empty(n_prompts)
-            for i, row in enumerate(rows):
-                drawn = rng.choice(reference_pool.shape[1], size=m + 1, replace=False)
-                reference[i] = reference_pool[row, drawn[:m]]
-                if rng.random() < q:
-                    target[i] = alternative_pool[row, rng.integers(alternative_pool.shape[1])]
-                else:
-                    target[i] = reference_pool[row, drawn[m]]
-            result = rank_uniformity_test(target, reference, rng=rng)
-            power[qi] += result.pvalue <= alpha
-            power_ks[qi] += result.ks_pvalue <= alpha
-            if progress is not None:
-                progress((qi * n_trials + trial + 1) / total)
-    power /= n_trials
-    power_ks /= n_trials
-    order = np.argsort(q_values)
-    auc = float(np.trapezoid(power[order], q_values[order])) if q_values.size > 1 else float("nan")
-    auc_ks = float(np.trapezoid(power_ks[order], q_values[order])) if q_values.size > 1 else float("nan")
-    return SubstitutionPower(q_values, power, power_ks, auc, auc_ks, n_trials, alpha)

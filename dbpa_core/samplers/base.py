@@ -28,6 +28,8 @@ from .._validation import check_positive_int, check_temperature, redact
 
 #: progress(done, total) -> None or bool; returning False cancels the run.
 Progress = Callable[[int, int], "bool | None"]
+#: on_sample(index, completion): each new output as it is recorded (a live view follows the draw with it).
+OnSample = Callable[[int, "Completion"], None]
 
 
 @dataclass(frozen=True)
@@ -153,8 +155,8 @@ class Sampler(ABC):
                 "max_tokens": max_tokens, "seed": int(seed)}
 
     def sample(self, prompt: str, n: int, *, system: str | None = None, temperature: float | None = None,
-               max_tokens: int | None = None, seed: int = 0, store=None, progress: Progress | None = None
-               ) -> list[str]:
+               max_tokens: int | None = None, seed: int = 0, store=None, progress: Progress | None = None,
+               on_sample: OnSample | None = None) -> list[str]:
         """Draw ``n`` outputs for ``prompt``.
 
         Parameters
@@ -176,6 +178,10 @@ class Sampler(ABC):
         progress : callable(done, total), optional
             Called after each sample; returning False cancels
             (:class:`SamplingCancelled`) and keeps what was drawn.
+        on_sample : callable(index, completion), optional
+            Called with each new sample as it is recorded (already in the
+            store), in the order they finish, on the calling thread, just
+            before ``progress``; samples reused from the store are not reported.
 
         Returns
         -------
@@ -192,11 +198,12 @@ class Sampler(ABC):
         """
         return [c.text for c in self.sample_completions(prompt, n, system=system, temperature=temperature,
                                                         max_tokens=max_tokens, seed=seed, store=store,
-                                                        progress=progress)]
+                                                        progress=progress, on_sample=on_sample)]
 
     def sample_completions(self, prompt: str, n: int, *, system: str | None = None,
                            temperature: float | None = None, max_tokens: int | None = None, seed: int = 0,
-                           store=None, progress: Progress | None = None) -> list[Completion]:
+                           store=None, progress: Progress | None = None,
+                           on_sample: OnSample | None = None) -> list[Completion]:
         """As :meth:`sample`, returning :class:`Completion` objects (with logprobs where available)."""
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
@@ -244,6 +251,8 @@ class Sampler(ABC):
             nonlocal done
             results[index] = completion
             done += 1
+            if on_sample is not None:
+                on_sample(index, completion)
             if progress is not None and progress(done, n) is False:
                 raise SamplingCancelled(f"cancelled after {done} of {n} samples (all stored).")
 

@@ -82,7 +82,7 @@ class RecordedSampler(Sampler):
         return len(self._arms.get((prompt, system or ""), ()))
 
     def sample_completions(self, prompt, n, *, system=None, temperature=None, max_tokens=None, seed=0,
-                           store=None, progress=None):
+                           store=None, progress=None, on_sample=None):
         # Checked up front so that the error comes before any work.
         available = self.available(prompt, system)
         if available == 0:
@@ -93,7 +93,7 @@ class RecordedSampler(Sampler):
             raise ValueError(f"`n`: only {available} responses were recorded for this prompt; "
                              f"ask for at most {available} or use a live sampler.")
         return super().sample_completions(prompt, n, system=system, temperature=temperature, max_tokens=max_tokens,
-                                          seed=seed, store=store, progress=progress)
+                                          seed=seed, store=store, progress=progress, on_sample=on_sample)
 
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
         texts = self._arms[(prompt, system or "")]

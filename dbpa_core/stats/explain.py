@@ -12,11 +12,12 @@ from functools import cache
 
 import numpy as np
 
-from .._validation import (MAX_SAMPLES, SAMPLES_WHY, check_positive_int, check_probability, check_rng,
+from .._validation import (MAX_RESAMPLES, MAX_SAMPLES, SAMPLES_WHY, check_positive_int, check_probability,
+                           check_rng,
                            check_texts_embeddings)
 from .corrections import adjust_pvalues
 from .discrepancy import MMD
-from .permutation import MAX_RESAMPLES, _random_splits
+from .engine import random_splits
 
 #: The largest number of clusters tried by default.
 MAX_CLUSTERS = 8
@@ -354,7 +355,7 @@ def _share_pvalues(labels: np.ndarray, k0: int, n_clusters: int, n_resamples: in
         size = min(batch, n_resamples - start)
         # The arm-x positions of `size` random splits, drawn row by row as dbpa_test draws them,
         # so the splits (and p-values) do not depend on the batch size.
-        cells = labels[_random_splits(rng, n, k0, size)[:, :k0]] + (np.arange(size) * n_clusters)[:, None]
+        cells = labels[random_splits(rng, n, k0, size)[:, :k0]] + (np.arange(size) * n_clusters)[:, None]
         counts = np.bincount(cells.ravel(), minlength=size * n_clusters).reshape(size, n_clusters)
         gaps = n * counts - k0 * sizes
         exceed += np.count_nonzero(np.abs(gaps) >= observed, axis=0)

@@ -26,9 +26,6 @@ __all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "Degener
            "check_measures", "dbpa_test", "dbpa_test_precomputed", "pvalue_floor", "resolution_warning"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
-# The engine's re-splits under the name stats/explain.py imports (its owner may import `random_splits` from
-# stats/engine.py instead; then this alias goes).
-_random_splits = random_splits
 
 
 class DegenerateSampleWarning(RuntimeWarning):

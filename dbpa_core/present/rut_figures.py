@@ -1,0 +1,106 @@
+"""Plotly figures of the RUT paper's experiments (:mod:`dbpa_core.paper.rut`): they take results and draw.
+
+Beside :mod:`dbpa_core.present.figures` (same layout and colours), kept apart so neither module grows past
+the package's size rule.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .figures import LAYOUT, MODEL_COLOURS
+
+#: One colour and dash per method, the same in every chart.
+METHOD_STYLE = {"rut": ("RUT (Cramér–von Mises)", "#d62728", "solid"),
+                "mmd": ("MMD (Hamming kernel)", "#1f77b4", "dash"),
+                "ks": ("KS (same ranks)", "#7f7f7f", "dot")}
+
+
+def power_curves(curves: dict, labels: dict | None = None, *, columns: int = 3) -> go.Figure:
+    """Power against the substituted share q: one panel per substitute, the three methods side by side.
+
+    ``curves`` maps a substitute's name to its :class:`~dbpa_core.rut.power.PowerCurves`;
+    ``labels`` its name to a title.
+    """
+    names = list(curves)
+    labels = labels or {}
+    rows = -(-len(names) // columns)
+    first = next(iter(curves.values()))
+    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, vertical_spacing=0.14,
+                           subplot_titles=[html.escape(labels.get(n, n)) for n in names])
+    for index, name in enumerate(names):
+        c = curves[name]
+        for method, (label, colour, dash) in METHOD_STYLE.items():
+            figure.add_trace(go.Scatter(x=c.q, y=c.power[method], mode="lines+markers", line=dict(color=colour,
+                                        dash=dash), marker=dict(size=5), name=label, legendgroup=method,
+                                        showlegend=index == 0,
+                                        hovertemplate=f"{label}<br>q = %{{x:.1f}}<br>power = %{{y:.3f}}"
+                                                      f"<br>power AUC {c.power_auc[method]:.3f}<extra></extra>"),
+                             row=index // columns + 1, col=index % columns + 1)
+    figure.add_hline(y=first.alpha, line=dict(dash="dot", color="grey", width=1))
+    figure.update_yaxes(range=[0, 1.05])
+    figure.update_xaxes(title_text="share q of answers substituted", row=rows)
+    figure.update_yaxes(title_text="power", col=1)
+    figure.update_layout(title=f"Power against probabilistic substitution ({first.n_trials} simulated audits per q, "
+                               f"n = {first.n_prompts} prompts, m = {first.m}; dotted: α = {first.alpha:g})",
+                         height=280 * rows + 120, **LAYOUT)
+    return figure
+
+
+def power_auc_bars(curves: dict, labels: dict | None = None) -> go.Figure:
+    """Power AUC of each method per substitute (the paper's Table 2a, on our substitutes)."""
+    labels = labels or {}
+    names = list(curves)
+    figure = go.Figure()
+    # Labels wrapped on two lines, never tilted: tilted labels ran into the legend below them at 1280 px.
+    ticks = ["<br>".join(textwrap.wrap(html.escape(labels.get(n, n)), 18)) for n in names]
+    for method, (label, colour, _) in METHOD_STYLE.items():
+        values = [curves[n].power_auc[method] for n in names]
+        figure.add_trace(go.Bar(x=ticks, y=values, name=label, marker_color=colour,
+                                text=[f"{v:.2f}" for v in values], textposition="outside"))
+    alpha = next(iter(curves.values())).alpha
+    figure.add_hline(y=alpha, line=dict(dash="dot", color="grey"))
+    # The line's meaning in the legend: an annotation on the line sat over the bars.
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash="dot", color="grey"),
+                                name=f"{alpha:g}: power ≈ α at every q (nothing detected)"))
+    figure.update_layout(barmode="group", title="Power AUC over q ∈ [0, 1] (1: detected at every share q > 0)",
+                         yaxis_title="power AUC", yaxis_range=[0, 1.1], xaxis_tickangle=0,
+                         **{**LAYOUT, "legend": dict(orientation="h", y=-0.25)})
+    return figure
+
+
+def score_selection_chart(selection: dict, labels: dict | None = None) -> go.Figure:
+    """Mean AUROC (± 1 sd over trials) of each score function per substitute (the paper's Fig 2)."""
+    labels = labels or {}
+    figure = go.Figure()
+    for index, (name, sel) in enumerate(selection.items()):
+        figure.add_trace(go.Bar(x=list(sel.scores), y=sel.mean, error_y=dict(type="data", array=sel.sd),
+                                name=html.escape(labels.get(name, name)),
+                                marker_color=MODEL_COLOURS[index % len(MODEL_COLOURS)]))
+    figure.add_hline(y=0.5, line=dict(dash="dash", color="black"), annotation_text="0.5: no signal")
+    first = next(iter(selection.values()))
+    figure.update_layout(barmode="group", title=f"Which score tells substitute from reference answers? AUROC over "
+                                                f"{len(first.aurocs)} trials of {first.n_prompts} prompts",
+                         yaxis_title="AUROC (substitute's answers score higher above 0.5)", yaxis_range=[0, 1],
+                         **LAYOUT)
+    return figure
+
+
+def share_bound_curves(curves: dict, labels: dict | None = None) -> go.Figure:
+    """The mean 95 % lower bound on the substituted share against the true share q (below the diagonal: valid)."""
+    labels = labels or {}
+    figure = go.Figure()
+    for index, (name, c) in enumerate(curves.items()):
+        figure.add_trace(go.Scatter(x=c.q, y=c.mean_share_bound, mode="lines+markers",
+                                    name=html.escape(labels.get(name, name)),
+                                    line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
+    figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
+                                name="true share q"))
+    figure.update_layout(title=f"Lower bound on the substituted share ({1 - next(iter(curves.values())).alpha:.0%}), "
+                               "mean over audits",
+                         xaxis_title="true share q", yaxis_title="lower bound", yaxis_range=[0, 1.02], **LAYOUT)
+    return figure

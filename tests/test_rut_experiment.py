@@ -1,0 +1,221 @@
+"""Tests of the RUT paper experiment: its protocol file, recording rows, pools on disk, the study and its record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dbpa_core.present.rut_study import findings, recording_line, rut_study_record, summary_lines
+from dbpa_core.paper.rut import PRINTED_TABLE_2A, rut_study
+from dbpa_core.rut.collect import prompt_seed
+from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, complete_prompts, record_arm, rut_experiment
+from dbpa_core.rut.mmd import PAD
+from dbpa_core.rut.pools import load_rut_pools, save_rut_pools
+from dbpa_core.rut.scoring import SCORES
+from test_rut_power import synthetic_pools
+
+
+def test_protocol_is_the_papers():
+    config = rut_experiment()
+    assert len(config.prompts) >= 100 and len(set(config.prompts)) == len(config.prompts)
+    assert (config.temperature, config.max_tokens) == (0.5, 30)
+    assert config.reference_answers >= 101  # m = 100 plus the target under H0
+    kinds = {s.kind for s in config.substitutes}
+    assert kinds == {"quantization", "jailbreak"}
+    assert all((s.model is None) == (s.kind == "jailbreak") for s in config.substitutes)
+    assert "CC0" in EXPERIMENT_FILE.read_text(encoding="utf-8")  # the prompts' licence ships with them
+
+
+class FakeSampler:
+    def __init__(self):
+        self.calls = []
+
+    def sample(self, prompt, n, *, system, temperature, max_tokens, seed, store):
+        self.calls.append({"prompt": prompt, "n": n, "system": system, "temperature": temperature,
+                           "max_tokens": max_tokens, "seed": seed})
+        return [f"{prompt} answer {i} {system or ''}".strip() for i in range(n)]
+
+
+class FakeScorer:
+    """ReferenceScorer's batch interface: per answer its token ids and scores."""
+
+    def __init__(self):
+        self.calls = []
+
+    def score_responses(self, prompt, responses):
+        from types import SimpleNamespace
+
+        self.calls.append(prompt)
+        return [SimpleNamespace(tokens=tuple(len(w) for w in text.split()),
+                                scores={s: float(len(text)) + k for k, s in enumerate(SCORES)})
+                for text in responses]
+
+
+def test_record_arm_scores_every_answer_after_the_user_prompt_alone():
+    config = rut_experiment()
+    sampler, scorer = FakeSampler(), FakeScorer()
+    prompt = config.prompts[0]
+    reference = record_arm(config, "reference", prompt, sampler=sampler, scorer=scorer)
+    dan = record_arm(config, "dan", prompt, sampler=sampler, scorer=scorer)
+    assert len(reference["texts"]) == config.reference_answers and len(dan["texts"]) == config.substitute_answers
+    assert sampler.calls[0]["system"] is None and sampler.calls[1]["system"] == config.substitute("dan").system
+    assert sampler.calls[0]["seed"] == prompt_seed(config.seed, prompt, "reference") != sampler.calls[1]["seed"]
+    assert {c["temperature"] for c in sampler.calls} == {0.5} and {c["max_tokens"] for c in sampler.calls} == {30}
+    assert set(scorer.calls) == {prompt}  # scored after the prompt, never the hidden system prompt
+    assert dan["tokens"][0] == [len(w) for w in dan["texts"][0].split()]
+    assert set(dan["scores"]) == set(SCORES)
+
+
+def _rows(config, arms):
+    sampler, scorer = FakeSampler(), FakeScorer()
+    return [record_arm(config, arm, p, sampler=sampler, scorer=scorer) for p in config.prompts for arm in arms]
+
+
+def test_pools_round_trip_through_the_file(tmp_path):
+    config = rut_experiment()
+    config = type(config)(config.prompts[:3], config.substitutes[:2], 0.5, 30, 6, 3, 0)
+    rows = _rows(config, ["reference", *(s.name for s in config.substitutes)])
+    pools = assemble_pools(config, rows, meta={"note": "test"})
+    loaded = load_rut_pools(save_rut_pools(pools, tmp_path / "pools.npz"))
+    assert loaded.prompts == config.prompts and list(loaded.substitutes) == [s.name for s in config.substitutes]
+    assert loaded.meta == {"note": "test"}
+    for name in ("reference", *loaded.substitutes):
+        original = pools.reference if name == "reference" else pools.substitutes[name]
+        got = loaded.reference if name == "reference" else loaded.substitutes[name]
+        np.testing.assert_array_equal(got.tokens, original.tokens)
+        assert (got.kind, got.label) == (original.kind, original.label)
+        for s in SCORES:
+            np.testing.assert_array_equal(got.scores[s], original.scores[s])
+    assert (loaded.reference.tokens == PAD).any()  # shorter answers are padded
+    with pytest.raises(ValueError, match="not recorded yet"):
+        assemble_pools(config, rows[:-1])
+
+
+def test_a_recording_cut_short_ships_only_the_prompts_with_every_arm(tmp_path):
+    config = rut_experiment()
+    config = type(config)(config.prompts[:4], config.substitutes[:2], 0.5, 30, 6, 3, 0)
+    arms = ["reference", *(s.name for s in config.substitutes)]
+    rows = _rows(config, arms)
+    # The second prompt lacks a substitute, the fourth its reference: only the first and third are complete.
+    cut = [r for r in rows if (r["arm"], r["prompt"]) not in {(arms[2], config.prompts[1]),
+                                                              ("reference", config.prompts[3])}]
+    kept = complete_prompts(config, cut)
+    assert kept == (config.prompts[0], config.prompts[2])
+    assert complete_prompts(config, rows) == config.prompts
+    assert complete_prompts(config, []) == ()
+    shorter = type(config)(kept, *(getattr(config, f) for f in ("substitutes", "temperature", "max_tokens",
+                                                                "reference_answers", "substitute_answers", "seed")))
+    pools = load_rut_pools(save_rut_pools(assemble_pools(shorter, cut), tmp_path / "cut.npz"))
+    assert pools.prompts == kept and pools.reference.tokens.shape[:2] == (2, 6)
+
+
+def test_missing_pools_file_says_how_to_record_it(tmp_path):
+    with pytest.raises(ValueError, match="record_rut.py"):
+        load_rut_pools(tmp_path / "none.npz")
+
+
+def test_study_record_carries_the_reported_keys():
+    pools = synthetic_pools(20, prompts=40, reference=30, answers=6, shifts={"q_far": 1.0, "j_near": 0.0})
+    pools = type(pools)(pools.prompts, pools.reference,
+                        {"q_far": pools.substitutes["q_far"],
+                         "j_near": type(pools.substitutes["j_near"])("j_near", "jailbreak", "near",
+                                                                     pools.substitutes["j_near"].tokens,
+                                                                     pools.substitutes["j_near"].scores)})
+    study = rut_study(pools=pools, n_trials=30, n_resamples=49, seed=1)
+    record = rut_study_record(study)
+    assert record["experiment"] == "rut"
+    for row in record["substitutes"]:
+        assert {"name", "kind", "q", "power", "power_auc"} <= set(row)
+        assert set(row["power"]) == set(row["power_auc"]) == {"rut", "mmd", "ks"}
+        assert len(row["power"]["rut"]) == len(row["q"]) == 11
+    assert {r["kind"] for r in record["substitutes"]} == {"quantization", "jailbreak"}
+    assert set(record["score_selection"]) == {"q_far", "j_near"}
+    assert record["score_selection"]["q_far"]["best"] == "log_rank"
+    printed = record["paper_printed"]
+    assert len(printed) == len(PRINTED_TABLE_2A) and all(r["label"] == "paper (printed)" for r in printed)
+    assert printed[0]["power_auc"] == {"rut": 0.392, "mmd": 0.214, "ks": 0.017} and "Table 2a" in printed[0]["source"]
+    assert 0 <= record["default_audit"]["share_lower_bound"] <= 1
+    assert any("RUT" in line for line in findings(study))
+    assert any("paper (printed)" in line for line in summary_lines(study))
+    again = rut_study_record(rut_study(pools=pools, n_trials=30, n_resamples=49, seed=1))
+    assert [r["power_auc"] for r in again["substitutes"]] == [r["power_auc"] for r in record["substitutes"]]
+
+
+def test_the_study_says_how_many_of_the_protocols_prompts_it_holds():
+    pools = synthetic_pools(23, prompts=30, reference=25, answers=5)
+    whole = rut_study(pools=pools, n_trials=10, n_resamples=19, seed=0)
+    assert recording_line(whole).startswith("The recorded answers cover all 30 prompts")
+    assert "n = 30 prompts (the paper's 100)" in recording_line(whole)
+    cut = type(pools)(pools.prompts, pools.reference, pools.substitutes,
+                      {"prompts": {"scored": 30, "protocol": 120}})
+    study = rut_study(pools=cut, n_trials=10, n_resamples=19, seed=0)
+    line = recording_line(study)
+    assert "30 of the protocol's 120 prompts" in line and "cut short" in line
+    assert rut_study_record(study)["recording"] == line and summary_lines(study)[0] == line
+    assert study.settings["prompts"] == {"scored": 30, "protocol": 120}
+
+
+def test_figures_draw_the_study_without_computing():
+    from dbpa_core.present.rut_figures import power_auc_bars, power_curves, score_selection_chart, share_bound_curves
+
+    pools = synthetic_pools(21, prompts=40, reference=30, answers=6)
+    study = rut_study(pools=pools, n_trials=20, n_resamples=29, seed=2)
+    curves = power_curves(study.curves)
+    assert len(curves.data) == 3 * len(study.curves)  # three methods per substitute
+    far = [t for t in curves.data if t.legendgroup == "rut"][1]
+    np.testing.assert_array_equal(far.y, study.curves["far"].power["rut"])
+    bars = power_auc_bars(study.curves)
+    assert [t.y[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    assert "nothing detected" in bars.data[3].name  # the α line explained in the legend, not over the bars
+    chart = score_selection_chart(study.selection)
+    np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
+    bound = share_bound_curves(study.curves)
+    np.testing.assert_array_equal(bound.data[1].y, study.curves["far"].mean_share_bound)
+
+
+def test_reproduce_rut_on_the_command_line_writes_the_json(tmp_path, monkeypatch, capsys):
+    import json
+
+    from dbpa_core import __main__ as cli
+    from dbpa_core.rut import pools as pools_module
+
+    path = save_rut_pools(synthetic_pools(22, prompts=30, reference=25, answers=5), tmp_path / "pools.npz")
+    monkeypatch.setattr(pools_module, "POOLS_FILE", path)
+    out = tmp_path / "rut.json"
+    assert cli.main(["reproduce", "rut", "--json", str(out), "--n-resamples", "49", "--seed", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert "paper (printed)" in printed and "Power AUC" in printed
+    record = json.loads(out.read_text())
+    assert record["experiment"] == "rut" and record["settings"]["seed"] == 3
+    assert record["settings"]["n_trials"] == 500 and record["settings"]["n_resamples"] == 49
+    row = record["substitutes"][0]
+    assert {"name", "kind", "q", "power", "power_auc"} <= set(row) and set(row["power"]) == {"rut", "mmd", "ks"}
+    assert "score_selection" in record and record["paper_printed"][0]["label"] == "paper (printed)"
+
+
+def test_the_shipped_pools_hold_the_recording_and_the_study_reproduces_from_them():
+    import json
+    import lzma
+
+    from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE
+
+    config = rut_experiment()
+    pools = load_rut_pools(POOLS_FILE)
+    held = pools.meta["prompts"]
+    assert held["protocol"] == len(config.prompts) and held["scored"] == len(pools.prompts) >= 30
+    assert pools.prompts == tuple(p for p in config.prompts if p in set(pools.prompts))  # the protocol's order
+    assert list(pools.substitutes) == [s.name for s in config.substitutes]
+    assert pools.reference.tokens.shape[:2] == (len(pools.prompts), config.reference_answers)
+    assert all(a.tokens.shape[:2] == (len(pools.prompts), config.substitute_answers) for a in pools.substitutes.values())
+    assert set(pools.meta["models"]) == {"reference", *(s.name for s in config.substitutes if s.model)}
+    with lzma.open(TEXTS_FILE, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    assert len(rows) == len(pools.prompts) * (1 + len(pools.substitutes))
+    # The study from the shipped file, twice with one seed: the same numbers (what the README and page print).
+    first, again = (rut_study(pools=pools, n_trials=40, n_resamples=99, seed=3) for _ in range(2))
+    for name, curves in first.curves.items():
+        assert curves.power_auc == again.curves[name].power_auc
+        for method in ("rut", "mmd", "ks"):
+            np.testing.assert_array_equal(curves.power[method], again.curves[name].power[method])
+    # The recording's plainest finding: a 2-bit requantization is far easier to catch than an 8-bit one.
+    assert first.curves["smollm2-q2_k"].power_auc["rut"] > first.curves["smollm2-q8_0"].power_auc["rut"] + 0.3
