@@ -245,9 +245,13 @@ def test_case_studies_open_on_the_papers_responses(app):
     assert any("significant" in i.value for i in at.info)
     at = open_page(at, "alignment")
     assert at.radio(key="align_source").value == "paper"
-    # TPR / FPR opens on the recorded local models' answers to the paper's cvd_nice design (Figs 1–2)
+    # TPR / FPR opens on the paper's own responses (a detection: targets flagged beside controls, issue 29), and
+    # shows the recorded local models' answers to the paper's cvd_nice design (Figs 1–2) one click away
     at = open_page(at, "tpr_fpr")
-    assert at.radio(key="roc_source").value == "recorded"
+    assert at.radio(key="roc_source").value == "paper"
+    assert not at.exception
+    assert any("Agreement with the paper" in i.value for i in at.info)
+    at.radio(key="roc_source").set_value("recorded").run()
     assert not at.exception
     summary = tables(at)[0]
     assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q3_K_M"]

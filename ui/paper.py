@@ -278,10 +278,12 @@ def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None
 
 
 def recorded_or_live(key: str, live_label: str, seed: int) -> None:
-    """The TPR / FPR page's data source: the recorded cvd_nice answers (default), the paper's shipped
-    paraphrases, or sampling the design live.  Shows a recorded setup and stops the page there."""
-    labels = {"recorded": "Recorded: local models on the paper's cvd_nice design",
-              "paper": "The paper's own responses (paraphrases)", "live": live_label}
+    """The TPR / FPR page's data source: the paper's shipped paraphrases (default: real LLM outputs on which
+    the test tells targets from controls, AUC 0.62–0.90), the recorded cvd_nice answers of local models (where
+    it does not: SmolLM2's answers move more with a control than with a target), or sampling the design live.
+    Shows a recorded setup and stops the page there."""
+    labels = {"paper": "The paper's own responses (paraphrases)",
+              "recorded": "Recorded: local models on the paper's cvd_nice design", "live": live_label}
     source = st.radio("Data", list(labels), horizontal=True, key=f"{key}_source", format_func=labels.get)
     if source == "live":
         return
