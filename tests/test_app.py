@@ -71,7 +71,8 @@ def test_audit_one(app):
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("calls" in i.value for i in at.info)  # the cost estimate before running
     assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
-    assert len(at.download_button) == 2  # the result as JSON and as an HTML report
+    assert len(at.download_button) == 1  # the result as JSON; the HTML report is built on a click (issue 29)
+    assert any(b.key == "audit_result_html_prepare" for b in at.button)
     at.radio(key="one_source").set_value("Type both prompts").run()
     at.text_area(key="one_x1").set_value("").run()
     assert any("Both prompts are needed" in e.value for e in at.error)
@@ -349,7 +350,7 @@ def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypa
 
 
 def capture_downloads(monkeypatch) -> dict:
-    """file name → what its download button would send (bytes, or the callable of a deferred report)."""
+    """file name → what its download button would send (bytes)."""
     from streamlit.delta_generator import DeltaGenerator
 
     real = DeltaGenerator.download_button
@@ -360,6 +361,9 @@ def capture_downloads(monkeypatch) -> dict:
         return real(self, label, data, file_name, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "download_button", download_button)
+    # st.download_button is bound to the main block at import: the report's button (inside a column's `with`)
+    # goes through it
+    monkeypatch.setattr(st, "download_button", lambda *args, **kwargs: download_button(st._main, *args, **kwargs))
     return sent
 
 
@@ -388,7 +392,8 @@ def test_audit_one_what_changed(app, monkeypatch):
     explanation = record["explanation"]
     assert [t["significant"] for t in explanation["themes"]].count(True) == len(readings)
     assert all(r in explanation["readings"] for r in readings)  # the download says what the screen says
-    report = sent["audit_result.html"]().decode()
+    next(b for b in at.button if b.key == "audit_result_html_prepare").click().run()  # built on a click
+    report = sent["audit_result.html"].decode()
     assert "<h2>What changed</h2>" in report and html.escape(readings[0].split("*")[1]) in report
 
     at.selectbox(key="one_perturbation").set_value("paraphrase_1").run()
@@ -433,7 +438,8 @@ def test_byo_what_changed(app, monkeypatch):
     assert any(r.startswith("Theme *cross, did, joke* — 50 % of b outputs vs 0 % of a") for r in readings), readings
     record = json.loads(sent["byo_result.json"])
     assert record["explanation"]["arms"] == {"x": "a", "y": "b"}
-    assert "What changed" in sent["byo_result.html"]().decode()
+    next(b for b in at.button if b.key == "byo_result_html_prepare").click().run()  # built on a click
+    assert "What changed" in sent["byo_result.html"].decode()
     at.file_uploader(key="byo_file").set_value(("advice.jsonl", _themed_file(0.0), "application/json")).run()
     assert any("Out of date" in w.value and "advice.jsonl" in w.value for w in at.warning)
     assert len(at.download_button) == 0
