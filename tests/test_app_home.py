@@ -70,7 +70,7 @@ def test_statistic_toggle_shows_its_own_effect(app):
     distance = next(float(c.value.split(" are ")[1].split(" apart")[0]) for c in at.caption
                     if "average outputs of the two arms are" in c.value)
     assert distance == pytest.approx(math.sqrt(statistic), rel=6e-3)
-    assert "observed centroid T" in at.table[0].value.columns
+    assert "observed centroid T" in family_table(at).columns
     assert any("average outputs of the two arms" in c.value for c in at.caption)
     at.radio(key="home_statistic").set_value("jsd").run()
     assert metric(at, "Observed JSD") == jsd
@@ -84,7 +84,7 @@ def test_n_presets_and_resample(app):
     assert not at.exception
     assert at.slider(key="home_k").value == 200
     assert "k = 200 per arm" in captions(at)
-    assert at.table[0].value.iloc[5]["decision"] == "REJECT H₀"
+    assert family_table(at).iloc[5]["decision"] == "REJECT H₀"
     next(b for b in at.button if b.key == "home_n_40").click().run()
     assert at.slider(key="home_k").value == 40
     before = metric(at, "Observed JSD")
