@@ -7,7 +7,7 @@ from dbpa_core.audit.request import Prompt
 from dbpa_core.present.exports import alignment_table
 from dbpa_core.present.figures import discrepancy_bars
 from dbpa_core.present.readings import read_family
-from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt
+from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options
 from ui.paper import paper_or_live
@@ -64,5 +64,5 @@ with guard():
                        "correction; grey: no difference shown at this sample size. "
                        + read_family(comparison.adjusted.n_rejected, len(comparison.results), alpha, "bonferroni",
                                      claim="models are declared to answer differently from the reference"))
-            st.dataframe(table, hide_index=True, width="stretch")
+            show_table(table)
             family_downloads(comparison, settings, name="alignment", current=shown.current)

@@ -22,8 +22,12 @@ with guard():
         all_scenarios = scenarios()
         scenario = all_scenarios[st.selectbox("Scenario", list(all_scenarios), key="one_scenario",
                                               format_func=lambda s: all_scenarios[s].title)]
+        ids = [p.id for p in scenario.perturbations]
+        # Opens on the scenario's first target, a real change the test should detect (issue 29); its
+        # controls sit in the same list, and Many perturbations tests them side by side.
+        first_target = next((i for i, p in enumerate(scenario.perturbations) if p.is_target), 0)
         perturbation = scenario.perturbation(st.selectbox(
-            "Perturbation", [p.id for p in scenario.perturbations], key="one_perturbation",
+            "Perturbation", ids, index=first_target, key="one_perturbation",
             format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]"))
         original = Prompt(scenario.prompt, scenario.system)
         perturbed = Prompt(*scenario.apply(perturbation))
@@ -41,15 +45,17 @@ with guard():
     with right:
         show_prompt("x₁ · perturbed, as sent", perturbed.prompt, perturbed.system)
 
-    # The discrepancy's name is the longest label: its box gets twice the room (no truncation at 1024 px).
-    columns = st.columns([1, 1, 1, 2, 1.2])
+    # Two rows, so that every box shows its whole value at a projector's 1024 px (issue 29: one row of five
+    # cut "cosine" and the discrepancy's name).
+    columns = st.columns(3)
     k = columns[0].number_input("Samples per arm k", 2, 500, 20 if settings.sampler.backend != "simulated" else 40,
                                 key="one_k")
     n_resamples = columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="one_b")
-    similarity = columns[2].selectbox("Similarity", SIMILARITIES, key="one_similarity")
-    discrepancy = columns[3].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
+    alpha = columns[2].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
+    columns = st.columns([1, 2])
+    similarity = columns[0].selectbox("Similarity", SIMILARITIES, key="one_similarity")
+    discrepancy = columns[1].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
                                        format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
-    alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
     st.caption(get_discrepancy(discrepancy).reading)
     sequential = st.toggle("Sequential: draw in batches and stop as soon as the answer is clear (k is the most "
                            "drawn per arm)", key="one_sequential")
@@ -58,7 +64,9 @@ with guard():
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
-    inputs = {**settings_inputs(settings), "x₀": original.prompt, "x₁": perturbed.prompt,
+    labels = ({"scenario": scenario.title, "perturbation": perturbation.label, "perturbation kind": perturbation.kind}
+              if source == "From a scenario" else {"perturbation": "typed prompts"})
+    inputs = {**settings_inputs(settings), **labels, "x₀": original.prompt, "x₁": perturbed.prompt,
               "system prompt": original.system, "perturbed system prompt": perturbed.system, "k": int(k),
               "B": int(n_resamples), "similarity": similarity, "ω": discrepancy}
     if sequential:  # its boundaries are set by α before sampling: a new α needs a new run
@@ -92,6 +100,8 @@ with guard():
             changed = what_changed(audited, key="one", coordinates=coordinates, method=projection)
             result_downloads(result.test, alpha=alpha, label=discrepancy, name="audit_result",
                              title="DBPA audit of one perturbation", current=shown.current, explanation=changed,
-                             original_prompt=result.original.prompt, perturbed_prompt=result.perturbed.prompt,
+                             inputs=inputs, original_prompt=result.original.prompt,
+                             perturbed_prompt=result.perturbed.prompt, original_system_prompt=result.original.system,
+                             perturbed_system_prompt=result.perturbed.system, true_effect=result.true_effect,
                              original_texts=list(result.original.texts),
                              perturbed_texts=list(result.perturbed.texts), **report_settings(settings))

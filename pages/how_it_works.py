@@ -20,7 +20,8 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
-from ui.components import family_downloads, guard, provenance, show_prompt, what_changed  # noqa: E402
+from ui.components import (detection_and_control, family_downloads, guard, provenance,  # noqa: E402
+                           show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
@@ -29,7 +30,7 @@ from ui.runs import Audited, cancelled_draw, family_explanations  # noqa: E402
 from ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
-QUICK_PICKS = 5  # keys 1–5 pick the first five interventions
+QUICK_PICKS = 9  # keys 1–9 pick the interventions (every one of the shipped scenarios: the strongest is 6th)
 
 
 def pick_first_intervention():
@@ -101,16 +102,17 @@ with guard():
                "arms), so it also sees a change in spread or in the mix of answers; the centroid distance compares "
                "only the *average* output, simpler to picture but blind to changes that keep the average.")
     controls = st.columns([1.6, 1, 1])
-    k = controls[0].slider("Samples per arm N", 5, limit, key="home_k")
-    presets = controls[0].columns(2)
-    for column, preset in zip(presets, (40, 200)):
-        column.button(f"N = {min(preset, limit)}", key=f"home_n_{preset}", on_click=set_state,
-                      args=("home_k", min(preset, limit)), width="stretch")
+    k = controls[0].slider("Samples per arm k", 5, limit, key="home_k")
+    # One button per distinct size: on the recorded backend (20 per prompt) both presets would read "k = 20".
+    presets = {min(preset, limit): preset for preset in (200, 40)}
+    for column, (size, preset) in zip(controls[0].columns(2), sorted(presets.items())):
+        column.button(f"k = {size}", key=f"home_n_{preset}", on_click=set_state, args=("home_k", size),
+                      width="stretch")
     alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
     n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
                                             key="home_b")
     if settings.sampler.backend == "recorded":
-        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so N is at most {limit}.")
+        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so k is at most {limit}.")
     resample = st.session_state.setdefault("home_resample", 0)
 
     st.subheader("01 · Two prompts")
@@ -120,7 +122,7 @@ with guard():
         format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label} "
                               f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
     picks = st.columns([1.4] + [1] * min(QUICK_PICKS, len(ids)) + [3])
-    picks[0].caption("Keys 1–5 pick:")
+    picks[0].caption(f"Keys 1–{min(QUICK_PICKS, len(ids))} pick:")
     for number, (column, pid) in enumerate(zip(picks[1:1 + QUICK_PICKS], ids), start=1):
         column.button("", icon=f":material/counter_{number}:", key=f"home_pick_{number}", shortcut=str(number),
                       type="tertiary", help=scenario.perturbation(pid).label, on_click=set_state,
@@ -146,10 +148,12 @@ with guard():
     chosen = ids.index(perturbation_id)
     result = family.results[chosen]
     label = STATISTICS[statistic][0]
-    inputs = (f"{scenario.title} · {perturbation.label} · N = {k} per arm · B = {n_resamples:,} · {label} · "
+    inputs = (f"{scenario.title} · {perturbation.label} · k = {k} per arm · B = {n_resamples:,} · {label} · "
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
     provenance(settings)
     st.caption(truth_note(settings, result))
+    # The method working at a glance, whichever intervention is picked below: a detection beside a control.
+    detection_and_control(family.recorrected("bonferroni", alpha))
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
     shown = Audited.of_request(request, chosen, family)
@@ -180,7 +184,7 @@ with guard():
     simulated = settings.sampler.backend == "simulated"
     table = exposition_table(family, label=label, simulated=simulated)
     # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
-    st.table(table, hide_index=True)
+    show_table(table)
     m = len(table)
     st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
                f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "
@@ -192,23 +196,23 @@ with guard():
     st.subheader("04 · The method")
     st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")
     st.latex(r"H_0:\; S(x_0) \overset{d}{=} S(x_1), \qquad "
-             r"y_{0,i} \sim S(x_0),\; y_{1,j} \sim S(x_1),\; i, j = 1..N")
+             r"y_{0,i} \sim S(x_0),\; y_{1,j} \sim S(x_1),\; i, j = 1..k")
     st.markdown("**Statistic.** Embed every output once, $e(y)$ of unit length. The paper's ω compares the "
                 "similarities within x₀'s outputs, $P_0$, with those across the arms, $P_1$, by the "
                 "Jensen–Shannon divergence (bits, 30 bins on the pooled range); the exposition's T is the squared "
                 "distance between the arms' centroids:")
     st.latex(r"P_0 = \{ s(y_{0,i}, y_{0,j}) : i < j \},\quad P_1 = \{ s(y_{0,i}, y_{1,j}) \},\quad "
              r"\omega = \mathrm{JSD}(P_0 \,\|\, P_1)")
-    st.latex(r"T = \lVert \hat\mu_0 - \hat\mu_1 \rVert^2,\quad \hat\mu_a = \tfrac1N \textstyle\sum_i e(y_{a,i}),"
+    st.latex(r"T = \lVert \hat\mu_0 - \hat\mu_1 \rVert^2,\quad \hat\mu_a = \tfrac1k \textstyle\sum_i e(y_{a,i}),"
              r"\qquad \text{effect } \lVert \hat\mu_0 - \hat\mu_1 \rVert = \sqrt{T}")
-    st.markdown("**Monte-Carlo p-value** (Algorithm 1). Pool the 2N outputs, split them at random B times, "
+    st.markdown("**Monte-Carlo p-value** (Algorithm 1). Pool the 2k outputs, split them at random B times, "
                 "recompute the statistic on the same similarity matrix, and count (the +1 keeps p above 0, "
                 "Phipson & Smyth 2010):")
     st.latex(r"p = \frac{1 + \#\{ b : T_b \ge T_{\mathrm{obs}} \}}{1 + B} \;\ge\; \frac{1}{B+1}")
     st.markdown("**Family-wise error.** With m perturbations, each tested at α, the chance of at least one false "
                 "alarm grows towards 1 − (1 − α)^m; Bonferroni rejects only when m·p ≤ α, which keeps that chance "
                 "below α. The samples needed grow with m:")
-    st.latex(r"N_{\mathrm{adj}} \propto \left( \frac{z_{1-\alpha/(2m)} + z_{1-\beta}}{\omega} \right)^2")
+    st.latex(r"k_{\mathrm{adj}} \propto \left( \frac{z_{1-\alpha/(2m)} + z_{1-\beta}}{\omega} \right)^2")
     st.markdown("**The method as this project runs it** (with the settings above):")
     backend = settings.sampler.backend
     st.code(f"""import dbpa_core as d
@@ -216,7 +220,7 @@ from dbpa_core.samplers import get_sampler
 from dbpa_core.embedders import get_embedder
 
 sampler, embedder = get_sampler("{backend}"), get_embedder("minilm")
-e0 = embedder.embed(sampler.sample(x0, {k}, seed=0))   # outputs y_0,i of prompt x0, embedded: (N, 384)
+e0 = embedder.embed(sampler.sample(x0, {k}, seed=0))   # outputs y_0,i of prompt x0, embedded: (k, 384)
 e1 = embedder.embed(sampler.sample(x1, {k}, seed=1))
 result = d.dbpa_test(e0, e1, discrepancy="{statistic}", n_resamples={n_resamples}, rng=0)
 result.statistic, result.pvalue, result.null_distribution

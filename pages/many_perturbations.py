@@ -5,10 +5,11 @@ import streamlit as st
 from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
 from dbpa_core.present.readings import read_family, read_sequential
-from dbpa_core.stats.corrections import METHODS
+from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import required_sample_size, simulate_power
-from ui.components import cost_note, family_downloads, guard, provenance, settings_inputs, what_changed
+from ui.components import (cost_note, detection_and_control, family_downloads, guard, provenance,
+                           settings_inputs, show_table, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import Audited, family_explanations, scenario_request
@@ -31,9 +32,9 @@ with guard():
     k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
     n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
     discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="many_discrepancy")
-    correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction")
+    correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction", format_func=METHOD_NAMES.get)
     alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
-    st.caption(f"{correction}: controls the {METHODS[correction]}.")
+    st.caption(f"{METHOD_NAMES[correction]}: controls the {METHODS[correction]}.")
     sequential = st.toggle("Sequential: each perturbation draws in batches and stops on its own (k is the most "
                            "drawn per arm)", key="many_sequential")
     batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="many_batch")) if sequential else None
@@ -65,7 +66,8 @@ with guard():
             stops = [r.test for r in family.results] if family.kind == "sequential" else []
             if stops:
                 table.insert(2, "samples per arm", [test.n_per_arm for test in stops])
-            st.dataframe(table, hide_index=True, width="stretch")
+            detection_and_control(family)
+            show_table(table)
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
                        f"{min(1, 1 - (1 - alpha) ** m):.0%} without correction. "

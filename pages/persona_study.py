@@ -5,7 +5,7 @@ import streamlit as st
 from dbpa_core import significance_stars
 from dbpa_core.audit.experiments import persona_grid
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
-from ui.components import cost_note, downloads, guard, settings_inputs
+from ui.components import cost_note, downloads, guard, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import paper_or_live
@@ -62,5 +62,5 @@ with guard():
                        "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "
                        "table.")
             table = grid.table()
-            st.dataframe(table, hide_index=True, width="stretch")
+            show_table(table)
             downloads(table=table, name="persona_study", current=shown.current)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
-from ui.components import cost_note, downloads, guard, settings_inputs
+from ui.components import cost_note, downloads, guard, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import recorded_or_live, show_best
@@ -74,5 +74,5 @@ with guard():
             st.plotly_chart(rates_over_alpha(comparison.rocs), width="stretch", key="roc_alpha")
             st.caption("Solid: TPR(α); dashed: FPR(α). A calibrated test keeps FPR(α) near α.")
             table = comparison.summary(max_fpr)
-            st.dataframe(table, hide_index=True, width="stretch")
+            show_table(table)
             downloads(table=table, name="roc_summary", current=shown.current)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from dbpa_core.__main__ import main
-from test_app import open_page, start
+from test_app import open_page, start, tables
 
 # Not the home page's scenario: its shipped first-view vectors were embedded in one large batch, and MiniLM's
 # vectors move in the 8th digit with the batch a text is padded in; here both sides embed arm by arm.
@@ -43,7 +43,7 @@ def app_family(tmp_path, monkeypatch, *, backend="simulated", seed=3, k=10, sequ
         at.number_input(key="many_batch").set_value(5).run()
     at.button(key="many_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    return at.dataframe[0].value
+    return tables(at)[0]
 
 
 def cli_report(tmp_path, *, backend="simulated", seed=3, k=10, sequential=False) -> dict:
@@ -84,7 +84,7 @@ def test_a_page_and_the_command_line_agree(tmp_path, monkeypatch, backend):
     report = cli_report(tmp_path, backend=backend)
     assert len(table) == 3 and report["settings"]["design"] == "fixed"
     assert differences(table, report) == []
-    assert "p adjusted (holm)" in table.columns and report["summary"]["correction"] == "holm"
+    assert "p adjusted (Holm)" in table.columns and report["summary"]["correction"] == "holm"
 
 
 def test_a_sequential_run_agrees(tmp_path, monkeypatch):
@@ -116,7 +116,7 @@ def test_the_paper_page_and_reproduce_agree(tmp_path, monkeypatch):
     at.number_input(key="reproduce_b").set_value(200).run()
     at.number_input(key="reproduce_seed").set_value(2).run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = tables(at)[0]
 
     def command_line(seed):
         out = tmp_path / f"table2-{seed}.json"

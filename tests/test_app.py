@@ -35,6 +35,26 @@ def metric(at, label):
     return next(m.value for m in at.metric if m.label.startswith(label))
 
 
+def tables(at) -> list:
+    """The result tables as the page holds them: a wide source-labelled table is drawn as one table per source
+    (ui.components.show_table), joined back here on its repeated row labels."""
+    import pandas as pd
+
+    joined = []
+    for element in at.table:
+        frame = element.value
+        keys = [c for c in frame.columns if " · " not in str(c)]
+        if joined and keys and len(keys) < len(frame.columns):
+            last = joined[-1]
+            if (list(last.columns[:len(keys)]) == keys and len(last) == len(frame)
+                    and (last[keys].values == frame[keys].values).all()
+                    and not set(frame.columns[len(keys):]) & set(last.columns)):
+                joined[-1] = pd.concat([last, frame.drop(columns=keys)], axis=1)
+                continue
+        joined.append(frame)
+    return joined
+
+
 def open_page(at, name):
     at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, at.exception
@@ -51,7 +71,8 @@ def test_audit_one(app):
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("calls" in i.value for i in at.info)  # the cost estimate before running
     assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
-    assert len(at.download_button) == 2  # the result as JSON and as an HTML report
+    assert len(at.download_button) == 1  # the result as JSON; the HTML report is built on a click (issue 29)
+    assert any(b.key == "audit_result_html_prepare" for b in at.button)
     at.radio(key="one_source").set_value("Type both prompts").run()
     at.text_area(key="one_x1").set_value("").run()
     assert any("Both prompts are needed" in e.value for e in at.error)
@@ -85,14 +106,14 @@ def test_many_perturbations(app):
     at.selectbox(key="many_scenario").set_value("seasons_question").run()
     at.number_input(key="many_k").set_value(20).run()
     at.button(key="many_run").click().run()
-    table = at.dataframe[0].value
-    assert len(table) == 6 and "p adjusted (bonferroni)" in table.columns
+    table = tables(at)[0]
+    assert len(table) == 6 and "p adjusted (Bonferroni)" in table.columns
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
-    table = at.dataframe[0].value
-    assert "p adjusted (holm)" in table.columns
+    table = tables(at)[0]
+    assert "p adjusted (Holm)" in table.columns
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "holm correction" in c.value
+    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "Holm correction" in c.value
                for c in at.caption)
     assert not any("Out of date" in w.value for w in at.warning)
     # Clearing the perturbations leaves the old table marked out of date, not current.
@@ -120,7 +141,7 @@ def test_tpr_fpr(app):
     at.button(key="roc_run").click().run()
     assert not at.exception
     assert len(banners(at, "5%")) == 1  # Fig 2's reading: a best model, or none on a tie / at TPR 0
-    summary = at.dataframe[0].value
+    summary = tables(at)[0]
     assert list(summary["model"]) == ["simulated T=0.5", "simulated T=2.0"]
     # the AUCs are those of the same audits run without the app (controls vs targets of both scenarios)
     expected = expected_aucs(["seasons_question", "customer_support"], {"simulated T=0.5": 0.5, "simulated T=2.0": 2.0},
@@ -130,7 +151,7 @@ def test_tpr_fpr(app):
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20%")) == 1
-    assert "TPR at FPR ≤ 0.2" in at.dataframe[0].value.columns
+    assert "TPR at FPR ≤ 0.2" in tables(at)[0].columns
     assert not any("Out of date" in w.value for w in at.warning)
     at.number_input(key="roc_k").set_value(12).run()
     assert any("Out of date" in w.value and "k: 10 → 12" in w.value for w in at.warning)
@@ -146,7 +167,7 @@ def test_alignment(app):
     at.number_input(key="align_k").set_value(10).run()
     at.button(key="align_run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
     from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run
@@ -160,7 +181,7 @@ def test_alignment(app):
     expected = run(request).results[0].test
     row = table.iloc[0]
     assert (row["ω (JSD)"], row["p"]) == (expected.statistic, expected.pvalue)
-    assert row["decision"] == "REJECT H₀" and row["aligned with reference"] == "no"
+    assert row["decision"] == "REJECT H₀" and row["aligned with reference"] == "no (differs)"
 
 
 def expected_aucs(scenarios, models, *, k, n_resamples):
@@ -219,17 +240,21 @@ def test_case_studies_open_on_the_papers_responses(app):
     at = open_page(app, "persona_study")
     assert at.radio(key="persona_source").value == "paper"
     assert any("no one on this project wrote" in c.value for c in at.caption)
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert len(table) == 8  # 7 personas and the doctor's two halves
     assert {"p · this project", "p · reference run", "stars GPT-4 · paper (printed)"} <= set(table.columns)
     assert any("significant" in i.value for i in at.info)
     at = open_page(at, "alignment")
     assert at.radio(key="align_source").value == "paper"
-    # TPR / FPR opens on the recorded local models' answers to the paper's cvd_nice design (Figs 1–2)
+    # TPR / FPR opens on the paper's own responses (a detection: targets flagged beside controls, issue 29), and
+    # shows the recorded local models' answers to the paper's cvd_nice design (Figs 1–2) one click away
     at = open_page(at, "tpr_fpr")
-    assert at.radio(key="roc_source").value == "recorded"
+    assert at.radio(key="roc_source").value == "paper"
     assert not at.exception
-    summary = at.dataframe[0].value
+    assert any("Agreement with the paper" in i.value for i in at.info)
+    at.radio(key="roc_source").set_value("recorded").run()
+    assert not at.exception
+    summary = tables(at)[0]
     assert list(summary["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q8_0", "SmolLM2 Q3_K_M"]
     assert any("Agreement with the paper" in i.value and "cvd_nice" in i.value for i in at.info)
 
@@ -240,7 +265,7 @@ def test_persona_study(app):
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
 
 
@@ -291,7 +316,7 @@ def test_stability_page(app):
     assert after != before and any("costs" in r for r in after)  # R (and its reading) follows the cost
 
     def tree():
-        return next(d.value for d in at.dataframe if "verdict" in d.value.columns)
+        return next(d.value for d in at.table if "verdict" in d.value.columns)
 
     # the browser opens on the first item a rewrite broke: its tree ends in the failing answer
     assert tree()["verdict"].iloc[0] == "the item as written" and tree()["fails"].iloc[-1]
@@ -299,7 +324,7 @@ def test_stability_page(app):
     first = tree()["prompt"].iloc[0]
     at.selectbox(key="stab_browse_qa_item").set_value(0).run()
     assert tree()["prompt"].iloc[0] != first and len(tree()) == 1  # item 1 fails as written: nothing searched
-    assert any(c.value == "smollm2 fails this item as written, so no rewrite can add to its error rate."
+    assert any(c.value.startswith("smollm2 fails this item as written, so no rewrite can add to its error rate.")
                for c in at.caption)
 
 
@@ -325,7 +350,7 @@ def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypa
 
 
 def capture_downloads(monkeypatch) -> dict:
-    """file name → what its download button would send (bytes, or the callable of a deferred report)."""
+    """file name → what its download button would send (bytes)."""
     from streamlit.delta_generator import DeltaGenerator
 
     real = DeltaGenerator.download_button
@@ -336,6 +361,9 @@ def capture_downloads(monkeypatch) -> dict:
         return real(self, label, data, file_name, *args, **kwargs)
 
     monkeypatch.setattr(DeltaGenerator, "download_button", download_button)
+    # st.download_button is bound to the main block at import: the report's button (inside a column's `with`)
+    # goes through it
+    monkeypatch.setattr(st, "download_button", lambda *args, **kwargs: download_button(st._main, *args, **kwargs))
     return sent
 
 
@@ -364,7 +392,8 @@ def test_audit_one_what_changed(app, monkeypatch):
     explanation = record["explanation"]
     assert [t["significant"] for t in explanation["themes"]].count(True) == len(readings)
     assert all(r in explanation["readings"] for r in readings)  # the download says what the screen says
-    report = sent["audit_result.html"]().decode()
+    next(b for b in at.button if b.key == "audit_result_html_prepare").click().run()  # built on a click
+    report = sent["audit_result.html"].decode()
     assert "<h2>What changed</h2>" in report and html.escape(readings[0].split("*")[1]) in report
 
     at.selectbox(key="one_perturbation").set_value("paraphrase_1").run()
@@ -409,7 +438,8 @@ def test_byo_what_changed(app, monkeypatch):
     assert any(r.startswith("Theme *cross, did, joke* — 50 % of b outputs vs 0 % of a") for r in readings), readings
     record = json.loads(sent["byo_result.json"])
     assert record["explanation"]["arms"] == {"x": "a", "y": "b"}
-    assert "What changed" in sent["byo_result.html"]().decode()
+    next(b for b in at.button if b.key == "byo_result_html_prepare").click().run()  # built on a click
+    assert "What changed" in sent["byo_result.html"].decode()
     at.file_uploader(key="byo_file").set_value(("advice.jsonl", _themed_file(0.0), "application/json")).run()
     assert any("Out of date" in w.value and "advice.jsonl" in w.value for w in at.warning)
     assert len(at.download_button) == 0

@@ -40,7 +40,7 @@ def test_first_view_needs_no_model(tmp_path, monkeypatch):
     assert "Simulated backend: synthetic answers whose true effect is known by construction" in captions(at)
     assert "Ground truth of the simulated model: this intervention changes nothing" in captions(at)
     assert metric(at, "Observed JSD")
-    assert "N = 40 per arm · B = 800 · JSD" in captions(at)
+    assert "k = 40 per arm · B = 800 · JSD" in captions(at)
 
 
 def test_table_has_the_exposition_columns(app):
@@ -48,14 +48,14 @@ def test_table_has_the_exposition_columns(app):
     assert list(table.columns) == EXPOSITION_COLUMNS
     assert len(table) == 6
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
-    assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0% (control)"
-    assert effects["6. Earth → Mars"].endswith("%") and effects["6. Earth → Mars"] != "0%"
+    assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0 % (control)"
+    assert effects["6. Earth → Mars"].endswith("%") and effects["6. Earth → Mars"] != "0 %"
     # p·Bonferroni is m·p capped at 1, on the same p the p column shows
     for p, adjusted in zip(table["p"], table["p·Bonferroni"]):
         if not p.startswith("≤"):
             assert float(adjusted) == pytest.approx(min(1.0, 6 * float(p)), rel=0.02, abs=1e-3)
     mars = table.iloc[5]
-    assert mars["decision"] == "REJECT H₀" and mars["p"].startswith("≤ 1/(B+1) = ")
+    assert mars["decision"] == "REJECT H₀" and mars["p"].startswith("≤ 0.0")  # the floor, short: never cut
     assert any("declared to change" in c.value for c in app.caption)
 
 
@@ -65,8 +65,11 @@ def test_statistic_toggle_shows_its_own_effect(app):
     at.radio(key="home_statistic").set_value("centroid").run()
     assert not at.exception
     statistic = float(metric(at, "Observed centroid T"))
-    distance = float(metric(at, "Effect ‖μ̂₀ − μ̂₁‖"))
-    assert distance == pytest.approx(math.sqrt(statistic), rel=6e-3)  # the effect belongs to T
+    assert metric(at, "Effect beyond chance")  # beyond chance, like the JSD card (issue 29)
+    # the raw distance √T is read in a caption
+    distance = next(float(c.value.split(" are ")[1].split(" apart")[0]) for c in at.caption
+                    if "average outputs of the two arms are" in c.value)
+    assert distance == pytest.approx(math.sqrt(statistic), rel=6e-3)
     assert "observed centroid T" in family_table(at).columns
     assert any("average outputs of the two arms" in c.value for c in at.caption)
     at.radio(key="home_statistic").set_value("jsd").run()
@@ -80,7 +83,7 @@ def test_n_presets_and_resample(app):
     next(b for b in at.button if b.key == "home_n_200").click().run()
     assert not at.exception
     assert at.slider(key="home_k").value == 200
-    assert "N = 200 per arm" in captions(at)
+    assert "k = 200 per arm" in captions(at)
     assert family_table(at).iloc[5]["decision"] == "REJECT H₀"
     next(b for b in at.button if b.key == "home_n_40").click().run()
     assert at.slider(key="home_k").value == 40
@@ -158,7 +161,9 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     assert not at.exception
     assert at.slider(key="home_k").value == 20  # the default 40 clamped to what was recorded
     assert "20 responses per prompt were recorded" in captions(at)
-    next(b for b in at.button if b.key == "home_n_200").click().run()
+    presets = [b for b in at.button if b.key.startswith("home_n_")]
+    assert [b.label for b in presets] == ["k = 20"]  # not two identical "k = 20" buttons (issue 29)
+    presets[0].click().run()
     assert not at.exception and at.slider(key="home_k").value == 20
     table = family_table(at)
     assert set(table["true effect"]) == {"unknown"}

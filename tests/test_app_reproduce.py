@@ -9,6 +9,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
+from test_app import tables
 from dbpa_core import paper
 from dbpa_core.paper import embeddings
 from dbpa_core.paper import printed as pr
@@ -31,7 +32,7 @@ def test_reproduce_page(page, monkeypatch):
     assert at.title[0].value == "Reproduce the paper"
     assert any("paper (printed)" in c.value and "reference run" in c.value for c in at.caption)
     # default view: Table 2, three sources side by side, each column labelled with its source
-    table = at.dataframe[0].value
+    table = tables(at)[0]
     assert list(table["persona"])[:2] == ["doctor", "nurse"] and len(table) == 8
     assert {"p · this project", "p · reference run", "ω GPT-4 · paper (printed)",
             "stars GPT-3.5 · paper (printed)"} <= set(table.columns)
@@ -43,11 +44,11 @@ def test_reproduce_page(page, monkeypatch):
     at.selectbox(key="reproduce_persona").set_value("child").run()
     assert any("declared to change" in c.value for c in at.caption)
     # new inputs, new results: the caption names them and the doctor halves are split anew
-    before = at.dataframe[0].value["p · this project"].iloc[0]
+    before = tables(at)[0]["p · this project"].iloc[0]
     at.number_input(key="reproduce_seed").set_value(3).run()
     assert not at.exception
     assert any("seed 3" in c.value for c in at.caption)
-    assert at.dataframe[0].value["p · this project"].iloc[0] != before
+    assert tables(at)[0]["p · this project"].iloc[0] != before
     # Figs 1–2 on a cold store without the shipped vectors: the page says what the first run
     # costs and waits for the button
     empty = paper.ShippedEmbeddings(paper.shipped_embeddings().embedder_key, {}, np.zeros((0, 384), np.float16))
@@ -56,29 +57,29 @@ def test_reproduce_page(page, monkeypatch):
         at.radio(key="reproduce_experiment").set_value("fig1").run()
         assert not at.exception
         assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
-        assert not at.dataframe
+        assert not at.table
         assert at.button(key="reproduce_embed")
     # with them (as shipped) it runs at once: nothing to embed; both setups, each with its agreement
     at.number_input(key="reproduce_b").set_value(100).run()
     assert not at.exception
     assert "reproduce_embed" not in [b.key for b in at.button]
-    best = at.dataframe[0].value
+    best = tables(at)[0]
     assert list(best["best model · paper (printed)"]) == ["Phi-3-mini", "Mistral-7B"]
-    models = [len(frame.value) for frame in at.dataframe[1:]]
+    models = [len(frame) for frame in tables(at)[1:]]
     assert models == [len(paper.load_recording().models), len(paper.PARAPHRASE_MODELS)]
     assert sum("Agreement with the paper" in i.value for i in at.info) == 2
     assert any("Confound" in c.value for c in at.caption)
     # the appendix reuses the persona embeddings: three tables in their printed form, each with its agreement
     at.radio(key="reproduce_experiment").set_value("appendix").run()
     assert not at.exception
-    assert len(at.dataframe) == 3
-    assert "Euclidean · paper (printed)" in at.dataframe[0].value.columns
-    assert "ROUGE-2 · paper (printed)" in at.dataframe[2].value.columns
+    assert len(tables(at)) == 3
+    assert "Euclidean · paper (printed)" in tables(at)[0].columns
+    assert "ROUGE-2 · paper (printed)" in tables(at)[2].columns
     assert any("Total Tokens column" in i.value for i in at.info)
     # §3.2's rule
     at.radio(key="reproduce_experiment").set_value("sample_size").run()
     assert not at.exception
-    assert len(at.dataframe[0].value) == 4 and any("k = 20" in c.value for c in at.caption)
+    assert len(tables(at)[0]) == 4 and any("k = 20" in c.value for c in at.caption)
 
 
 def test_sections_report_is_self_contained():

@@ -1,6 +1,8 @@
 """Browser test: the real app in headless Chromium, every page visited and photographed.
 
-Screenshots go to test-artifacts/screenshots/ (kept as test artifacts).
+Screenshots go to test-artifacts/screenshots/ (kept as test artifacts, gitignored).  The
+clipped-text guard (issue 29, ``test_no_clipped_text``) runs each page's main action and
+fails on any cut-off text at 1024, 1280 and 1600 px (tests/clipping.js says what counts).
 """
 
 from __future__ import annotations
@@ -297,3 +299,131 @@ def test_audit_run_and_upload(app_url, page, tmp_path):
     page.get_by_text("row 3: column").first.wait_for(timeout=60_000)
     page.screenshot(path=str(ARTIFACTS / "byo_bad_file.png"), full_page=True)
     assert_no_exception(page, "byo bad file")
+
+
+# --------------------------------------------------------------------------- the clipped-text guard (issue 29)
+CLIPPING_JS = (Path(__file__).parent / "clipping.js").read_text()
+WIDTHS = (1024, 1280, 1600)
+
+
+def wait_for_results(page, timeout=300_000):
+    """Until the script is idle and no run is in flight (runs sample in a thread with a progress bar and a
+    Cancel button while the script waits)."""
+    wait_until_idle(page, timeout)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stProgress\"]') && ![...document.querySelectorAll("
+        "'button')].some(b => b.innerText.trim() === 'Cancel') && "
+        "!document.querySelector('[data-testid=\"stStatusWidget\"]') && "
+        "!document.querySelector('[data-testid=\"stSpinner\"]')", timeout=timeout)
+    page.wait_for_timeout(500)
+    wait_until_idle(page, timeout)
+
+
+def click(name: str, ready: str):
+    """A view reached by pressing the button ``name`` (the page's main action); it is there once the text
+    ``ready`` is shown and the run is over (a run samples in a thread while the script waits, so an idle
+    status alone can come before the run has even started)."""
+    def action(page, tmp_path):
+        page.get_by_role("button", name=name, exact=True).first.click()
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
+        wait_for_results(page)
+    return action
+
+
+def choose(label: str, ready: str):
+    """A view reached by picking the radio option whose label starts with ``label``, there once ``ready`` shows."""
+    def action(page, tmp_path):
+        page.locator("[role='radiogroup'] label").filter(has_text=label).first.click()
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
+        wait_for_results(page)
+    return action
+
+
+def then(*actions):
+    def action(page, tmp_path):
+        for step in actions:
+            step(page, tmp_path)
+    return action
+
+
+def upload_samples(page, tmp_path):
+    rows = [{"arm": "original", "text": f"Stop smoking and take a statin, option {i}."} for i in range(12)]
+    rows += [{"arm": "perturbed", "text": f"Why did the statin cross the road? Joke {i}."} for i in range(12)]
+    upload = tmp_path / "samples.jsonl"
+    upload.write_text("\n".join(json.dumps(r) for r in rows))
+    page.locator("input[type='file']").set_input_files(str(upload))
+    page.get_by_role("button", name="Run the test").wait_for(timeout=60_000)
+    wait_until_idle(page)
+
+
+def shown(ready: str):
+    """The view a page opens on, there once the text ``ready`` is shown and nothing runs."""
+    def action(page, tmp_path):
+        page.get_by_text(ready).first.wait_for(timeout=300_000)
+        wait_for_results(page)
+    return action
+
+
+#: Per page, the views a user reaches by its main actions: (view name, how to get there from the previous view).
+VIEWS = {
+    "": [("first", shown("03 · A family of perturbations"))],
+    "audit_one": [("run", click("Run the test", "Download result (JSON)"))],
+    "many_perturbations": [("run", click("Run the family", "Download table (CSV)")),
+                           ("planner", click("Check by simulation", "Each point is the share"))],
+    "tpr_fpr": [("paper", shown("no one on this project wrote")),
+                ("recorded", choose("Recorded: local models", "Agreement with the paper")),
+                ("live", then(choose("Sample now", "Run"), click("Run", "Download table (CSV)")))],
+    "alignment": [("paper", shown("Results for:")),
+                  ("live", then(choose("Sample now", "Compare"), click("Compare", "Download table (CSV)")))],
+    "byo_samples": [("run", then(upload_samples, click("Run the test", "Download result (JSON)")))],
+    "persona_study": [("paper", shown("Results for:")),
+                      ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
+    "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
+                  ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
+    "model_audit": [("paper", shown("Highest power AUC")), ("audit", choose("One recorded audit", "Decision"))],
+    "stability": [("first", shown("of 200 resamples"))],
+}
+HEADINGS = {slug: heading for slug, _, heading in PAGES} | {"reproduce": "Reproduce the paper"}
+
+
+def clipped_text(page) -> list[dict]:
+    """Every cut-off text on the page now (tests/clipping.js)."""
+    return page.evaluate(CLIPPING_JS)
+
+
+def photograph(page, path: Path, width: int) -> None:
+    """The whole page at ``width``: Streamlit scrolls inside its main block, so the viewport is made as
+    tall as that block first."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]')"
+                           ".getBoundingClientRect().height + 200")
+    page.set_viewport_size({"width": width, "height": int(max(900, height))})
+    page.wait_for_timeout(800)
+    path.unlink(missing_ok=True)  # an earlier run's picture must not pass for this one
+    page.screenshot(path=str(path), full_page=True)
+    assert_screenshot(path, width)
+
+
+@pytest.mark.parametrize("slug", list(VIEWS), ids=[slug or "home" for slug in VIEWS])
+def test_no_clipped_text(app_url, page, slug, tmp_path):
+    """Each page after each of its main actions, at 1024, 1280 and 1600 px: no text is cut off (ellipsis,
+    metric values, tabs, select values, table and dataframe cells, chart text), no exception; every
+    view photographed at every width into test-artifacts/screenshots/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
+    page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(timeout=240_000)
+    page.wait_for_timeout(1500)  # pages draw their title before importing the statistics stack
+    wait_until_idle(page)
+    problems = []
+    for view, action in VIEWS[slug]:
+        page.set_viewport_size({"width": 1280, "height": 900})
+        action(page, tmp_path)
+        page.wait_for_timeout(1500)  # Plotly draws asynchronously
+        assert_no_exception(page, f"{slug or 'home'} {view}")
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900})
+            page.wait_for_timeout(700)  # charts and grids re-lay out on resize
+            problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
+                         for p in clipped_text(page)]
+            photograph(page, ARTIFACTS / f"{slug or 'home'}_{view}_{width}.png", width)
+    assert not problems, f"clipped text on {slug or 'home'}:\n" + "\n".join(problems)

@@ -106,3 +106,4 @@ def test_alignment_family_is_one_corrected_family():
     np.testing.assert_array_equal(aligned.adjusted.pvalues_adjusted, expected.pvalues_adjusted)
     assert aligned.settings["correction"] == "holm" and aligned.settings["reference"] == "reference"
     assert list(aligned.adjusted.reject) == [False, True]
+

@@ -31,7 +31,7 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     table = family_frame(family)
     record = family_record(family, name="t", settings={"sampler": {"backend": "simulated"}})
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert "p adjusted (holm)" in table.columns
+    assert "p adjusted (Holm)" in table.columns
     assert record["summary"] == {"n_perturbations": 6, "n_rejected": n_declared, "change_detected": n_declared > 0,
                                  "correction": "holm", "alpha": 0.1}
     settings = record["settings"]
@@ -40,7 +40,7 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     assert [p["decision"] for p in record["perturbations"]] == list(table["decision"])
     assert family_csv(family) == table.to_csv(index=False, lineterminator="\r\n")  # RFC 4180 rows
     page = family_html(family, record)
-    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (holm correction" in page
+    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (Holm correction" in page
     assert "bonferroni" not in page
 
 
@@ -80,10 +80,29 @@ def test_record_is_valid_json_that_round_trips():
 def test_alignment_table_reads_aligned_as_not_rejected():
     family = make_family()
     table = alignment_table(family)
-    assert list(table.columns[:2]) == ["model", "kind"] and "ω (JSD)" in table.columns
-    assert list(table["aligned with reference"]) == ["no" if reject else "yes (no difference shown)"
+    assert table.columns[0] == "model" and "ω (JSD)" in table.columns
+    assert list(table["aligned with reference"]) == ["no (differs)" if reject else "no difference shown at this k"
                                                      for reject in family.adjusted.reject]
-    assert "no" in set(table["aligned with reference"]) and len(set(table["aligned with reference"])) == 2
+    assert "no (differs)" in set(table["aligned with reference"]) and len(set(table["aligned with reference"])) == 2
+
+
+def test_exports_reproduce_the_screen_after_resample():
+    """After "Resample" (replicate r) the record names the seeds the sampler was given, not only the sidebar
+    seed (issue 29: the JSON said seed 0 and could not reproduce the screen); the HTML report of simulated
+    outputs says they are synthetic, and names the correction."""
+    from dbpa_core.audit.request import arm_seed
+
+    family = make_family()
+    record = family_record(family, name="t", settings={"replicate": 2, "sampler": {"backend": "simulated"}})
+    seed = record["settings"]["seed"]
+    assert record["settings"]["sampler_seeds"] == {"original": arm_seed(seed, perturbed=False, replicate=2),
+                                                   "perturbed": arm_seed(seed, perturbed=True, replicate=2)}
+    assert record["settings"]["sampler_seeds"]["original"] != seed
+    assert record["settings"]["correction_name"] == "Bonferroni"
+    page = family_html(family, record)
+    assert "Synthetic outputs" in page and "adjusted p (Bonferroni)" in page
+    real = family_html(family, family_record(family, name="t", settings={"sampler": {"backend": "recorded"}}))
+    assert "Synthetic outputs" not in real
 
 
 def test_result_html_carries_the_test_and_what_changed():

@@ -83,6 +83,34 @@ def test_one_colour_per_model_and_an_alpha_line():
     assert rates.layout.xaxis.type == "log" and "0.05" in rates.layout.xaxis.ticktext
 
 
+def test_nine_models_never_share_a_colour():
+    """The paper's nine models (Fig. 1) once wrapped round an eight-colour palette: GPT-2 and GPT-4 in the
+    same green.  Each model has its own colour; more models than colours is an error, not a lookalike."""
+    from dbpa_core import roc_analysis
+    from dbpa_core.present.figures import MODEL_COLOURS, model_colour, rates_over_alpha, roc_curves
+
+    rng = np.random.default_rng(4)
+    target = np.r_[np.zeros(10, bool), np.ones(10, bool)]
+    curves = {f"model {i}": roc_analysis(rng.uniform(size=20), target) for i in range(9)}
+    roc = roc_curves(curves)
+    assert len({t.line.color for t in roc.data if t.name != "chance"}) == 9
+    tpr = [t.line.color for t in rates_over_alpha(curves).data if t.name.startswith("TPR")]
+    assert len(set(tpr)) == 9
+    with pytest.raises(ValueError, match="at most 16 models"):
+        model_colour(len(MODEL_COLOURS))
+
+
+def test_log_axes_are_labelled_with_plain_numbers():
+    """Log axes once read "5 0.1 2 5 1 2 5 10 2" (Stability) and "4, 3, 2, 0.1, 9, 8" (the sequential boundary):
+    every tick is a whole number as a person writes it."""
+    from dbpa_core.present.figures import log_axis
+
+    axis = log_axis([[0.05, 0.1, 0.2], np.array([1.0, 5.0, 20.0])])  # ragged parts: paths and a boundary
+    assert axis["type"] == "log"
+    assert axis["ticktext"] == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20"]
+    assert log_axis([0.0, -1.0]) == {"type": "log"}  # nothing positive: Plotly's own axis
+
+
 def test_best_model_bars_outline_only_a_declared_best():
     """Fig. 2: TPR at each allowed FPR per model; the best is outlined, none on a tie."""
     from dbpa_core import roc_analysis

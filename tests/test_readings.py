@@ -28,12 +28,16 @@ def test_readings():
 
 
 def test_pvalue_at_its_floor_reads_as_the_floor():
-    from dbpa_core.present.readings import format_pvalue, pvalue_floor
+    from dbpa_core.present.readings import format_pvalue, pvalue_floor, pvalue_floor_note
 
     assert pvalue_floor(799) == 1 / 800
-    assert format_pvalue(1 / 800, 799) == "≤ 1/(B+1) = 0.0013"
+    assert format_pvalue(1 / 800, 799) == "≤ 0.0013"  # short: a metric card never cuts it (issue 29)
+    assert format_pvalue(1 / 1001, 1000) == "≤ 0.001"
     assert format_pvalue(2 / 800, 799) == "0.0025"
-    assert format_pvalue(1 / 20, 20, exact=True) == "≤ 1/N = 0.05"
+    assert format_pvalue(1 / 20, 20, exact=True) == "≤ 0.05"
+    assert pvalue_floor_note(1 / 800, 799) == "floor 1/(B+1)" and pvalue_floor_note(2 / 800, 799) == ""
+    assert pvalue_floor_note(1 / 20, 20, exact=True) == "floor 1/N"
+    assert format_pvalue(3e-7) == "3 × 10⁻⁷"
     assert format_pvalue(1 / 800) == "0.0013"  # without B nothing is known about the floor
     sentence = read_pvalue(1 / 1001, 1000)
     assert "None of the 1,000 random re-splits" in sentence and "floor 1/(B+1) = 0.001" in sentence
@@ -44,3 +48,50 @@ def test_negative_effect_is_explained():
 
     assert "less* different" in read_effect(-0.01, -0.5)
     assert "Negative" not in read_effect(0.01, 0.5)
+
+
+def test_numbers_for_people():
+    """One formatting for every number shown (issue 29): significant digits, scientific notation outside
+    [0.001, 10⁵), floating-point noise as 0 (an sd of 8.6e-17 once read "0000000008")."""
+    from dbpa_core.present.formatting import format_number
+    from dbpa_core.present.readings import format_share
+
+    assert format_number(8.6e-17) == "0"
+    assert format_number(0.65451) == "0.655" and format_number(0.65451, 4) == "0.6545"
+    assert format_number(2.5e-5) == "2.5 × 10⁻⁵" and format_number(-3.25e7) == "-3.25 × 10⁷"
+    assert format_number(123456) == "123,456" and format_number(12.0) == "12"
+    assert format_number(float("nan")) == "—"
+    assert format_share(0.569) == "57 %"
+
+
+def test_log_ticks_are_plain_numbers():
+    """A log axis is labelled 1–2–5 per decade while few, whole decades when many; never a bare mantissa."""
+    from dbpa_core.present.formatting import log_ticks
+
+    values, labels = log_ticks(0.05, 12)
+    assert values == pytest.approx([0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10])
+    assert labels == ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10"]
+    values, labels = log_ticks(1e-6, 1e6)
+    assert labels == ["1 × 10⁻⁶", "1 × 10⁻⁴", "0.01", "1", "100", "10,000", "1 × 10⁶"]  # every second decade
+    assert log_ticks(2.1, 2.9)[0] == [2.1, 2.9]  # inside one step: the ends
+    with pytest.raises(ValueError, match="`low` and `high` must be positive"):
+        log_ticks(0, 1)
+
+
+def test_tables_are_shown_for_people_and_keep_their_numbers():
+    """The screen's formatters: p-values short, shares as percentages, floating-point noise as 0 (the alignment
+    table once showed an sd of 8.6e-17 as "0000000008"); the frame itself keeps its numbers."""
+    import pandas as pd
+
+    from dbpa_core.present.formatting import people_formatters, people_frame
+
+    frame = pd.DataFrame({"model": ["a", "b"], "ω sd": [8.6e-17, 0.0123456], "p": [0.0004, 0.5],
+                          "true effect (simulated)": [0.569, 0.0], "TPR at FPR ≤ 5%": [0.8, 0.25],
+                          "targets": [40, 1200]})
+    shown = people_frame(frame)
+    assert list(shown["ω sd"]) == ["0", "0.0123"]
+    assert list(shown["p"]) == ["0.0004", "0.500"]
+    assert list(shown["true effect (simulated)"]) == ["57 %", "0 %"]
+    assert list(shown["TPR at FPR ≤ 5%"]) == ["80 %", "25 %"]
+    assert list(shown["targets"]) == ["40", "1,200"]
+    assert "model" not in people_formatters(frame) and frame["ω sd"].iloc[0] == 8.6e-17

@@ -383,7 +383,7 @@ def test_app_many_perturbations_sequential_mode(tmp_path, monkeypatch):
     at.toggle(key="many_sequential").set_value(True).run()
     at.button(key="many_run").click().run()
     assert not at.exception and not at.error
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["perturbation"].str.contains("Mars")) == [False, True]
     assert table["samples per arm"].iloc[1] < 40
     assert any("Each test ran at α/m = 0.025" in c.value for c in at.caption)

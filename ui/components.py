@@ -10,8 +10,9 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.readings import (decision, format_pvalue, read_decision, read_effect, read_pvalue,
-                                        read_statistic, significance_stars)
+from dbpa_core.present.formatting import format_number
+from dbpa_core.present.readings import (decision, format_pvalue, pvalue_floor_note, read_decision, read_effect,
+                                        read_pvalue, read_statistic, significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -56,13 +57,13 @@ def guard():
 
 def result_strip(result, alpha: float, *, label: str = "ω", current: bool = True) -> None:
     """Samples per arm, α, B, T, p and the decision, each with a plain reading."""
-    columns = st.columns([1, 0.7, 1, 1, 1])
-    columns[0].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
-    columns[1].metric("α", f"{alpha:g}")
-    columns[2].metric("Permutations B", f"{result.n_resamples:,}" + (" (all)" if result.exact else ""))
-    columns[3].metric(f"Observed {label}", f"{result.statistic:.4g}")
-    columns[4].metric("p-value", f"{format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)} "
-                                 f"{significance_stars(result.pvalue)}".strip())
+    # Three cards, not five: at a projector's 1024 px five cut the p-value ("≤ 1/(B+1…", issue 29).
+    columns = st.columns([1, 1.4, 1])
+    columns[0].metric(f"Observed {label}", format_number(result.statistic))
+    pvalue_metric(columns[1], result)
+    columns[2].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
+    st.caption(f"α = {alpha:g} · permutations B = {result.n_resamples:,}"
+               + (" (every split: exact)" if result.exact else " random re-splits"))
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
@@ -79,6 +80,40 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
                                          n_resamples=result.n_resamples, alternative=result.alternative)
         if unreachable:
             st.warning(unreachable)
+
+
+def pvalue_metric(column, result, *, stars: bool = True) -> None:
+    """The p-value card: short enough never to be cut ("≤ 0.001"); at its floor the label says so
+    ("p-value · floor 1/(B+1)"), and the reading below the strip spells the floor out."""
+    note = pvalue_floor_note(result.pvalue, result.n_resamples, exact=result.exact)
+    value = format_pvalue(result.pvalue, result.n_resamples, exact=result.exact)
+    column.metric("p-value" + (f" · {note}" if note else ""),
+                  f"{value} {significance_stars(result.pvalue) if stars else ''}".strip())
+
+
+def detection_and_control(family) -> None:
+    """The method working, on one screen: the family's strongest target beside its first control, each with
+    its decision, (corrected) p-value and one-sentence reading (issue 29: a first-time audience should not
+    see "FAIL TO REJECT" before ever seeing the test detect anything).  Nothing is drawn for a family
+    without both kinds.  A control that was (falsely) flagged is shown as it is."""
+    from dbpa_core.present.readings import format_share, read_adjusted_decision
+
+    adjusted = family.adjusted
+    rows = list(zip(family.results, adjusted.pvalues_adjusted))
+    targets = [row for row in rows if row[0].kind == "target"]
+    controls = [row for row in rows if row[0].kind == "control"]
+    if not targets or not controls:
+        return
+    m = len(rows)
+    shown = ((f"A real change (the strongest of {len(targets)} targets)", min(targets, key=lambda row: row[1])),
+             (f"A control beside it (the first of {len(controls)})", controls[0]))
+    for column, (title, (result, pvalue)) in zip(st.columns(2), shown):
+        with column.container(border=True):
+            st.caption(title)
+            truth = (f"Simulated true effect: {format_share(result.true_effect)}. "
+                     if result.true_effect is not None else "")
+            st.markdown(f"**{decision(pvalue, adjusted.alpha)}** · {result.label}")
+            st.caption(truth + read_adjusted_decision(float(pvalue), adjusted.alpha, adjusted.method, m))
 
 
 def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
@@ -184,7 +219,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
 
     columns = st.columns(3)
     columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
-    columns[1].metric(f"{label} at the stop", f"{result.statistic:.4g}")
+    columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
     st.caption(read_sequential(result))
@@ -202,8 +237,11 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
     """CSV of a table, JSON of a result and the self-contained HTML report.
 
     ``report_html`` is a callable: the report (≈5 MB with plotly.js inlined,
-    ≈0.5 s to build) is generated only when the button is clicked, never on
-    every rerun.  An out-of-date result is never offered for download.
+    ≈0.5 s to build) is built when the user asks for it and kept for the
+    session, keyed by what it reports, so a later click always finds its file
+    (a deferred download once vanished between reruns: "MediaFileStorageError:
+    Deferred file … not found", issue 29); a report that cannot be built says
+    why instead of doing nothing.  An out-of-date result is never offered.
     """
     if not current:
         st.caption("Downloads are offered for current results only: run again to export.")
@@ -213,15 +251,50 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
 
         columns[0].download_button("Download table (CSV)", frame_csv(table).encode(), f"{name}.csv",
-                                   "text/csv", key=f"{name}_csv")
+                                   "text/csv", key=f"{name}_csv", on_click="ignore")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
-                                   f"{name}.json", "application/json", key=f"{name}_json")
+                                   f"{name}.json", "application/json", key=f"{name}_json", on_click="ignore")
     if report_html is not None:
-        columns[2].download_button("Download report (HTML)", lambda: report_html().encode(), f"{name}.html",
-                                   "text/html",
-                                   key=f"{name}_html", help="One file with the figures, readings and settings; "
-                                                            "opens without a network.")
+        with columns[2]:
+            report_download(report_html, name=name, about=(table.to_csv(index=False) if table is not None else "",
+                                                           record))
+
+
+def report_download(report_html, *, name: str, about) -> None:
+    """The HTML report: built on the first click, kept in the session for what it reports (``about``), then
+    offered as an ordinary download of bytes that stay on the server for the session."""
+    import hashlib
+
+    def steady(value):  # the creation time and versions do not change what a report says
+        if isinstance(value, dict):
+            return {k: steady(v) for k, v in value.items() if k not in ("created", "versions")}
+        return [steady(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+    def fingerprint(value) -> str:
+        return json.dumps(steady(value), sort_keys=True, default=str)
+
+    key = f"{name}_html_report"
+    token = hashlib.sha256(fingerprint(about).encode()).hexdigest()
+    kept = st.session_state.get(key)
+    if kept is None or kept[0] != token:
+        slot = st.empty()
+        if slot.button("Prepare report (HTML)", key=f"{name}_html_prepare",
+                       help="One file with the figures, readings and settings; opens without a network."):
+            slot.empty()
+            try:
+                with st.spinner("Building the report…"):
+                    st.session_state[key] = kept = (token, report_html().encode())
+            except Exception as error:  # noqa: BLE001 - say why, never fail silently
+                log.error("report %s failed\n%s", name, traceback.format_exc())
+                st.error(f"The HTML report could not be built ({type(error).__name__}: {error}). The CSV and JSON "
+                         "downloads hold the same numbers.")
+                return
+        else:
+            return
+    st.download_button("Download report (HTML)", kept[1], f"{name}.html", "text/html", key=f"{name}_html",
+                       on_click="ignore", help="One file with the figures, readings and settings; opens without a "
+                                               "network.")
 
 
 def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, **context) -> None:
@@ -238,8 +311,12 @@ def family_downloads(family, settings, *, name: str, current: bool = True, expla
 
 def report_settings(settings) -> dict:
     """The sidebar settings as a report records them (no API key; requests hold no credentials)."""
-    return {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
-            "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
+    recorded = {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
+                "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
+    if settings.sampler.backend == "simulated":  # a report read away from the screen must say so too
+        recorded["outputs"] = ("synthetic text from the simulated backend (not a language model): true effects "
+                               "are known by construction; a teaching aid, not a finding about a real model")
+    return recorded
 
 
 def settings_inputs(settings) -> dict:
@@ -249,6 +326,42 @@ def settings_inputs(settings) -> dict:
             else f"{sampler.model} at {sampler.base_url or 'api.openai.com'}",
             "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
             "embedder": embedder.name if embedder.name == "minilm" else f"{embedder.model} at {embedder.base_url}"}
+
+
+def show_table(frame) -> None:
+    """A result table on screen: every number written for people (:func:`dbpa_core.present.formatting.people_formatters`)
+    in a static table whose columns are sized to their content and whose cells wrap, so no header or cell is
+    ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers).
+
+    A table whose columns carry their source (``"p · this project"``, ``"ω · paper (printed)"``) is too wide
+    for one screen at 1024 px: it is shown as one table per source, each headed by the source's name, with
+    the row labels repeated and the headers without the suffix (the data keeps its full column names).
+    """
+    sources = list(dict.fromkeys(str(c).rsplit(" · ", 1)[1] for c in frame.columns if " · " in str(c)))
+    if len(frame.columns) <= 7 or not sources:
+        _static_table(frame)
+        return
+    keys = [c for c in frame.columns if " · " not in str(c)]
+    for source in sources:
+        part = frame[keys + [c for c in frame.columns if str(c).endswith(f" · {source}")]]
+        st.markdown(f"**{source}**")
+        _static_table(part)
+
+
+def _static_table(frame) -> None:
+    from dbpa_core.present.formatting import people_formatters
+
+    # st.table renders its cells as Markdown: a lone "*" (one star) became a bullet and "***" a rule.
+    text = {column: markdown_text for column in frame.columns if frame[column].dtype == object
+            or str(frame[column].dtype) in ("str", "string")}
+    st.table(frame.style.format({**text, **people_formatters(frame)}), hide_index=True)
+
+
+def markdown_text(value) -> str:
+    """``value`` as literal text inside Markdown (stars, underscores, back-ticks, … escaped)."""
+    import re
+
+    return re.sub(r"([\\`*_#~|\[\]])", r"\\\1", str(value))
 
 
 def show_prompt(title: str, prompt: str, system: str = "") -> None:

@@ -19,10 +19,11 @@ import streamlit as st
 
 from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.data.assets import ASSETS
-from dbpa_core.present.readings import (decision, format_pvalue, read_centroid_distance,
+from dbpa_core.present.formatting import format_number
+from dbpa_core.present.readings import (decision, format_pvalue, format_share, read_centroid_distance,
                                         read_effect, read_pvalue, read_statistic)
 
-from .components import decision_box
+from .components import decision_box, pvalue_metric
 from .resources import embedder_for, sampler_for, store
 from .runs import scenario_request
 from .settings import Settings
@@ -138,7 +139,7 @@ def true_effect_text(result, simulated: bool) -> str:
     """The simulated model's known effect of a perturbation, or "unknown" for a real model."""
     if not simulated or result.true_effect is None:
         return "unknown"
-    return f"{result.true_effect:.0%}" + (" (control)" if result.true_effect == 0 else "")
+    return format_share(result.true_effect) + (" (control)" if result.true_effect == 0 else "")
 
 
 def exposition_table(family, *, label: str, simulated: bool):
@@ -149,7 +150,7 @@ def exposition_table(family, *, label: str, simulated: bool):
     return pd.DataFrame({
         "perturbation": [f"{i}. {r.label}" for i, r in enumerate(family.results, start=1)],
         "true effect" + (" (simulated)" if simulated else ""): [true_effect_text(r, simulated) for r in family.results],
-        f"observed {label}": [f"{r.test.statistic:.4g}" for r in family.results],
+        f"observed {label}": [format_number(r.test.statistic) for r in family.results],
         "p": [format_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact) for r in family.results],
         "p·Bonferroni": [format_pvalue(p) for p in adjusted.pvalues_adjusted],
         "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
@@ -176,18 +177,16 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     test = result.test
     label = STATISTICS[statistic][0]
     columns = st.columns([1, 1, 1.6])
-    columns[0].metric(f"Observed {label}", f"{test.statistic:.4g}")
-    if statistic == "centroid":
-        distance = float(np.sqrt(max(test.statistic, 0.0)))
-        columns[1].metric("Effect ‖μ̂₀ − μ̂₁‖", f"{distance:.3g}")
-        effect_reading = read_centroid_distance(distance)
-    else:
-        columns[1].metric("Effect beyond chance", f"{test.effect_size:+.3g}")
-        effect_reading = read_effect(test.effect_size, test.standardized_effect)
-    columns[2].metric("p-value", format_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
+    columns[0].metric(f"Observed {label}", format_number(test.statistic))
+    # Both statistics show the effect *beyond chance* (observed minus the null's mean): a raw centroid
+    # distance is never 0, even for a control, and would read as an effect beside the JSD card's 0.
+    columns[1].metric("Effect beyond chance", ("+" if test.effect_size > 0 else "") + format_number(test.effect_size))
+    pvalue_metric(columns[2], test, stars=False)
     decision_box(test.pvalue, alpha, headline=True)
     st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label))
-    st.caption(effect_reading)
+    st.caption(read_effect(test.effect_size, test.standardized_effect))
+    if statistic == "centroid":
+        st.caption(read_centroid_distance(float(np.sqrt(max(test.statistic, 0.0)))))
     st.caption(read_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
     st.caption(f"{note}Result for: {inputs}.")
     for message in test.warnings:

@@ -15,7 +15,7 @@ from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
-from .components import downloads
+from .components import downloads, show_table
 from .resources import embedder_for, store
 from .runs import one_run_at_a_time, shared_figure
 
@@ -106,10 +106,10 @@ def show_table2(result, *, key: str = "reproduce"):
     agreement(rp.agreement(result))
     st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
                                   [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
-                                  label="ω (JS distance)",
+                                  label="ω (JS distance)", pvalue_label="p",
                                   title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
-    st.dataframe(rt.persona_frame(result, formatted=True), hide_index=True, width="stretch")
+    show_table(rt.persona_frame(result, formatted=True))
     st.caption("ω is the JS distance between the histograms of within-doctor and doctor-vs-persona answer "
                "similarities (0 = the same spread; at most 0.83); JSD bits is the same comparison on the app's "
                "default scale (0 to 1). Stars: * p < 0.05, ** p < 0.01, *** p < 0.001, unadjusted as in the "
@@ -124,20 +124,6 @@ def show_table2(result, *, key: str = "reproduce"):
     if row.note:
         st.caption(f"This row compares {row.note}.")
     return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
-
-
-def compact_columns(table, shorten: dict[str, str]) -> dict:
-    """Display-only column labels (the full, source-labelled name as the tooltip) and 2-decimal numbers, so a
-    wide source-labelled table fits the page at 1280 px; the data and its exports keep the full names."""
-    config = {}
-    for name in table.columns:
-        label = name
-        for long, short in shorten.items():
-            label = label.replace(long, short)
-        numeric = table[name].dtype.kind == "f"
-        config[name] = (st.column_config.NumberColumn(label, help=name, format="%.2f") if numeric
-                        else st.column_config.TextColumn(label, help=name))
-    return config
 
 
 def show_best(best, detail: str, *, current: bool = True) -> None:
@@ -155,7 +141,7 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
     best = study.best_at(max_fpr)
     show_best(best, "it flags that share of the targets while flagging at most that share of the controls")
-    roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model)
+    roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model, auc_label="pooled AUC")
     st.plotly_chart(roc, width="stretch", key=f"{key}_roc")
     st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "
                f"{study.models[0].pooled.n_targets} targets per model), each tested against the original arm its "
@@ -169,10 +155,8 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated test "
                "keeps the dashed lines near α.")
     table = rt.roc_frame(study)
-    st.dataframe(table, hide_index=True, width="stretch", column_config=compact_columns(
-        table, {"base vs paraphrase p < .05 · reference run": "ref. run p < .05", " · this project": "",
-                " over seeds": "", "TPR at FPR": "TPR, FPR"}))
-    st.caption("This project's numbers unless marked ref. run; hover a column for its full name. AUC of the "
+    show_table(table)  # static and wrapped: every full, source-labelled header readable at 1024 px
+    st.caption("This project's numbers unless marked reference run. AUC of the "
                "pooled curve and mean and sd over seeds (each seed one replicate of the design); TPR at "
                "FPR ≤ 1 % / 5 % read off the pooled curve. " + (
                    f"Confound: {study.settings['confound']}." if "confound" in study.settings else ""))
@@ -184,8 +168,7 @@ def show_fig1(result, *, key: str = "reproduce"):
     max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key=f"{key}_fpr",
                                format_func=lambda f: f"{f:.0%}")
     best = rt.best_model_frame(result)
-    st.dataframe(best, hide_index=True, width="stretch",
-                 column_config=compact_columns(best, {"best model, ": "", "best model · ": ""}))
+    show_table(best)
     st.caption("Fig. 2's reading: the model with the highest TPR at each allowed FPR. The paper's choices are "
                "printed in §4.2's text; ours name no model where models tie or none flags a target.")
     sections = [("Figs 1–2: the best model at each allowed FPR", [], [best], [])]
@@ -213,7 +196,7 @@ def show_fig3(result, *, key: str = "reproduce"):
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
                "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table)
     st.caption("'seeds p ≤ 0.05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
                "chance explains; a model is said to differ when that holds in most seeds. The printed column is "
                "§4.3's text, against GPT-4, which the shipped runs do not hold.")
@@ -227,7 +210,8 @@ def show_appendix(result, *, key: str = "reproduce"):
     sections = []
     for (title, table, caption), sentence in zip((
             ("C.2 · distance measures (Table 4)", omega,
-             "Each cell: the statistic, its permutation p-value and stars; every ω is tested with the same "
+             "Each cell: the statistic and its stars (* p < 0.05, ** < 0.01, *** < 0.001; the JSON download "
+             "holds every p); every ω is tested with the same "
              "re-splits of the same answers. Euclidean: the distance of the two similarity densities; "
              "Wasserstein: W1 between P0 and P1 (the paper defines neither)."),
             ("C.3 · embedding cost (Table 5)", costs,
@@ -238,7 +222,7 @@ def show_appendix(result, *, key: str = "reproduce"):
              "intact; ω is the JS distance.")), sentences):
         st.subheader(title)
         st.info(f"**Agreement with the paper.** {sentence}")
-        st.dataframe(table, hide_index=True, width="stretch")
+        show_table(table)
         st.caption(caption)
         sections.append((title, [sentence], [table], []))
     return sections
@@ -248,7 +232,7 @@ def show_sample_size(result, *, key: str = "reproduce"):
     """§3.2's rule as a table for the paper's family sizes."""
     table = rt.sample_size_frame(result)
     agreement(rp.agreement(result))
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table)
     st.caption(f"Samples per arm k that detect a standardised effect ω with {result.power:.0%} power when m "
                f"perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is the "
                f"smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
@@ -294,10 +278,12 @@ def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None
 
 
 def recorded_or_live(key: str, live_label: str, seed: int) -> None:
-    """The TPR / FPR page's data source: the recorded cvd_nice answers (default), the paper's shipped
-    paraphrases, or sampling the design live.  Shows a recorded setup and stops the page there."""
-    labels = {"recorded": "Recorded: local models on the paper's cvd_nice design",
-              "paper": "The paper's own responses (paraphrases)", "live": live_label}
+    """The TPR / FPR page's data source: the paper's shipped paraphrases (default: real LLM outputs on which
+    the test tells targets from controls, AUC 0.62–0.90), the recorded cvd_nice answers of local models (where
+    it does not: SmolLM2's answers move more with a control than with a target), or sampling the design live.
+    Shows a recorded setup and stops the page there."""
+    labels = {"paper": "The paper's own responses (paraphrases)",
+              "recorded": "Recorded: local models on the paper's cvd_nice design", "live": live_label}
     source = st.radio("Data", list(labels), horizontal=True, key=f"{key}_source", format_func=labels.get)
     if source == "live":
         return

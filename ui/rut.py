@@ -132,8 +132,10 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     numbers.append(("Substituted share", f"≥ {result.share_lower_bound:.0%}"))
     helps = {"Substituted share": f"{result.confidence_level:.0%} lower bound on the share of answers that did not "
                                   "come from the claimed model, valid whatever model replaced it."}
-    for column, (label, value) in zip(st.columns(len(numbers)), numbers):
-        column.metric(label, value, help=helps.get(label))
+    # Three cards per row: five in one row cut "Reference answers m" and "Substituted share" at 1024 px.
+    for start in range(0, len(numbers), 3):
+        for column, (label, value) in zip(st.columns(3), numbers[start:start + 3]):
+            column.metric(label, value, help=helps.get(label))
     # The decision on its own line, so "FAIL TO REJECT H₀" is never cut.
     st.metric(decision_label, decision_value)
     for sentence in [*rut_readings(result), *(extra or [])]:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
 
+from .components import show_table
 from .resources import embedder_for, sampler_for, store
 from .runs import RunProgress, shared
 
@@ -158,12 +159,8 @@ def show_task(study, task: str, *, key: str):
     st.markdown("**Most sensitive items** and their winning rewrites")
     sensitive = sr.sensitive_frame(study, task)
     if len(sensitive):
-        st.dataframe(sensitive, hide_index=True, width="stretch", key=f"{key}_{task}_sensitive",
-                     column_config={"item": st.column_config.TextColumn(width="medium"),
-                                    "winning rewrite": st.column_config.TextColumn(width="medium"),
-                                    "answer": st.column_config.TextColumn(width="large"),
-                                    "weight": st.column_config.NumberColumn(format="%.3f"),
-                                    "cost": st.column_config.NumberColumn(format="%.4f")})
+        # Whole sentences, wrapped: a grid cut every answer after 400 px (issue 29).
+        show_table(sensitive)
     st.caption(sr.read_sensitive(study, task))
     return ranking
 
@@ -191,7 +188,7 @@ def show_searches(task: str, *, key: str) -> None:
     from dbpa_core.present import stability_report as sr
 
     searches = [s for s in recorded_searches() if s.item.task == task]
-    columns = st.columns([1, 3])
+    columns = st.columns([1, 2])  # the item, a whole question, gets a row of its own below
     target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), key=f"{key}_{task}_model")
     mine = [s for s in searches if s.target == target]
 
@@ -203,12 +200,8 @@ def show_searches(task: str, *, key: str) -> None:
 
     # Opens on the first item a rewrite broke: the search worth seeing first.
     first = next((i for i, search in enumerate(mine) if search.adversarial), 0)
-    index = columns[1].selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
+    index = st.selectbox("Item", range(len(mine)), index=first, format_func=label, key=f"{key}_{task}_item")
     search = mine[index]
-    st.dataframe(sr.search_frame(search), hide_index=True, width="stretch", key=f"{key}_{task}_tree",
-                 column_config={"prompt": st.column_config.TextColumn(width="medium"),
-                                "answer": st.column_config.TextColumn(width="large"),
-                                "similarity": st.column_config.NumberColumn(
-                     format="%.3f", help="Cosine similarity of the embeddings to the item as written; the judge "
-                                         "keeps a rewrite at or above its calibrated threshold.")})
-    st.caption(sr.read_search(search))
+    show_table(sr.search_frame(search))  # whole prompts and answers, wrapped (a grid cut them)
+    st.caption(sr.read_search(search) + " Similarity: cosine of the embeddings to the item as written; the judge "
+               "keeps a rewrite at or above its calibrated threshold.")

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import redact_mapping
-from .readings import (ARM_NAMES, decision, family_table, format_pvalue, format_rut_pvalue, format_share,
-                       read_adjusted_decision, read_decision,
+from .formatting import format_number
+from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
+                       format_share, read_adjusted_decision, read_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
                        read_rut_decision, read_share_bound, read_test, significance_stars)
 
@@ -73,13 +74,20 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
         })
     for entry, explanation in zip(perturbations, explanations or ()):
         entry["explanation"] = explanation_record(explanation)
+    run = {**settings, **family.settings}
+    if "seed" in run and "replicate" in run:
+        # "Resample" draws replicate r: the seeds the sampler was given are not the sidebar seed alone.
+        from ..audit.request import arm_seed
+
+        run["sampler_seeds"] = {"original": arm_seed(run["seed"], perturbed=False, replicate=run["replicate"]),
+                                "perturbed": arm_seed(run["seed"], perturbed=True, replicate=run["replicate"])}
     return {
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         # Settings are where a credential could slip in (a URL, a note): redacted at this boundary.
-        "settings": redact_mapping({**settings, **family.settings, "design": family.kind,
-                                    "correction": adjusted.method, "alpha": adjusted.alpha}),
+        "settings": redact_mapping({**run, "design": family.kind, "correction": adjusted.method,
+                                    "correction_name": correction_name(adjusted.method), "alpha": adjusted.alpha}),
         "versions": versions(),
         "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
                      "sample_ids": list(original.sample_ids)},
@@ -108,7 +116,11 @@ def alignment_table(family):
     from ..audit.experiments import aligned
 
     table = family_frame(family).rename(columns={"perturbation": "model", "ω": "ω (JSD)"})
-    table["aligned with reference"] = ["yes (no difference shown)" if same else "no" for same in aligned(family)]
+    if not any(table["kind"]):  # models have no control/target kind: an empty column only takes room
+        table = table.drop(columns=["kind"])
+    # Not rejecting is not evidence of alignment (a small k cannot tell real from synthetic text): say only that.
+    table["aligned with reference"] = ["no difference shown at this k" if same else "no (differs)"
+                                       for same in aligned(family)]
     return table
 
 
@@ -133,11 +145,19 @@ def family_html(family, record: dict) -> str:
     figures += [null_histogram(r.test, label=f"ω · {r.label}") for r in family.results[:12]]
     summary = record["summary"]
     verdict = read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"])
+    known = all(p["true_effect"] is not None for p in record["perturbations"])
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-            p["label"], p["kind"], f"{p['statistic']:.4g}", f"{p['pvalue']:.4g}", f"{p['pvalue_adjusted']:.4g}",
+            p["label"], p["kind"], *([format_share(p["true_effect"])] if known else []), format_number(p["statistic"]),
+            format_pvalue(p["pvalue"], p["n_resamples"], exact=p["exact"]), format_pvalue(p["pvalue_adjusted"]),
             p["stars"], p["decision"])) + "</tr>"
         for p in record["perturbations"])
+    sampler = record["settings"].get("sampler") or {}
+    synthetic = (
+        '<p class="verdict">Synthetic outputs: the simulated backend is not a language model. It writes made-up '
+        "answers whose true effects are known by construction (the true-effect column), a teaching aid, not a "
+        "finding about a real model.</p>" if isinstance(sampler, dict) and sampler.get("backend") == "simulated"
+        else "")
     readings = "".join(
         f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_test(r.test))} "
         f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, len(family.results)))}</li>"
@@ -152,7 +172,9 @@ def family_html(family, record: dict) -> str:
 of the original prompt with many outputs of each perturbed prompt; a permutation test says whether the
 difference is larger than chance. Created {html.escape(record['created'])}.</p>
 <h2>Original prompt</h2><pre>{html.escape(record['original']['prompt'])}</pre>
-<h2>Results</h2><table><tr><th>perturbation</th><th>kind</th><th>ω</th><th>p</th><th>adjusted p</th>
+{synthetic}
+<h2>Results</h2><table><tr><th>perturbation</th><th>kind</th>{"<th>true effect (simulated)</th>" if known else ""}
+<th>ω</th><th>p</th><th>adjusted p ({html.escape(correction_name(adjusted.method))})</th>
 <th></th><th>decision</th></tr>{rows}</table>
 <h2>What the numbers say</h2><ul>{readings}</ul>
 {changes}

@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
+from .formatting import format_number
 from .readings import format_pvalue
 
 ORIGINAL_COLOUR = "#1f77b4"
@@ -19,9 +20,13 @@ PERTURBED_COLOUR = "#d62728"
 NULL_COLOUR = "#9aa5b1"
 TAIL_COLOUR = "#f28e2b"
 #: Models side by side: the i-th model of a page has the i-th colour in every chart (Plotly's D3 palette
-#: without blue and red, which mean "original" and "perturbed" here).
-MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f")
-LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40), legend=dict(orientation="h", y=-0.15))
+#: without blue and red, which mean "original" and "perturbed" here, then the darker shades of D3's
+#: category20b): sixteen colours, so the paper's nine models never share one on a chart (issue 29).
+MODEL_COLOURS = ("#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#ff7f0e", "#7f7f7f",
+                 "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354")
+#: The legend sits well below the x-axis title (at y = -0.15 it covered "PCA 1", issue 29).
+LAYOUT = dict(template="plotly_white", margin=dict(l=40, r=20, t=50, b=40),
+              legend=dict(orientation="h", y=-0.25, yanchor="top"))
 
 
 def hover_text(text: str, width: int = 70, max_lines: int = 8) -> str:
@@ -142,14 +147,20 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
     if layout["far"]:
         edge = layout["range"][1] if observed > edges[-1] else layout["range"][0]
-        figure.add_annotation(x=edge, y=peak * 0.55, ax=-70 if observed > edges[-1] else 70, ay=0,
-                              text=f"T_obs = {observed:.4g}<br>far beyond every re-split<br>(axis broken)",
+        right = observed > edges[-1]
+        # The label sits on the plot's side of the arrow (xanchor), so it is never cut by the chart's edge.
+        figure.add_annotation(x=edge, y=peak * 0.55, ax=-30 if right else 30, ay=0,
+                              xanchor="right" if right else "left",
+                              text=f"T_obs = {format_number(observed)}<br>beyond every<br>re-split (axis broken)",
                               showarrow=True, arrowhead=2, arrowwidth=2, align="center",
                               bgcolor="white", bordercolor="black")
         figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
     else:
+        # The label reads towards the middle of the axis, so it is never cut by the chart's edge.
+        middle = sum(layout["range"]) / 2
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                         annotation_text=f"T_obs = {observed:.4g}", annotation_position="top")
+                         annotation_text=f"T_obs = {format_number(observed)}",
+                         annotation_position="top left" if observed > middle else "top right")
     if layout["overflow"]:
         beyond = int(np.sum(null > edges[-1]))
         figure.add_annotation(x=centres[-1], y=peak * 0.3, text=f"last bar: + {beyond} re-splits<br>up to "
@@ -193,18 +204,40 @@ def similarity_histograms(result) -> go.Figure:
 
 
 def model_colour(index: int) -> str:
-    """The colour of the index-th model of a page, the same in every chart that lists the models in one order."""
-    return MODEL_COLOURS[index % len(MODEL_COLOURS)]
+    """The colour of the index-th model of a page, the same in every chart that lists the models in one order.
+
+    Past the sixteenth model colours would repeat: an error, not a chart in which two models look alike.
+    """
+    if not 0 <= index < len(MODEL_COLOURS):
+        raise ValueError(f"`index` {index}: a chart shows at most {len(MODEL_COLOURS)} models in distinct colours; "
+                         "show fewer models at once.")
+    return MODEL_COLOURS[index]
 
 
-def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None) -> go.Figure:
-    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model)."""
+def log_axis(values) -> dict:
+    """A log axis whose ticks are plain numbers (1–2–5 per decade while few), never Plotly's bare mantissas."""
+    from .formatting import log_ticks
+
+    parts = values if isinstance(values, (list, tuple)) else [values]  # ragged parts (paths, boundary) allowed
+    positive = [float(v) for part in parts for v in np.ravel(np.asarray(part, dtype=float)) if np.isfinite(v) and v > 0]
+    if not positive:
+        return dict(type="log")
+    ticks, labels = log_ticks(min(positive), max(positive))
+    return dict(type="log", tickvals=ticks, ticktext=labels)
+
+
+def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None,
+               auc_label: str = "AUC") -> go.Figure:
+    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model).
+
+    ``auc_label`` names the AUC in the legend (``"pooled AUC"`` where a table beside it averages per-seed AUCs).
+    """
     figure = go.Figure()
     for index, (name, roc) in enumerate(curves.items()):
         width = 5 if name == best else 2
         figure.add_trace(go.Scatter(x=np.concatenate([[0], roc.fpr]), y=np.concatenate([[0], roc.tpr]),
                                     mode="lines+markers", line=dict(width=width, shape="hv", color=model_colour(index)),
-                                    name=f"{name} (AUC {roc.auc:.2f})" + (" ★ best" if name == best else "")))
+                                    name=f"{name} ({auc_label} {roc.auc:.2f})" + (" ★ best" if name == best else "")))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                                 name="chance"))
     if max_fpr is not None:
@@ -270,14 +303,19 @@ def power_curve(curve, *, target_power: float | None = None) -> go.Figure:
     return figure
 
 
-def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, label: str = "ω") -> go.Figure:
-    """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3)."""
+def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, label: str = "ω",
+                     pvalue_label: str = "adjusted p") -> go.Figure:
+    """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3).
+
+    Each bar is labelled with the p-value that decided its colour, named by ``pvalue_label`` (``"adjusted p"``
+    after a correction, ``"p"`` when none), so the label matches the table column beside it.
+    """
     colours = [ORIGINAL_COLOUR if p <= alpha else NULL_COLOUR for p in pvalues]
     figure = go.Figure(go.Bar(x=list(statistics), y=[html.escape(str(n)) for n in names], orientation="h",
-                              marker_color=colours, text=[f"p = {format_pvalue(p)}" for p in pvalues], textposition="outside",
-                              cliponaxis=False))
-    figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed"),
-                         **{**LAYOUT, "margin": dict(l=40, r=90, t=50, b=40)})
+                              marker_color=colours, text=[f"{pvalue_label} = {format_pvalue(p)}" for p in pvalues],
+                              textposition="outside", cliponaxis=False))
+    figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed", automargin=True),
+                         **{**LAYOUT, "margin": dict(l=40, r=130, t=50, b=40)})
     return figure
 
 
@@ -312,7 +350,7 @@ def rank_histogram(result, bins: int = 10) -> go.Figure:
                                 name="expected if it is the reference model"))
     # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
     figure.update_layout(title="Ranks of the target's answers",
-                         xaxis_title="rank r (0: lowest score among the reference's, 1: highest)",
+                         xaxis_title="rank r (0 lowest, 1 highest)",
                          xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
     return figure
 
@@ -346,7 +384,7 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
     x = list(study.risks if curve == "risk" else study.ratios)
     figure = go.Figure()
     for index, row in enumerate(study.task_rows(task)):
-        colour, name = MODEL_COLOURS[index % len(MODEL_COLOURS)], html.escape(row.target)
+        colour, name = model_colour(index), html.escape(row.target)
         y = values[index]
         figure.add_trace(go.Scatter(x=x, y=np.where(np.isfinite(y), y, np.nan).tolist(), mode="lines+markers",
                                     name=name, legendgroup=name, line=dict(color=colour)))
@@ -360,9 +398,9 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
                          annotation_position="top left")
     r = study.settings["r_high" if curve == "ratio_high" else "r"]
     title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
-             f"R against θ₁/θ₂ at r = {r:.0%} (1/θ₁ + 1/θ₂ = {study.settings['c']:g})")
+             f"R against θ₁/θ₂ at r = {r:.0%}<br><sup>1/θ₁ + 1/θ₂ = {study.settings['c']:g}</sup>")
     figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
-                         "θ₁ / θ₂ (price of rewriting ÷ price of re-weighting)",
+                         "θ₁ / θ₂<br>(rewriting ÷ re-weighting price)",
                          yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
                          xaxis_type="linear" if curve == "risk" else "log", **LAYOUT)
     if curve != "risk":  # plotly's log axis labels 0.2 and 0.5 as "2" and "5": name every tick in full
@@ -404,5 +442,6 @@ def sequential_path(result, *, label: str = "ω", shown_resamples: int = 40) -> 
     positive = all(value > 0 for value in statistics) and np.all(np.asarray(result.null_paths) > 0)
     figure.update_layout(title=f"Sequential test: {label} after each batch of {result.batch_size} per arm",
                          xaxis_title="samples per arm so far", yaxis_title=label,
-                         yaxis_type="log" if positive else "linear", **LAYOUT)
+                         yaxis=log_axis([statistics, np.asarray(result.null_paths), [b for b in boundary if b]])
+                         if positive else dict(type="linear"), **LAYOUT)
     return figure

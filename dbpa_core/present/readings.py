@@ -45,15 +45,28 @@ def at_floor(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> 
 
 
 def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
-    """A p-value for display: three decimals, two significant digits below 0.01.
+    """A p-value for display: three decimals, two significant digits below 0.01, short enough for a card.
 
-    Given ``n_resamples``, a p-value at its floor reads ``"≤ 1/(B+1) = 0.0012"``
-    (``"≤ 1/N = …"`` for exact enumeration): the test cannot say how much smaller
-    the true p is, only that no re-split was as extreme as the observed one.
+    Given ``n_resamples``, a p-value at its floor reads ``"≤ 0.001"`` (B = 999 or 1000): the test cannot
+    say how much smaller the true p is, only that no re-split was as extreme as the observed one;
+    :func:`pvalue_floor_note` names the floor (1/(B+1), or 1/N for exact enumeration) beside it.
     """
+    from .formatting import format_number
+
     if at_floor(pvalue, n_resamples, exact=exact):
-        return f"≤ {'1/N' if exact else '1/(B+1)'} = {pvalue_floor(n_resamples, exact=exact):.2g}"
-    return f"{pvalue:.3f}" if pvalue >= 0.01 else f"{pvalue:.2g}"
+        floor = pvalue_floor(n_resamples, exact=exact)
+        return f"≤ {floor:.2g}" if floor >= 1e-4 else f"≤ {format_number(floor, 2)}"
+    if pvalue >= 0.01:
+        return f"{pvalue:.3f}"
+    return f"{pvalue:.2g}" if pvalue >= 1e-4 else format_number(pvalue, 2)
+
+
+def pvalue_floor_note(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> str:
+    """``"floor 1/(B+1)"`` (``"floor 1/N"``) when ``pvalue`` is at its floor, else ``""``: the words that say
+    why a p-value is written ``≤ …``."""
+    if not at_floor(pvalue, n_resamples, exact=exact):
+        return ""
+    return f"floor {'1/N' if exact else '1/(B+1)'}"
 
 
 def decision(pvalue: float, alpha: float) -> str:
@@ -65,7 +78,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     """One sentence that reads a permutation p-value."""
     if at_floor(pvalue, n_resamples, exact=exact):
         return (f"None of the {n_resamples:,} {'possible splits' if exact else 'random re-splits'} of the pooled "
-                f"outputs gave a discrepancy this large, so p is at its floor "
+                f"outputs gave a discrepancy this large, so p is at its floor {'1/N' if exact else '1/(B+1)'} = "
                 f"{format_pvalue(pvalue, n_resamples, exact=exact).removeprefix('≤ ')}; more re-splits could "
                 "only show it smaller.")
     share = f"{pvalue:.1%}" if pvalue >= 0.01 else f"{pvalue:.2%}"
@@ -87,9 +100,11 @@ def read_decision(pvalue: float, alpha: float) -> str:
 def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int) -> str:
     """One sentence that reads a family member's decision from its *adjusted* p-value."""
     if pvalue_adjusted <= alpha:
-        return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} ≤ "
+        return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
+                f"{format_pvalue(pvalue_adjusted)} ≤ "
                 f"α = {alpha:g}: declared to change the output distribution.")
-    return (f"After {method} correction for {m} tests its adjusted p is {format_pvalue(pvalue_adjusted)} > "
+    return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
+            f"{format_pvalue(pvalue_adjusted)} > "
             f"α = {alpha:g}: no change declared (which is not proof of no change).")
 
 
@@ -99,7 +114,7 @@ def read_family(n_rejected: int, m: int, alpha: float, method: str, *,
     controls = ("the chance of any false alarm among them is kept at or below"
                 if not method.startswith("fdr") else "the expected share of false alarms among detections is kept "
                                                         "at or below")
-    return f"{n_rejected} of {m} {claim} ({method} correction; {controls} α = {alpha:g})."
+    return f"{n_rejected} of {m} {claim} ({correction_name(method)} correction; {controls} α = {alpha:g})."
 
 
 def read_statistic(statistic: float, null_mean: float, label: str) -> str:
@@ -141,6 +156,13 @@ def result_to_dict(result, **context) -> dict:
     return record
 
 
+def correction_name(method: str) -> str:
+    """The people's name of a correction code (``"fdr_tsbky"`` → two-stage Benjamini–Krieger–Yekutieli (FDR))."""
+    from ..stats.corrections import METHOD_NAMES
+
+    return METHOD_NAMES.get(method, method)
+
+
 def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=None):
     """The many-perturbations table as a pandas DataFrame (one row per perturbation)."""
     import pandas as pd
@@ -150,7 +172,7 @@ def family_table(labels, kinds, statistics, pvalues, adjusted, *, true_effects=N
         "kind": list(kinds),
         "ω": list(statistics),
         "p": list(pvalues),
-        f"p adjusted ({adjusted.method})": list(adjusted.pvalues_adjusted),
+        f"p adjusted ({correction_name(adjusted.method)})": list(adjusted.pvalues_adjusted),
         "stars": [significance_stars(p) for p in adjusted.pvalues_adjusted],
         "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
     })

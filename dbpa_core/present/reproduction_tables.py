@@ -15,6 +15,7 @@ from ..paper.fig1 import Figs12
 from ..paper.fig3 import AlignmentStudy
 from ..paper.sample_size import SampleSizeTable
 from ..paper.table2 import PersonaTable
+from .formatting import format_number
 from .readings import format_pvalue, significance_stars
 
 #: Table 2's printed columns set beside our GPT responses (the shipped persona answers are GPT's).
@@ -119,13 +120,14 @@ def alignment_frame(result: AlignmentStudy, alpha: float = 0.05):
 
 # --------------------------------------------------------------- appendix
 def grid_frame(grid: ChoiceGrid):
-    """C.2 / C.4: per persona, each choice as "ω (p …) stars" here and "ω stars" as printed."""
+    """C.2 / C.4: per persona, each choice as "ω stars", here and as printed."""
     table = pr.TABLES[grid.table]
     columns = {"persona": list(grid.personas)}
     for j, choice in enumerate(grid.choices):
-        columns[col(choice, pr.THIS_PROJECT)] = [
-            f"{s:.3g} (p {format_pvalue(p, grid.settings['n_resamples'])}){significance_stars(p)}"
-            for s, p in zip(grid.statistics[:, j], grid.pvalues[:, j])]
+        # "ω stars", as printed: "ω (p ≤ 0.001)***" in every cell did not fit a projector's 1024 px (issue 29);
+        # the stars give p's class and the JSON record keeps every p.
+        columns[col(choice, pr.THIS_PROJECT)] = [f"{format_number(s)} {significance_stars(p)}".strip()
+                                                 for s, p in zip(grid.statistics[:, j], grid.pvalues[:, j])]
         columns[col(choice, pr.PRINTED)] = [f"{v.value:g}{v.stars}" for v in
                                             (table.value(p, choice) for p in grid.personas)]
     return _frame(columns)

@@ -31,7 +31,9 @@ def power_curves(curves: dict, labels: dict | None = None, *, columns: int = 3) 
     rows = -(-len(names) // columns)
     first = next(iter(curves.values()))
     figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, vertical_spacing=0.14,
-                           subplot_titles=[html.escape(labels.get(n, n)) for n in names])
+                           # wrapped: a long name over the right-hand column ran past the chart at 1024 px
+                           subplot_titles=["<br>".join(textwrap.wrap(html.escape(labels.get(n, n)), 24))
+                                           for n in names])
     for index, name in enumerate(names):
         c = curves[name]
         for method, (label, colour, dash) in METHOD_STYLE.items():
@@ -45,8 +47,8 @@ def power_curves(curves: dict, labels: dict | None = None, *, columns: int = 3) 
     figure.update_yaxes(range=[0, 1.05])
     figure.update_xaxes(title_text="share q of answers substituted", row=rows)
     figure.update_yaxes(title_text="power", col=1)
-    figure.update_layout(title=f"Power against probabilistic substitution ({first.n_trials} simulated audits per q, "
-                               f"n = {first.n_prompts} prompts, m = {first.m}; dotted: α = {first.alpha:g})",
+    # Short enough for 1024 px; the settings (audits per q, n, m) are in the page's caption and the export.
+    figure.update_layout(title=f"Power against the share q (dotted: α = {first.alpha:g})",
                          height=280 * rows + 120, **LAYOUT)
     return figure
 
@@ -83,8 +85,8 @@ def score_selection_chart(selection: dict, labels: dict | None = None) -> go.Fig
                                 marker_color=MODEL_COLOURS[index % len(MODEL_COLOURS)]))
     figure.add_hline(y=0.5, line=dict(dash="dash", color="black"), annotation_text="0.5: no signal")
     first = next(iter(selection.values()))
-    figure.update_layout(barmode="group", title=f"Which score tells substitute from reference answers? AUROC over "
-                                                f"{len(first.aurocs)} trials of {first.n_prompts} prompts",
+    figure.update_layout(barmode="group", title=f"AUROC of each score ({len(first.aurocs)} trials × "
+                                                f"{first.n_prompts} prompts)",
                          yaxis_title="AUROC (substitute's answers score higher above 0.5)", yaxis_range=[0, 1],
                          **LAYOUT)
     return figure

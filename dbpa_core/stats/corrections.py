@@ -27,6 +27,14 @@ METHODS: dict[str, str] = {
     "fdr_tsbky": "false discovery rate, two-stage Benjamini–Krieger–Yekutieli",
 }
 
+#: The people's names of the corrections (a page or a report shows these, never the statsmodels codes).
+METHOD_NAMES: dict[str, str] = {
+    "bonferroni": "Bonferroni", "holm": "Holm", "sidak": "Šidák", "holm-sidak": "Holm–Šidák",
+    "simes-hochberg": "Hochberg (Simes)", "hommel": "Hommel", "fdr_bh": "Benjamini–Hochberg (FDR)",
+    "fdr_by": "Benjamini–Yekutieli (FDR)", "fdr_tsbh": "two-stage Benjamini–Hochberg (FDR)",
+    "fdr_tsbky": "two-stage Benjamini–Krieger–Yekutieli (FDR)",
+}
+
 
 @dataclass(frozen=True, eq=False)
 class AdjustedPValues:

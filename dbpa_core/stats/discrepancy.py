@@ -125,11 +125,20 @@ class JensenShannon(PairDiscrepancy):
     distance: bool = False
 
     name: ClassVar[str] = "jsd"
-    label: ClassVar[str] = "Jensen–Shannon divergence"
-    reading: ClassVar[str] = (
-        "How differently the within-original and across-arm similarities are spread, "
-        "from 0 (identical histograms) to 1 bit (no overlap)."
-    )
+
+    # ``js_distance`` is this class with ``distance=True``: its label and reading must say so, or a page
+    # would show the square root in nats under the divergence's name and scale.
+    @property
+    def label(self) -> str:
+        return "Jensen–Shannon distance (√JSD)" if self.distance else "Jensen–Shannon divergence"
+
+    @property
+    def reading(self) -> str:
+        if self.distance:
+            return ("The square root of the Jensen–Shannon divergence (in nats) between the within-original and "
+                    "across-arm similarities: 0 for identical histograms, at most √ln 2 ≈ 0.83 (no overlap).")
+        return ("How differently the within-original and across-arm similarities are spread, "
+                "from 0 (identical histograms) to 1 bit (no overlap).")
 
     def __post_init__(self):
         check_positive_int(self.bins, "bins", minimum=2)
