@@ -95,18 +95,7 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
     -------
     SampleTable
     """
-    content = _decode(data, filename)
-    lower = filename.lower()
-    if lower.endswith(".csv"):
-        rows = _csv_rows(content, filename)
-    elif lower.endswith((".jsonl", ".ndjson", ".json")):
-        rows = _jsonl_rows(content, filename)
-    else:
-        raise ValueError(f"{filename}: unsupported file type; upload a .csv or .jsonl file.")
-    if not rows:
-        raise ValueError(f"{filename}: the file has no rows.")
-    if len(rows) > MAX_ROWS:
-        raise ValueError(f"{filename}: {len(rows):,} rows; the limit is {MAX_ROWS:,}.")
+    rows = _table_rows(data, filename, ("arm", "text"), one_of=("text", "embedding"))
 
     texts: dict[str, list[str]] = {}
     vectors: dict[str, list[list[float]]] = {}
@@ -271,10 +260,15 @@ def read_rows(data: bytes, filename: str, *, columns: tuple[str, ...]) -> list[t
         ``where`` names the file and line for messages; ``row`` maps
         lower-case column names to values.
     """
+    return _table_rows(data, filename, columns, one_of=columns[:1])
+
+
+def _table_rows(data: bytes, filename: str, columns: tuple[str, ...], *, one_of: tuple[str, ...]):
+    """The rows of an uploaded CSV (with ``columns``, one of ``one_of`` at least) or JSONL file, bounded."""
     content = _decode(data, filename)
     lower = filename.lower()
     if lower.endswith(".csv"):
-        rows = _csv_rows(content, filename, columns, one_of=columns[:1])
+        rows = _csv_rows(content, filename, columns, one_of=one_of)
     elif lower.endswith((".jsonl", ".ndjson", ".json")):
         rows = _jsonl_rows(content, filename)
     else:
