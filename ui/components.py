@@ -256,9 +256,10 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
                                    f"{name}.json", "application/json", key=f"{name}_json", on_click="ignore")
     if report_html is not None:
+        from dbpa_core.present.exports import frame_csv  # what the report is about: the table as the CSV says it
+
         with columns[2]:
-            report_download(report_html, name=name, about=(table.to_csv(index=False) if table is not None else "",
-                                                           record))
+            report_download(report_html, name=name, about=(frame_csv(table) if table is not None else "", record))
 
 
 def report_download(report_html, *, name: str, about) -> None:
