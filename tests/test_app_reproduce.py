@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -56,7 +58,9 @@ def test_reproduce_page(page, monkeypatch):
         patch.setattr(embeddings, "shipped_embeddings", lambda: empty)
         at.radio(key="reproduce_experiment").set_value("fig1").run()
         assert not at.exception
-        assert any("7,342 responses with MiniLM" in i.value for i in at.info)  # distinct texts of 8,100
+        # what the first run costs: the distinct texts of 8,100 not yet embedded (7,342 on an empty store; fewer
+        # when an earlier test in the process embedded some of them)
+        assert any(re.search(r"\b[\d,]+ responses with MiniLM", i.value) for i in at.info), [i.value for i in at.info]
         assert not at.table
         assert at.button(key="reproduce_embed")
     # with them (as shipped) it runs at once: nothing to embed; both setups, each with its agreement
