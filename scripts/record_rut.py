@@ -46,18 +46,6 @@ from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
 from dbpa_core.samplers.quantize import file_sha256  # noqa: E402
 
 
-class ThreadedScorer(ReferenceScorer):
-    """The reference scorer on ``n_threads`` llama.cpp threads (see :class:`ThreadedSampler`)."""
-
-    def __init__(self, *args, n_threads: int = 1, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.n_threads = n_threads
-
-    @property
-    def engine(self):
-        return get_engine(self.model_path, self.n_ctx, self.n_threads)
-
-
 class ThreadedSampler(LocalSampler):
     """The local sampler on ``n_threads`` llama.cpp threads.
 
@@ -162,7 +150,7 @@ def main(argv=None) -> None:
     if args.generate_only:
         generate_only(config, [REFERENCE, *names], prompts, samplers, store)
         return
-    scorer = ThreadedScorer(n_threads=args.threads)
+    scorer = ReferenceScorer(n_threads=args.threads)
 
     arms = [REFERENCE, *names]
     per_arm = {arm: config.reference_answers if arm == REFERENCE else config.substitute_answers for arm in arms}
