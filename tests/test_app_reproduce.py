@@ -17,14 +17,9 @@ from dbpa_core.paper import printed as pr
 
 @pytest.fixture
 def page(tmp_path, monkeypatch):
-    import ui.paper
-
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    # The process remembers which experiments it found embedded (TPR / FPR opens on Figs 1–2's responses, so an
-    # earlier page test marks them): this page starts from its own empty store.
-    monkeypatch.setattr(ui.paper, "_EMBEDDED", set())
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=900)
     at.run()
     at.switch_page("pages/reproduce.py").run()

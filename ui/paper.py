@@ -54,8 +54,8 @@ def _minilm():
     return embedder_for(EmbedderConfig("minilm"))
 
 
-#: Experiments whose responses are all embedded in the store (it only grows, so they stay so).
-_EMBEDDED: set[str] = set()
+#: (experiment, store path) pairs whose responses are all embedded there (a store only grows, so they stay so).
+_EMBEDDED: set[tuple[str, str]] = set()
 
 
 @st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
@@ -73,11 +73,13 @@ def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
     from dbpa_core.paper.embeddings import embed_groups
     from dbpa_core.paper.registry import embedding_sources, missing_embeddings
 
-    if experiment in _EMBEDDED:
+    # Per store: another store (DBPA_STORE) has its own vectors, or none.
+    done = (experiment, str(store().path))
+    if done in _EMBEDDED:
         return  # counting what is missing reads every response's vector key (70 ms for Figs 1–2)
     missing = missing_embeddings(experiment, embedder_key=_minilm().key, store=store())
     if missing == 0:
-        _EMBEDDED.add(experiment)
+        _EMBEDDED.add(done)
     if missing > 200:
         st.info(f"The first run of this experiment embeds {missing:,} responses with MiniLM (about "
                 f"{max(1, missing // 50 // 60)} min on this machine); they are cached in the sample store, so "
