@@ -60,6 +60,24 @@ def wait_until_idle(page, timeout=240_000):
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
 
 
+def settled_count(locator, *, quiet_ms=2000, timeout_ms=120_000):
+    """The number of elements once it has not changed for ``quiet_ms``.
+
+    Streamlit draws a page's later sections (the "What changed" charts) after the
+    status widget has gone, so a count taken at once can miss them.
+    """
+    page = locator.page
+    waited, last, quiet = 0, locator.count(), 0
+    while quiet < quiet_ms:
+        page.wait_for_timeout(250)
+        waited += 250
+        current = locator.count()
+        quiet = quiet + 250 if current == last else 0
+        last = current
+        assert waited < timeout_ms, f"the count of {locator} kept changing for {timeout_ms} ms"
+    return last
+
+
 def assert_no_exception(page, name):
     assert page.locator("[data-testid='stException']").count() == 0, f"exception box on {name}"
 
@@ -126,7 +144,7 @@ def test_null_replay_stays_in_place(app_url, page):
     wait_until_idle(page)
     chart = page.locator("[data-testid='stPlotlyChart']").nth(1)
     chart.wait_for(timeout=60_000)
-    charts_before = page.locator("[data-testid='stPlotlyChart']").count()
+    charts_before = settled_count(page.locator("[data-testid='stPlotlyChart']"))
     chart.scroll_into_view_if_needed()  # so that the click below scrolls nothing by itself
     top_before = chart.bounding_box()["y"]
     chart.get_by_text("Watch the null build up").click()
