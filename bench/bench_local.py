@@ -16,6 +16,13 @@ machine's load hits every configuration alike; medians over rounds):
   ``reference_token_statistics`` path scoring took before batching (already
   one forward pass per completion).
 
+- the kernels' ceiling (``--part ceiling``): tokens/s of bare forward steps
+  (``llama_decode``, no sampling, no Python per row) of 1 token, of 16 and
+  64 tokens of one sequence with logits for the last only (a prompt's shape:
+  the most llama.cpp gains from batching on this CPU) or for every row, and of one token in
+  each of 16 and 32 sequences with logits for every row (batched decoding's
+  shape). The decoding ratios above are to be read against these.
+
 The machine's load average is printed at the start and end of each part.
 """
 
@@ -51,8 +58,10 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--scored", type=int, default=32, help="completions scored per round")
-    parser.add_argument("--part", choices=("all", "decoding", "scoring"), default="all")
+    parser.add_argument("--part", choices=("all", "ceiling", "decoding", "scoring"), default="all")
     args = parser.parse_args()
+    if args.part in ("all", "ceiling"):
+        ceiling(args)
     if args.part in ("all", "decoding"):
         decoding(args)
     if args.part in ("all", "scoring"):
@@ -61,6 +70,66 @@ def main() -> None:
 
 def load() -> str:
     return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def ceiling(args, steps: int = 40) -> None:
+    """Bare forward steps on the batched engine's model: what batching can gain here, before any sampling."""
+    print(f"ceiling: {load()}", flush=True)
+    engine = get_engine(str(smollm2_path()), 2048, args.threads)
+    prompt = engine.chat_prompt(get_sampler("local").messages(PROMPT, None))
+
+    def one_sequence(n_tokens, every_row=False):  # n tokens of sequence 0 per step (a prompt's chunk)
+        context = engine._context(1, 512)
+        per_window = 256 // n_tokens  # positions restart at 0 (cache cleared, untimed) every 256 tokens
+        rows = [[(100 + j, (step % per_window) * n_tokens + j, 0, every_row or j == n_tokens - 1)
+                 for j in range(n_tokens)]
+                for step in range(steps)]
+        return context, rows
+
+    def many_sequences(n_seq):  # one token in each of n_seq sequences per step, logits for every row
+        context = engine._context(n_seq + 1, 256)
+        batch = engine._api.llama_batch_init(512, 0, 1)
+        try:
+            engine._eval_prompt(context, batch, prompt, 512)
+        finally:
+            engine._api.llama_batch_free(batch)
+        memory = engine._api.llama_get_memory(context)
+        for sequence in range(1, n_seq + 1):
+            engine._api.llama_memory_seq_cp(memory, 0, sequence, -1, -1)
+        rows = [[(100 + s, len(prompt) + step, s, True) for s in range(1, n_seq + 1)] for step in range(steps)]
+        return context, rows
+
+    shapes = {"1 token (one sequence)": lambda: one_sequence(1),
+              "16 tokens of one sequence": lambda: one_sequence(16),
+              "64 tokens of one sequence": lambda: one_sequence(64),
+              "16 of one, logits every row": lambda: one_sequence(16, every_row=True),
+              "1 token × 16 sequences": lambda: many_sequences(16),
+              "1 token × 32 sequences": lambda: many_sequences(32)}
+    rates: dict[str, list[float]] = {}
+    for round_ in range(args.rounds):
+        for name, shape in shapes.items():
+            context, rows = shape()
+            batch = engine._api.llama_batch_init(512, 0, 1)
+            try:
+                times = []
+                for step in rows:
+                    if step[0][1] == 0:  # a one-sequence run starts again at position 0
+                        engine._api.llama_memory_clear(engine._api.llama_get_memory(context), True)
+                    start = time.perf_counter()
+                    engine._decode(context, batch, step)
+                    times.append(time.perf_counter() - start)
+            finally:
+                engine._api.llama_batch_free(batch)
+            rates.setdefault(name, []).append(len(rows[0]) / statistics.median(times))
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {r[-1]:.0f}" for n, r in rates.items()), flush=True)
+    engine.close_contexts()
+    base = statistics.median(rates["1 token (one sequence)"])
+    print(f"\nbare forward steps, {args.threads} threads, median step of {steps}, median of {args.rounds} rounds")
+    print(f"{'step':<28}{'tokens/s':>10}{'ratio':>8}")
+    for name, values in rates.items():
+        rate = statistics.median(values)
+        print(f"{name:<28}{rate:>10.0f}{rate / base:>7.2f}×")
+    print(f"ceiling done: {load()}", flush=True)
 
 
 def decoding(args) -> None:

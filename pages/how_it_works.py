@@ -20,13 +20,13 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
-from ui.components import (detection_and_control, family_downloads, guard, provenance,  # noqa: E402
-                           show_prompt, show_table, what_changed)
+from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
+                           provenance, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
 from ui.live import is_live  # noqa: E402
-from ui.runs import Audited, cancelled_draw, family_explanations  # noqa: E402
+from ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
 from ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
@@ -143,6 +143,13 @@ with guard():
         st.info("Drawing stopped. Every output drawn so far is in the store; continuing starts from there.")
         st.button("Continue drawing", type="primary", key="home_continue")
         st.stop()
+    if calls_a_paid_api(settings, request):
+        # The page draws by itself on free backends; an API that may bill is called only when asked.
+        cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in scenario.perturbations], k)
+        if not st.button(f"Draw from {settings.sampler.model}", type="primary", key="home_draw_api",
+                         help="Every output drawn is kept in the store: a later visit reuses it."):
+            st.caption("Nothing has been sent yet: the page draws once you press the button.")
+            st.stop()
     # On a live backend the chosen intervention's two arms are drawn first, followed live, then the others.
     family = run_family(settings, request, label="Sampling every arm of the scenario", live=perturbation_id)
     chosen = ids.index(perturbation_id)

@@ -261,19 +261,10 @@ def test_what_changed_is_computed_once_for_every_session(tmp_path, monkeypatch):
     assert calls == [0.1] * 6 + [0.05] * 6
 
 
-@pytest.mark.slow
-def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
-    """On the local backend (the packaged SmolLM2) the home page draws the chosen intervention's two arms first and
-    shows them as they arrive: the view is there at once, each redraw of it has more outputs, the null and P0/P1
-    appear once both arms have two, the time left is read from the measured throughput, and the view gives way to
-    the final result.
-    Audit one perturbation is followed live too, starting from the outputs the store already holds."""
-    import re
-
+def follow_live_views(monkeypatch) -> tuple[list[str], list[str]]:
+    """Every header a live view (ui.live.LiveDraw) writes and the key of every chart drawn, in order."""
     import streamlit as st
     from streamlit.delta_generator import DeltaGenerator
-
-    from test_app import open_page
 
     headers, charts = [], []
     real_markdown, real_chart = st.markdown, DeltaGenerator.plotly_chart
@@ -289,14 +280,32 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
 
     monkeypatch.setattr(st, "markdown", markdown)
     monkeypatch.setattr(DeltaGenerator, "plotly_chart", plotly_chart)
+    return headers, charts
 
-    def drawn(k):
-        counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {k}", header)) for header in headers]
-        return [sum(c) for c in counts], counts
 
+def counted(headers: list[str], k: int) -> tuple[list[int], list[tuple[int, ...]]]:
+    """The outputs drawn at each redraw of a live view of k per arm: totals, and (original, perturbed) counts."""
+    import re
+
+    counts = [tuple(int(n) for n in re.findall(rf"(\d+) of {k}", header)) for header in headers]
+    return [sum(c) for c in counts], counts
+
+
+@pytest.mark.slow
+def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
+    """On the local backend (the packaged SmolLM2) the home page draws the chosen intervention's two arms first and
+    shows them as they arrive: the view is there at once, each redraw of it has more outputs, the null and P0/P1
+    appear once both arms have two, the time left is read from the measured throughput, and the view gives way to
+    the final result.
+    Audit one perturbation is followed live too, starting from the outputs the store already holds."""
+    import re
+
+    from test_app import open_page
+
+    headers, charts = follow_live_views(monkeypatch)
     # Tiny draws (8 tokens, B = 100): the machine the tests run on may be shared and slow.
     at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
-    totals, counts = drawn(5)
+    totals, counts = counted(headers, 5)
     assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 10, headers
     assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first output as soon as it came
     assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
@@ -311,6 +320,91 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     at.number_input(key="one_b").set_value(100).run()
     at.button(key="one_run").click().run()
     assert not at.exception
-    totals, counts = drawn(6)
+    totals, counts = counted(headers, 6)
     assert totals == sorted(set(totals)) and totals[-1] == 12 and counts[0][1] == 0, headers
     assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]
+
+
+def test_the_bar_shows_no_second_time_left_beside_a_live_view():
+    """The run's bar extrapolates the time left, except while a live view shows its own (one screen, one
+    estimate); once the view closes, the bar's estimate is back."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui.runs import RunProgress
+
+        class View:  # what the bar reads of ui.live.LiveDraw
+            shows_time_left = st.session_state["live"]
+
+            def __call__(self, update):
+                pass
+
+        bar = RunProgress("Drawing", listener=View())
+        bar.started -= 10  # ten seconds into the run
+        bar.report(0.5, "sampling")
+
+    def bar_text(live: bool) -> str:
+        at = AppTest.from_function(script)
+        at.session_state["live"] = live
+        at.run()
+        assert not at.exception
+        (progress,) = at.get("progress")
+        return progress.proto.text
+
+    assert bar_text(False) == "Drawing: sampling · about 10 s left"
+    assert bar_text(True) == "Drawing: sampling"
+
+
+@pytest.mark.slow
+def test_an_openai_compatible_draw_is_shown_live(tmp_path, monkeypatch, llama_server):
+    """Audit one perturbation against a real OpenAI-compatible server (``python -m llama_cpp.server`` serving the
+    packaged SmolLM2): the view is there at once, each redraw has more outputs as the server answers the parallel
+    calls, the null and P0/P1 appear once both arms have two, the time left is read from the measured throughput,
+    the run's bar shows no second estimate, and the view gives way to the final result.
+    The home page, which draws by itself on free backends, asks before it calls the API."""
+    import re
+
+    from streamlit.delta_generator import DeltaGenerator
+
+    from test_app import open_page
+
+    headers, charts = follow_live_views(monkeypatch)
+    bars = []
+    real_progress = DeltaGenerator.progress
+
+    def progress(self, value, text=None):
+        bars.append(text or "")
+        return real_progress(self, value, text=text)
+
+    monkeypatch.setattr(DeltaGenerator, "progress", progress)
+    at = start(tmp_path, monkeypatch, backend="openai", openai_base_url=llama_server, openai_model="smollm2",
+               openai_api_key="test-key", max_tokens_openai=8, home_k=5, home_b=200, timeout=1500)
+    assert not headers and not at.get("progress")  # nothing sent on opening the home page
+    assert any(i.value.startswith("This run makes ") for i in at.info)
+    assert [b for b in at.button if b.key == "home_draw_api" and b.label == "Draw from smollm2"]
+    at = open_page(at, "audit_one")
+    at.selectbox(key="one_scenario").set_value("seasons_question").run()
+    at.number_input(key="one_k").set_value(6).run()
+    at.number_input(key="one_b").set_value(100).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    totals, counts = counted(headers, 6)
+    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 12, headers
+    assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first answer as soon as it came
+    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
+                         r"drawn", header) for header in headers), headers
+    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    assert bars and not [text for text in bars if " left" in text], bars  # the live view's estimate is the one
+    assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]
+    # Asked, the home page draws: the chosen intervention followed live, then its result.
+    headers.clear()
+    at = open_page(at, "how_it_works")
+    at.button(key="home_draw_api").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    totals, _ = counted(headers, 5)
+    assert totals and totals[-1] == 10, headers
+    assert metric(at, "Observed JSD")
+    at.run()  # the next rerun: everything is in the store, so nothing is asked and the same result is shown
+    assert metric(at, "Observed JSD") and not [b for b in at.button if b.key == "home_draw_api"]

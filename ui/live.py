@@ -94,6 +94,8 @@ class LiveDraw:
         self.started = time.monotonic()
         self.last_draw = float("-inf")
         self.embedder, self.store = embedder, store
+        #: Read by the run's bar (ui.runs.RunProgress), which then shows no estimate of its own.
+        self.shows_time_left = True
         self.slot = st.empty()
         self.draw()  # at once: the frame of the view, its counter at 0
 
@@ -164,4 +166,5 @@ class LiveDraw:
 
     def close(self) -> None:
         """Remove the view (the page then draws the final result)."""
+        self.shows_time_left = False
         self.slot.empty()

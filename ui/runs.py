@@ -45,7 +45,8 @@ class RunProgress:
 
     The time left is extrapolated from the throughput measured so far in this
     run, shown once a run has taken a few seconds; a cached run never shows
-    the bar at all.  ``listener`` (optional) receives every
+    the bar at all.  While a listener shows its own estimate (a live view
+    with ``shows_time_left``), the bar shows none: one screen, one estimate.  ``listener`` (optional) receives every
     :class:`~dbpa_core.audit.runner.RunUpdate` too, the arms as they are drawn
     included: the one place a live view (clouds, null) can follow a run.
     """
@@ -68,7 +69,7 @@ class RunProgress:
         fraction = min(1.0, (self.step + min(1.0, fraction_of_step)) / self.n_steps)
         elapsed = time.monotonic() - self.started
         left = ""
-        if elapsed > 3 and 0.02 < fraction < 1:
+        if elapsed > 3 and 0.02 < fraction < 1 and not getattr(self.listener, "shows_time_left", False):
             seconds = elapsed * (1 - fraction) / fraction
             left = f" · about {seconds:.0f} s left" if seconds < 120 else f" · about {seconds / 60:.0f} min left"
         self._bar.progress(fraction, text=f"{self.label}: {text}{left}")
@@ -179,6 +180,26 @@ def _result(key: str, _request: AuditRequest, _backends: dict, _computed=None):
     if _computed is not None:
         return _computed
     return run(_request, offline=True, **_backends)
+
+
+def calls_a_paid_api(settings: Settings, request: AuditRequest) -> bool:
+    """Whether running ``request`` now would call an OpenAI-compatible API (which may bill for it).
+
+    False when the shared cache or the store already holds every output and
+    embedding it needs (nothing is called), and for the simulated, recorded
+    and local backends (free, on this machine).  A page that runs by itself
+    (the home page) asks before such a run instead of spending unasked.
+    """
+    from dbpa_core.audit.runner import NotStored
+
+    if all(config.backend != "openai" for config in (request.sampler, request.sampler_of(True))):
+        return False
+    tested = request.tests_only()
+    try:
+        _result(tested.key, tested, _backends(settings, tested))
+    except NotStored:
+        return True
+    return False
 
 
 def family(settings: Settings, request: AuditRequest, *, progress: RunProgress | None = None,
