@@ -274,8 +274,8 @@ def test_model_audit_recorded(app):
     at = open_page(app, "model_audit")
     from dbpa_core.rut.pools import POOLS_FILE, load_rut_pools
 
-    scored = len(load_rut_pools(POOLS_FILE).prompts)  # the prompts the shipped recording scored (44 of the 120)
-    assert metric(at, "Prompts") == str(min(100, scored)) and metric(at, "Reference answers m") == "100"
+    assert len(load_rut_pools(POOLS_FILE).prompts) == 120  # the shipped recording holds every prompt of the protocol
+    assert metric(at, "Prompts") == "100" and metric(at, "Reference answers m") == "100"  # as in the paper
     at.selectbox(key="rut_target").set_value("dan").run()
     at.slider(key="rut_q").set_value(1.0).run()
     assert not at.exception
