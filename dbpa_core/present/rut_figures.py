@@ -30,7 +30,7 @@ def power_curves(curves: dict, labels: dict | None = None, *, columns: int = 3) 
     labels = labels or {}
     rows = -(-len(names) // columns)
     first = next(iter(curves.values()))
-    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, vertical_spacing=0.14,
+    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True, vertical_spacing=0.2,
                            # wrapped: a long name over the right-hand column ran past the chart at 1024 px
                            subplot_titles=["<br>".join(textwrap.wrap(html.escape(labels.get(n, n)), 24))
                                            for n in names])
@@ -45,11 +45,14 @@ def power_curves(curves: dict, labels: dict | None = None, *, columns: int = 3) 
                              row=index // columns + 1, col=index % columns + 1)
     figure.add_hline(y=first.alpha, line=dict(dash="dot", color="grey", width=1))
     figure.update_yaxes(range=[0, 1.05])
-    figure.update_xaxes(title_text="share q of answers substituted", row=rows)
+    # Short: three side by side at 1024 px ran into each other (the caption says what q is).
+    figure.update_xaxes(title_text="share q substituted", row=rows)
     figure.update_yaxes(title_text="power", col=1)
     # Short enough for 1024 px; the settings (audits per q, n, m) are in the page's caption and the export.
+    # The top margin leaves room for the two-line panel titles above the first row (under the figure's
+    # title, which they overlapped with the default 50 px).
     figure.update_layout(title=f"Power against the share q (dotted: α = {first.alpha:g})",
-                         height=280 * rows + 120, **LAYOUT)
+                         height=300 * rows + 170, **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": 110}})
     return figure
 
 
@@ -70,8 +73,11 @@ def power_auc_bars(curves: dict, labels: dict | None = None) -> go.Figure:
     figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash="dot", color="grey"),
                                 name=f"{alpha:g}: power ≈ α at every q (nothing detected)"))
     figure.update_layout(barmode="group", title="Power AUC over q ∈ [0, 1] (1: detected at every share q > 0)",
-                         yaxis_title="power AUC", yaxis_range=[0, 1.1], xaxis_tickangle=0,
-                         **{**LAYOUT, "legend": dict(orientation="h", y=-0.25)})
+                         yaxis_title="power AUC", yaxis_range=[0, 1.1], xaxis_tickangle=0, height=500,
+                         # The legend at the bottom of the figure, below the (up to three-line) substitute names:
+                         # placed relative to the plot, it covered them.
+                         **{**LAYOUT, "margin": {**LAYOUT["margin"], "b": 150},
+                            "legend": dict(orientation="h", yref="container", y=0.02, yanchor="bottom")})
     return figure
 
 
