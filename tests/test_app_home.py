@@ -291,6 +291,19 @@ def counted(headers: list[str], k: int) -> tuple[list[int], list[tuple[int, ...]
     return [sum(c) for c in counts], counts
 
 
+def assert_followed_live(headers: list[str], charts: list[str], k: int) -> None:
+    """A live view of k per arm was followed to the end: there at once, each redraw with more outputs (the
+    first output as soon as it came), the time left read from the measured throughput, the null and P0/P1."""
+    import re
+
+    totals, counts = counted(headers, k)
+    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 2 * k, headers
+    assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first output as soon as it came
+    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
+                         r"drawn", header) for header in headers), headers
+    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+
+
 @pytest.mark.slow
 def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     """On the local backend (the packaged SmolLM2) the home page draws the chosen intervention's two arms first and
@@ -298,19 +311,13 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     appear once both arms have two, the time left is read from the measured throughput, and the view gives way to
     the final result.
     Audit one perturbation is followed live too, starting from the outputs the store already holds."""
-    import re
 
     from test_app import open_page
 
     headers, charts = follow_live_views(monkeypatch)
     # Tiny draws (8 tokens, B = 100): the machine the tests run on may be shared and slow.
     at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
-    totals, counts = counted(headers, 5)
-    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 10, headers
-    assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first output as soon as it came
-    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
-                         r"drawn", header) for header in headers), headers
-    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    assert_followed_live(headers, charts, 5)
     assert metric(at, "Observed JSD") and not [m for m in at.markdown if m.value.startswith("**Live:")]
 
     headers.clear()
@@ -364,7 +371,6 @@ def test_an_openai_compatible_draw_is_shown_live(tmp_path, monkeypatch, llama_se
     calls, the null and P0/P1 appear once both arms have two, the time left is read from the measured throughput,
     the run's bar shows no second estimate, and the view gives way to the final result.
     The home page, which draws by itself on free backends, asks before it calls the API."""
-    import re
 
     from streamlit.delta_generator import DeltaGenerator
 
@@ -390,12 +396,7 @@ def test_an_openai_compatible_draw_is_shown_live(tmp_path, monkeypatch, llama_se
     at.number_input(key="one_b").set_value(100).run()
     at.button(key="one_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    totals, counts = counted(headers, 6)
-    assert len(totals) >= 3 and totals == sorted(set(totals)) and totals[-1] == 12, headers
-    assert counts[:2] == [(0, 0), (1, 0)]  # the empty view at once, then the first answer as soon as it came
-    assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
-                         r"drawn", header) for header in headers), headers
-    assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    assert_followed_live(headers, charts, 6)
     assert bars and not [text for text in bars if " left" in text], bars  # the live view's estimate is the one
     assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]
     # Asked, the home page draws: the chosen intervention followed live, then its result.

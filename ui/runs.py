@@ -46,7 +46,8 @@ class RunProgress:
     The time left is extrapolated from the throughput measured so far in this
     run, shown once a run has taken a few seconds; a cached run never shows
     the bar at all.  While a listener shows its own estimate (a live view
-    with ``shows_time_left``), the bar shows none: one screen, one estimate.  ``listener`` (optional) receives every
+    with ``shows_time_left``), the bar shows none: one screen, one estimate.
+    ``listener`` (optional) receives every
     :class:`~dbpa_core.audit.runner.RunUpdate` too, the arms as they are drawn
     included: the one place a live view (clouds, null) can follow a run.
     """
