@@ -423,8 +423,9 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         # The typical outputs are listed under the table, for the significant themes only (they are the
         # findings): a column of long texts would squeeze the table at 1024 px.
         table = ex.themes_table(found, arms=arms).drop(columns="typical output")
-        for column in ("p", "q (BH)"):
-            table[column] = [format_pvalue(value) for value in table[column]]
+        # p at its floor 1/(B+1) reads "≤ …" as on the p-value card; q is a BH adjustment, not a floor.
+        table["p"] = [format_pvalue(value, found.n_resamples) for value in table["p"]]
+        table["q (BH)"] = [format_pvalue(value) for value in table["q (BH)"]]
         for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
             table[column] = [f"{value:g}" for value in table[column]]
         st.table(table, hide_index=True)  # static: every cell wraps, nothing is cut
