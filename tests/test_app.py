@@ -334,6 +334,53 @@ def test_stability_live_needs_a_model_that_answers(app):
     assert any("A live run needs a model that answers" in e.value for e in at.error)
 
 
+def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
+    """A live search on the packaged SmolLM2: Table 1 for the sidebar's model on the items searched, read in a
+    sentence; the JSON download says what the screen says; a second run replays the store (no new call); a new
+    input marks the result out of date and withdraws its download."""
+    import json
+    import sqlite3
+
+    sent = capture_downloads(monkeypatch)
+    # The home page draws by itself on the local backend: keep its draw tiny.
+    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=3, home_b=100, timeout=1500)
+    at = open_page(at, "stability")
+    at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
+    at.radio(key="stab_live_source").set_value("shipped").run()
+    at.number_input(key="stab_live_n").set_value(2).run()
+    at.number_input(key="stab_live_k").set_value(1).run()
+    at.number_input(key="stab_live_depth").set_value(1).run()
+    at.number_input(key="stab_live_b").set_value(50).run()
+    assert not at.exception and not any("Out of date" in w.value for w in at.warning)
+    at.button(key="stab_live_run").click().run()
+    assert not at.exception, at.exception
+    ours = at.dataframe[0].value
+    assert list(ours["model"]) == ["local SmolLM2 (sidebar)"]
+    assert 0 <= ours["Adversarial %"].iloc[0] <= 1 and ours["error rate (original)"].iloc[0] in (0, 0.5, 1)
+    readings = [c.value for c in at.caption if "items as written" in c.value]
+    assert len(readings) == 1 and "of the 2 items" in readings[0], readings
+    record = json.loads(sent["stability_live.json"])
+    row = record["rows"][0]
+    assert row["model"] == "local SmolLM2 (sidebar)" and row["n_items"] == 2
+    assert row["adversarial_fraction"] == pytest.approx(ours["Adversarial %"].iloc[0])
+    assert record["settings"]["n_resamples"] == 50 and record["settings"]["source"] == "live search (runs passed in)"
+
+    def calls() -> int:
+        with sqlite3.connect(tmp_path / "store.sqlite") as db:
+            return sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for (t,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+    stored = calls()
+    assert stored > 0
+    at.button(key="stab_live_run").click().run()  # every call is in the store: replayed, nothing new drawn
+    assert not at.exception and calls() == stored and at.dataframe[0].value.equals(ours)
+
+    sent.clear()
+    at.number_input(key="stab_live_n").set_value(1).run()
+    assert any("Out of date" in w.value for w in at.warning)
+    assert "stability_live.json" not in sent  # no download of a result that no longer answers the inputs
+
+
 def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypatch):
     """A dead endpoint: the error names the URL and what was kept; the run's bar and Cancel button are gone."""
     from servers import free_port

@@ -346,6 +346,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
         assert curve[0] == 0 and np.all(curve[1:] >= curve[:-1] - 1e-9)  # R rises with r (∞: out of reach)
     assert "Vicuna-13B" in record["paper_printed"]["alpaca"]
     study = stability_study(n_resamples=0)
+    assert study.settings["source"] == "assets/recorded/audits/stability_search.json.gz"  # a live run says so
     task = study.tasks[0]
     figure = stability_figure(study, task, "ratio")
     assert len(figure.data) == len(TARGETS) and figure.layout.xaxis.type == "log"

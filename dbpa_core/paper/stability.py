@@ -201,6 +201,8 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
     """
     if not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise ValueError(f"`n_resamples` must be a non-negative integer; got {n_resamples!r}.")
+    # Where the searches came from, for the record: a live run's export must not name the recorded file.
+    source = "assets/recorded/audits/stability_search.json.gz" if runs is None else "live search (runs passed in)"
     runs = recorded_runs(cost=cost) if runs is None else runs
     theta = paper_thetas(1.0, c=PAPER_C)
     rng = np.random.default_rng(seed)
@@ -218,5 +220,5 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
         if progress is not None:
             progress(f"stability: {task}", done, len(tasks))
     settings = {"cost": cost, "r": PAPER_R, "r_high": HIGH_R, "c": PAPER_C, "theta1=theta2": theta[0], "n_resamples": n_resamples,
-                "seed": seed, "source": "assets/recorded/audits/stability_search.json.gz"}
+                "seed": seed, "source": source}
     return StabilityStudy(tuple(rows), RATIOS, RISKS, settings)
