@@ -8,9 +8,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 
@@ -135,9 +137,6 @@ def misbehaving_server(script):
     requests)``, ``requests`` being the list of JSON bodies received.  The
     server is stopped at the end (sleeping handlers are woken and dropped).
     """
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     requests: list[dict] = []
     lock = threading.Lock()
     stopping = threading.Event()
@@ -221,3 +220,41 @@ def misbehaving_server(script):
     finally:
         stop()
         thread.join(10)
+
+
+class LocalAPI:
+    """An HTTP server on 127.0.0.1 (free port) that answers every call with :meth:`answer` (a subclass
+    routes on the method and path: OpenAI's Files and Batches endpoints, say); a context manager."""
+
+    def __init__(self):
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def respond(self):
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                payload, content_type = api.answer(self.command, self.path, self.headers, raw)
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = respond
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def answer(self, method: str, path: str, headers, raw: bytes) -> tuple[dict | str, str]:
+        raise NotImplementedError
+
+    def __enter__(self):
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()

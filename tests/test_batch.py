@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
@@ -22,6 +20,7 @@ from dbpa_core.data.store import SampleStore
 from dbpa_core.present.batch import read_export
 from dbpa_core.embedders.openai_compatible import OpenAIEmbedder
 from dbpa_core.samplers.openai_compatible import OpenAISampler
+from servers import LocalAPI
 
 # Nothing listens there: a SPEC naming it can be exported and imported, never sampled live.
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -116,43 +115,6 @@ def test_round_trip_through_a_real_server_equals_the_live_audit(tmp_path, llama_
 
 
 # ------------------------------------------------ exported = what is sent live
-class LocalAPI:
-    """An HTTP server on 127.0.0.1 (free port) that answers every call with :meth:`answer`."""
-
-    def __init__(self):
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def respond(self):
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                payload, content_type = api.answer(self.command, self.path, self.headers, raw)
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = respond
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_port}/v1"
-
-    def answer(self, method: str, path: str, headers, raw: bytes) -> tuple[dict | str, str]:
-        raise NotImplementedError
-
-    def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class RecordingServer(LocalAPI):
     """An OpenAI-compatible chat endpoint that records every request body it receives."""
 

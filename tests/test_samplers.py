@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from dbpa_core.samplers import (DEFAULT_TEMPERATURE, SAMPLER_SETTINGS, SAMPLERS,
 from dbpa_core.samplers.base import Completion
 from dbpa_core.samplers.simulated import _GENERIC_FACETS
 from dbpa_core.data.scenarios import load_scenarios
+from servers import Reply, chat_completion, misbehaving_server
 
 SCENARIOS = load_scenarios()
 CVD = SCENARIOS["cvd_nice"]
@@ -183,97 +182,52 @@ class TestOpenAICompatible:
 
     def test_retries_429_and_5xx_with_backoff(self):
         """A real HTTP server that answers 429, then 503, then a completion."""
-        calls = []
+        def script(number, body):
+            if number == 0:
+                return Reply({"error": {"message": "slow down"}}, status=429, headers={"retry-after-ms": "50"})
+            if number == 1:
+                return Reply({"error": {"message": "slow down"}}, status=503)
+            return Reply(chat_completion("ok after retries"))
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers["Content-Length"]))
-                calls.append(self.path)
-                status = {1: 429, 2: 503}.get(len(calls), 200)
-                body = {"error": {"message": "slow down"}} if status != 200 else {
-                    "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": "ok after retries"}}]}
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                if status == 429:
-                    self.send_header("retry-after-ms", "50")
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            sampler = get_sampler("openai", model="m", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                                  max_retries=3, timeout=10)
+        with misbehaving_server(script) as (base_url, requests):
+            sampler = get_sampler("openai", model="m", base_url=base_url, max_retries=3, timeout=10)
             assert sampler.sample("hi", 1) == ["ok after retries"]
-            assert len(calls) == 3
-        finally:
-            server.shutdown()
-            server.server_close()
+        assert len(requests) == 3
 
 
 class _ChatServer:
     """A real HTTP server on 127.0.0.1 answering chat completions after ``delay`` s; it records when each
     request arrived and how many were in flight at once, and answers 429 (Retry-After) to the requests
-    numbered in ``refuse``."""
+    numbered (from 1) in ``refuse``."""
 
     def __init__(self, delay: float = 0.2, refuse: dict | None = None):
         self.arrivals, self.in_flight, self.most_in_flight = [], 0, 0
         self.refused_at = []
-        lock = threading.Lock()
-        outer = self
+        self._delay, self._refuse, self._lock = delay, refuse or {}, threading.Lock()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                self.rfile.read(int(self.headers["Content-Length"]))
-                with lock:
-                    outer.arrivals.append(time.monotonic())
-                    number = len(outer.arrivals)
-                    outer.in_flight += 1
-                    outer.most_in_flight = max(outer.most_in_flight, outer.in_flight)
-                try:
-                    if number in (refuse or {}):
-                        outer.refused_at.append(time.monotonic())
-                        self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": refuse[number]})
-                        return
-                    time.sleep(delay)
-                    self._reply(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": f"reply {number}"}}]})
-                finally:
-                    with lock:
-                        outer.in_flight -= 1
-
-            def _reply(self, status, body, headers=None):
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+    def _script(self, number, body):
+        with self._lock:
+            self.arrivals.append(time.monotonic())
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if number + 1 in self._refuse:
+                self.refused_at.append(time.monotonic())
+                return Reply({"error": {"message": "slow down"}}, status=429,
+                             headers={"Retry-After": self._refuse[number + 1]})
+            time.sleep(self._delay)
+            return Reply(chat_completion(f"reply {number + 1}"))
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     def __enter__(self):
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._server = misbehaving_server(self._script)
+        self.url, _ = self._server.__enter__()
         return self
 
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        return self._server.__exit__(*exc)
 
 
 class TestConcurrency:
