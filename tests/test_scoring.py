@@ -8,12 +8,33 @@ import pytest
 from dbpa_core.stability.grader import is_correct
 from dbpa_core.stability.rewrites import REWRITES, rewrite
 from dbpa_core.samplers import get_sampler
-from dbpa_core.rut.scoring import SCORES, ReferenceScorer, scores_of
+from dbpa_core.rut.scoring import SCORES, ReferenceScorer, scores_of, token_statistics_from_logits
 
 
 @pytest.fixture(scope="module")
 def scorer():
     return ReferenceScorer()
+
+
+def test_token_statistics_agree_with_scipy():
+    """log p, rank and entropy from a logits matrix = scipy's log_softmax and entropy and a brute-force rank, on
+    float32 logits of a vocabulary's size and spread, with ties (a rank counts only strictly larger logits)."""
+    from scipy.special import log_softmax
+    from scipy.stats import entropy as scipy_entropy
+
+    rng = np.random.default_rng(0)
+    logits = (rng.normal(0, 4, size=(7, 49_152)) + 20).astype(np.float32)
+    tokens = [0, 5, 49_151, 17, 17, 3, 12]
+    logits[1, :100] = logits[1, 5]  # 99 ties with the chosen token: rank unchanged by them
+    logits[2, 49_151] = logits[2].max()  # the top choice (tied with another maximum)
+    logp, ranks, entropy = token_statistics_from_logits(logits, tokens)
+    reference = log_softmax(logits.astype(np.float64), axis=1)
+    np.testing.assert_allclose(logp, reference[np.arange(7), tokens], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(entropy, scipy_entropy(np.exp(reference), axis=1), rtol=1e-10)
+    assert list(ranks) == [1 + int((row > row[t]).sum()) for row, t in zip(logits, tokens)]
+    assert ranks[2] == 1 and ranks[1] == 1 + int((logits[1] > logits[1, 5]).sum())
+    empty = token_statistics_from_logits(np.zeros((0, 4), np.float32), [])
+    assert all(a.shape == (0,) for a in empty)
 
 
 def test_scores_match_the_samplers_logprobs(scorer):

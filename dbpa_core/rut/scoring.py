@@ -33,7 +33,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_softmax
 
 from ..samplers.local import get_engine, load_llama, model_lock, resolve_model
 
@@ -63,12 +62,19 @@ def token_statistics_from_logits(logits: np.ndarray, tokens) -> tuple[np.ndarray
     target = np.asarray(tokens, dtype=np.int64)
     if target.size == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    logits = np.asarray(logits, dtype=np.float64)
+    # One float64 copy, shifted in place by each row's maximum: the shift is exact for float32 logits (a
+    # difference of two float32 values fits a float64), so ranks compare the model's own numbers.
+    shifted = np.array(logits, dtype=np.float64)
+    shifted -= shifted.max(axis=1, keepdims=True)
     rows = np.arange(target.size)
-    logp = log_softmax(logits, axis=1)
-    ranks = 1 + (logits > logits[rows, target][:, None]).sum(axis=1)
-    entropy = -(np.exp(logp) * logp).sum(axis=1)
-    return logp[rows, target], ranks.astype(np.float64), entropy
+    chosen = shifted[rows, target]
+    ranks = 1 + np.count_nonzero(shifted > chosen[:, None], axis=1)
+    weights = np.exp(shifted)
+    total = weights.sum(axis=1)
+    log_total = np.log(total)
+    # log p = x − log Z and H = log Z − Σ p·x (x: the shifted logits, Z = Σ exp x): one exp over the vocabulary.
+    entropy = log_total - np.einsum("ij,ij->i", weights, shifted) / total
+    return chosen - log_total, ranks.astype(np.float64), entropy
 
 
 @dataclass(frozen=True)

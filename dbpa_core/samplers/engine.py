@@ -204,9 +204,11 @@ class LlamaEngine:
             self._decode(context, batch, [(t, start + j, 0, start + j == len(tokens) - 1) for j, t in enumerate(chunk)])
         return self._row_logits(context, -1).copy()
 
-    def _logits(self, context, n_rows: int) -> np.ndarray:
+    def _logits(self, context, n_rows: int, *, copy: bool = True) -> np.ndarray:
+        """The last step's ``n_rows`` rows of logits; ``copy=False``: a view, valid until the next decode."""
         pointer = self._api.llama_get_logits(context)
-        return np.ctypeslib.as_array(pointer, shape=(n_rows, self.n_vocab)).copy()
+        rows = np.ctypeslib.as_array(pointer, shape=(n_rows, self.n_vocab))
+        return rows.copy() if copy else rows
 
     # -- generation ------------------------------------------------------------------------------------
 
@@ -350,7 +352,7 @@ class LlamaEngine:
 
     def score_iter(self, prompt: Sequence[int], completions: Sequence[Sequence[int]], *, width: int = 16
                    ) -> Iterator[tuple[int, np.ndarray]]:
-        """Yield ``(j, logits)`` for each completion: the model's logits before each of its tokens.
+        """Yield ``(j, logits)`` for each completion (shortest first): the model's logits before each of its tokens.
 
         ``logits`` has shape (len(completions[j]), n_vocab): row t is the
         distribution of token t given the prompt and tokens 0..t-1.  The
@@ -382,15 +384,17 @@ class LlamaEngine:
         try:
             first = self._eval_prompt(context, batch, prompt, n_batch)
             memory = api.llama_get_memory(context)
+            # Shortest first, so that a step's completions are of like lengths and little is spent on padding
+            # (a completion's scores do not depend on its neighbours: see above).
+            order = sorted(range(len(completions)), key=lambda i: len(completions[i]))
             j = 0
-            while j < len(completions):
-                # As many completions as fit in one step once padded to the longest of them.
-                group = [j]
-                length = len(completions[j])
-                while (j + len(group) < len(completions) and len(group) < width
-                       and (len(group) + 1) * max(length, len(completions[j + len(group)])) <= n_batch):
-                    length = max(length, len(completions[j + len(group)]))
-                    group.append(j + len(group))
+            while j < len(order):
+                # As many completions as fit in one step once padded to the longest of them (the last, sorted).
+                group = [order[j]]
+                while (j + len(group) < len(order) and len(group) < width
+                       and (len(group) + 1) * len(completions[order[j + len(group)]]) <= n_batch):
+                    group.append(order[j + len(group)])
+                length = len(completions[group[-1]])
                 j += len(group)
                 rows = []
                 for stream, index in enumerate(group, start=1):
@@ -400,12 +404,18 @@ class LlamaEngine:
                     padded = tokens + [tokens[-1]] * (length - len(tokens)) if tokens else []
                     # Logits at t predict token t + 1: wanted for t < T - 1 only.
                     rows += [(token, len(prompt) + t, stream, t < len(tokens) - 1) for t, token in enumerate(padded)]
-                outputs = []
-                for chunk in range(0, len(rows), n_batch):  # one completion longer than a step: in pieces
-                    part = rows[chunk:chunk + n_batch]
-                    self._decode(context, batch, part)
-                    outputs.append(self._logits(context, sum(row[3] for row in part)))
-                logits = np.concatenate(outputs) if outputs else np.zeros((0, self.n_vocab), np.float32)
+                pieces = [rows[chunk:chunk + n_batch] for chunk in range(0, len(rows), n_batch)]
+                if len(pieces) == 1:
+                    # One step (the usual case): read llama.cpp's logits in place; each completion's rows are
+                    # copied out below before the next step overwrites them (no 90 MB copy of the whole step).
+                    self._decode(context, batch, pieces[0])
+                    logits = self._logits(context, sum(row[3] for row in pieces[0]), copy=False)
+                else:  # one completion longer than a step: in pieces, each piece's logits kept
+                    outputs = []
+                    for part in pieces:
+                        self._decode(context, batch, part)
+                        outputs.append(self._logits(context, sum(row[3] for row in part)))
+                    logits = np.concatenate(outputs) if outputs else np.zeros((0, self.n_vocab), np.float32)
                 offset = 0
                 for index in group:
                     n = max(0, len(completions[index]) - 1)
