@@ -56,6 +56,34 @@ def test_outputs_do_not_depend_on_the_batch(local):
     assert local.sample(PROMPT, 12, max_tokens=16, seed=8) != batch  # the seed matters
 
 
+def test_a_prompt_evaluated_last_is_reused_bit_for_bit(local, monkeypatch):
+    """A second call on the same prompt and shape reuses the prompt's cache (no evaluation) and draws what a
+    cleared engine draws; another prompt, or scoring in between, evaluates afresh and changes nothing."""
+    engine = local.engine
+    evaluated = []
+    real = type(engine)._eval_prompt
+    monkeypatch.setattr(type(engine), "_eval_prompt",
+                        lambda self, *args, **kwargs: evaluated.append(len(args[2])) or real(self, *args, **kwargs))
+    tokens = engine.chat_prompt(local.messages(PROMPT, None))
+    seeds = [sample_seed(4, i) for i in range(3)]
+
+    def draw(prompt_tokens=tokens):  # tokens and their log-probabilities, bit for bit
+        return [(g.tokens, g.token_logprobs) for g in engine.generate(prompt_tokens, seeds, temperature=0.9,
+                                                                      max_tokens=12, logprobs=True, width=3)]
+
+    engine.close_contexts()
+    fresh = draw()
+    assert len(evaluated) == 1
+    assert draw() == fresh and len(evaluated) == 1  # reused: no second evaluation, the same draws
+    draw(engine.chat_prompt(local.messages("Name a colour.", None)))
+    assert len(evaluated) == 2
+    assert draw() == fresh and len(evaluated) == 3  # back to the first prompt: evaluated again, same draws
+    list(engine.score_iter(tokens, [list(t) for t, _ in fresh], width=2))  # another shape: its own context
+    assert draw() == fresh
+    engine.close_contexts()
+    assert draw() == fresh
+
+
 def test_chat_template_no_echo_and_max_tokens(local):
     """The model answers as the assistant: no prompt, no role header, no control token; at most max_tokens."""
     sampler = get_sampler("local", logprobs=True, batch_size=8)

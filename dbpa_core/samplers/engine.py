@@ -89,6 +89,8 @@ class LlamaEngine:
         template = api.llama_model_chat_template(self._model, None)
         self.chat_template = template.decode("utf-8") if template else None
         self._contexts: dict[tuple[int, int], object] = {}
+        # (context key, prompt tokens, the prompt's last row of logits) of the prompt stream 0 holds, if any.
+        self._prompt_cache: tuple[tuple[int, int], tuple[int, ...], np.ndarray] | None = None
         # Candidates for the sampler chains: llama_token_data {id, logit, p}, reused every step.
         self._candidates = np.zeros(self.n_vocab, dtype=np.dtype(
             [("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True))
@@ -149,8 +151,25 @@ class LlamaEngine:
 
     # -- contexts --------------------------------------------------------------------------------------
 
+    def _prompt_context(self, n_seq: int, n_cells: int, prompt: Sequence[int], batch, n_batch: int):
+        """A context of ``n_seq`` streams whose stream 0 holds ``prompt``, and the prompt's last row of logits.
+
+        When the last call evaluated the same prompt into a context of the same shape, its stream 0 is
+        reused as it is (as ``llama_cpp.Llama`` keeps a prompt's prefix): evaluating a prompt again gives
+        the same cache bit for bit, so only the time changes.  The other streams are emptied before use.
+        """
+        key, tokens = (n_seq, n_cells), tuple(prompt)
+        cached = self._prompt_cache
+        if cached is not None and cached[0] == key and cached[1] == tokens and key in self._contexts:
+            return self._contexts[key], cached[2]
+        context = self._context(n_seq, n_cells)
+        first = self._eval_prompt(context, batch, prompt, n_batch)
+        self._prompt_cache = (key, tokens, first)
+        return context, first
+
     def _context(self, n_seq: int, n_cells: int):
         """A context with ``n_seq`` KV streams of ``n_cells`` cells each (cached; cleared before use)."""
+        self._prompt_cache = None  # cleared or new: it holds no prompt
         key = (n_seq, n_cells)
         context = self._contexts.get(key)
         if context is None:
@@ -174,6 +193,7 @@ class LlamaEngine:
         return context
 
     def close_contexts(self) -> None:
+        self._prompt_cache = None
         for context in self._contexts.values():
             self._api.llama_free(context)
         self._contexts.clear()
@@ -257,12 +277,12 @@ class LlamaEngine:
                              f"{self.n_ctx}-token context (`n_ctx`): shorten the prompt or lower `max_tokens`.")
         n_cells = -(-(len(prompt) + max_tokens + 1) // CTX_PAD) * CTX_PAD
         # Stream 0 keeps the prompt; streams 1..width decode.
-        context = self._context(width + 1, n_cells)
         n_batch = max(PROMPT_BATCH, width)
         batch = api.llama_batch_init(n_batch, 0, 1)
         chains: dict[int, object] = {}
         try:
-            first = self._eval_prompt(context, batch, prompt, n_batch)  # predicts every first token
+            # The prompt's last row predicts every first token.
+            context, first = self._prompt_context(width + 1, n_cells, prompt, batch, n_batch)
             memory = api.llama_get_memory(context)
             pending = iter(range(n_seq))
             live: dict[int, dict] = {}  # stream → {"j", "tokens", "scores"}
@@ -378,11 +398,10 @@ class LlamaEngine:
                              f"{self.n_ctx}-token context (`n_ctx`).")
         width = max(1, min(int(width), len(completions)))
         n_cells = -(-(len(prompt) + longest + 1) // CTX_PAD) * CTX_PAD
-        context = self._context(width + 1, n_cells)
         n_batch = max(PROMPT_BATCH, width)
         batch = api.llama_batch_init(n_batch, 0, 1)
         try:
-            first = self._eval_prompt(context, batch, prompt, n_batch)
+            context, first = self._prompt_context(width + 1, n_cells, prompt, batch, n_batch)
             memory = api.llama_get_memory(context)
             # Shortest first, so that a step's completions are of like lengths and little is spent on padding
             # (a completion's scores do not depend on its neighbours: see above).
