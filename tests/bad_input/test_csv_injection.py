@@ -25,6 +25,14 @@ NUMBERS = ["-0.5", "+3", "-1e-3", "12", "-.5"]
 RISKY = re.compile(r"^\s*[=+\-@\t\r＝＋－＠]")
 
 
+def test_streamlit_writes_no_csv_of_its_own():
+    """st.dataframe's own "Download as CSV" bypasses csv_safe: the app's config turns it off."""
+    import tomllib
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["disableDataExport"] is True
+
+
 @pytest.mark.parametrize("text", FORMULAS)
 def test_formula_cells_are_neutralised(text):
     assert csv_safe(text) == "'" + text
