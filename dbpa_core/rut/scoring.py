@@ -62,13 +62,14 @@ def token_statistics_from_logits(logits: np.ndarray, tokens) -> tuple[np.ndarray
     target = np.asarray(tokens, dtype=np.int64)
     if target.size == 0:
         return np.zeros(0), np.zeros(0), np.zeros(0)
-    # One float64 copy, shifted in place by each row's maximum: the shift is exact for float32 logits (a
-    # difference of two float32 values fits a float64), so ranks compare the model's own numbers.
+    logits = np.asarray(logits)
+    rows = np.arange(target.size)
+    # Ranks compare the model's own numbers (no shift, no rounding that could make two logits tie).
+    ranks = 1 + np.count_nonzero(logits > logits[rows, target][:, None], axis=1)
+    # One float64 copy, shifted in place by each row's maximum (no overflow in exp).
     shifted = np.array(logits, dtype=np.float64)
     shifted -= shifted.max(axis=1, keepdims=True)
-    rows = np.arange(target.size)
     chosen = shifted[rows, target]
-    ranks = 1 + np.count_nonzero(shifted > chosen[:, None], axis=1)
     weights = np.exp(shifted)
     total = weights.sum(axis=1)
     log_total = np.log(total)
