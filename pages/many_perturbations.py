@@ -4,10 +4,10 @@ import streamlit as st
 
 from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
-from dbpa_core.present.readings import read_family, read_sequential
+from dbpa_core.present.readings import read_family, read_power_check, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
-from dbpa_core.stats.power import required_sample_size, simulate_power
+from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power
 from ui.components import (cost_note, detection_and_control, family_downloads, guard, provenance,
                            settings_inputs, show_table, what_changed)
 from ui.freshness import keep, result_area
@@ -16,6 +16,9 @@ from ui.runs import Audited, family_explanations, scenario_request
 from ui.runs import family as run_family
 from ui.runs import shared
 from ui.sidebar import current_settings
+
+#: Beyond these a check by simulation of the planner (60 audits at each of 4 sample sizes) takes minutes.
+MAX_SIMULATED_RESAMPLES, MAX_SIMULATED_K = 20_000, 400
 
 settings = current_settings()
 st.title("Many perturbations")
@@ -101,17 +104,27 @@ with guard():
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")
     columns = st.columns(4)
-    effect = columns[0].number_input("Standardised effect ω", 0.05, 5.0, 0.5, 0.05, key="plan_effect")
+    effect = columns[0].number_input("Effect ω (Cohen's d)", 0.05, 5.0, 0.5, 0.05, key="plan_effect",
+                                     help="The shift of the outputs' mean, in standard deviations of one output: "
+                                          "0.2 small, 0.5 medium, 0.8 large.")
     power = columns[1].slider("Power 1 − β", 0.5, 0.99, 0.8, key="plan_power")
     m = int(columns[2].number_input("Perturbations m", 1, 1000, max(1, len(chosen)), key="plan_m"))
     plan_alpha = columns[3].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="plan_alpha")
     needed = required_sample_size(effect, alpha=plan_alpha, power=power, m=m)
     st.metric("Samples per arm k needed", needed)
-    st.caption(f"To detect a shift of {effect:g} noise units with probability {power:.0%} while testing {m} "
-               f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm.")
-    if st.button("Check by simulation", key="plan_simulate"):
-        plan = dict(sample_sizes=sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2}),
-                    shift=effect, n_trials=60, alpha=plan_alpha / m, n_resamples=199, rng=settings.seed)
+    st.caption(f"To detect a shift of {effect:g} standard deviations with probability {power:.0%} while testing {m} "
+               f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
+               "(k = 2((z₁₋α/(2m) + z₁₋β)/ω)², the normal approximation; the paper gives the rule up to its "
+               "constant). It holds for a shift along one direction that the embedding keeps; when many directions "
+               "do not move, DBPA needs more: a pilot audit's standardised effect × √(2/k) is the better ω.")
+    plan_resamples = resamples_for(plan_alpha / m)
+    sizes = sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2})
+    if plan_resamples > MAX_SIMULATED_RESAMPLES or sizes[-1] > MAX_SIMULATED_K:
+        st.caption(f"No simulation for this plan: α/m = {plan_alpha / m:.2g} or k = {needed} is beyond what a check "
+                   "by simulation can resolve here in reasonable time.")
+    elif st.button("Check by simulation", key="plan_simulate"):
+        plan = dict(sample_sizes=sizes, generator=gaussian_shift(effect, dim=1), n_trials=60,
+                    alpha=plan_alpha / m, n_resamples=plan_resamples, rng=settings.seed)
 
         def simulate():
             bar = st.progress(0.0, text="Simulating audits")
@@ -119,7 +132,11 @@ with guard():
             bar.empty()
             return simulated
 
-        curve = shared("power", repr(sorted(plan.items())), simulate)  # computed once per plan, for everyone
+        key = repr(sorted((k, v) for k, v in plan.items() if k != "generator")) + f"|shift={effect!r}"
+        curve = shared("power", key, simulate)  # computed once per plan, for everyone
         st.plotly_chart(power_curve(curve, target_power=power), width="stretch", key="plan_curve")
-        st.caption("Each point is the share of simulated audits (Gaussian mean shift, energy distance) that "
-                   "reject at α/m; bars are 95% intervals.")
+        st.markdown(read_power_check(curve, needed, power))
+        st.caption(f"Each point is the share of simulated audits that reject at α/m = {plan_alpha / m:.2g} "
+                   f"(B = {plan_resamples:,} re-splits): two arms of k outputs, one a normal shift of {effect:g} "
+                   "standard deviations from the other, tested by DBPA with the energy distance; bars are 95% "
+                   "intervals.")

@@ -123,6 +123,13 @@ def test_many_perturbations(app):
     needed = int(metric(at, "Samples per arm k needed"))
     at.number_input(key="plan_m").set_value(50).run()
     assert int(metric(at, "Samples per arm k needed")) > needed
+    # The check by simulation reads its power at the planned k beside the target (ω = 0.5, m = 8: k = 103).
+    at.number_input(key="plan_m").set_value(8).run()
+    assert int(metric(at, "Samples per arm k needed")) == 103
+    at.button(key="plan_simulate").click().run()
+    assert not at.exception
+    (reading,) = [m.value for m in at.markdown if m.value.startswith("At the planned k = 103")]
+    assert "within Monte Carlo error of the 80% planned" in reading, reading
 
 
 def banners(at, fpr: str) -> list[str]:

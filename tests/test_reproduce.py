@@ -257,7 +257,7 @@ def test_appendix_tables_in_the_papers_form(minilm, shared_store):
 
 def test_sample_size_rule_for_the_papers_settings():
     result = r.sample_size_table()
-    assert result.k[1, 0.5] == d.required_sample_size(0.5) == 32
+    assert result.k[1, 0.5] == d.required_sample_size(0.5) == 63
     assert result.k[8, 0.5] == d.required_sample_size(0.5, m=8)
     record = rp.reproduction_record(result)
     assert all(row["source"] in pr.SOURCES for row in record["rows"])

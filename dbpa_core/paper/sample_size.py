@@ -5,9 +5,10 @@ The paper prints the rule, not a table: with m perturbations tested at family-wi
 
 .. math::  k_\\text{adj} \\propto \\left(\\frac{z_{1-\\alpha/(2m)} + z_{1-\\beta}}{\\omega}\\right)^2 .
 
-Here the constant is 1 (:func:`dbpa_core.stats.power.required_sample_size`: a standardised shift ω, in
-units of the sampling noise), so the table is read in ratios — how much more sampling a larger family or a
-smaller effect costs — and against the paper's own k = 20, whose detectable effect is given per family.
+Here the constant is 2 (:func:`dbpa_core.stats.power.required_sample_size`: ω is Cohen's d, a shift of the
+outputs' mean in standard deviations of one output, and two arms of k give the test a z-score of ω√(k/2)), so
+the table reads in outputs per arm — and in ratios: how much more sampling a larger family or a smaller effect
+costs — and against the paper's own k = 20, whose detectable effect is given per family.
 """
 
 from __future__ import annotations

@@ -156,6 +156,18 @@ def result_to_dict(result, **context) -> dict:
     return record
 
 
+def read_power_check(curve, planned_k: int, target_power: float) -> str:
+    """One sentence on a simulated power curve at the planner's k: met, or missed beyond Monte Carlo error."""
+    index = list(curve.sample_sizes).index(planned_k)
+    hits = round(curve.power[index] * curve.n_trials)
+    low, high = curve.ci_low[index], curve.ci_high[index]
+    verdict = ("within Monte Carlo error of" if low <= target_power <= high else
+               "above" if low > target_power else "below")
+    return (f"At the planned k = {planned_k}, {hits} of {curve.n_trials} simulated audits detected the shift "
+            f"(power {curve.power[index]:.0%}, 95% interval {low:.0%}–{high:.0%}): {verdict} the {target_power:.0%} "
+            "planned.")
+
+
 def correction_name(method: str) -> str:
     """The people's name of a correction code (``"fdr_tsbky"`` → two-stage Benjamini–Krieger–Yekutieli (FDR))."""
     from ..stats.corrections import METHOD_NAMES

@@ -5,8 +5,14 @@ each at α/m; the number of samples per arm grows as
 
 .. math::  k_\\text{adj} \\propto \\left(\\frac{z_{1-\\alpha/(2m)} + z_{1-\\beta}}{\\omega}\\right)^2 .
 
-The closed form is the normal-approximation heuristic; :func:`simulate_power`
-measures power directly with the permutation test for a chosen effect.
+The paper gives the rule up to its constant.  Here ω is Cohen's d — the shift
+of the outputs' mean, in standard deviations of one output, along the
+direction that moves — and the constant is the two-sample normal
+approximation's 2: with k per arm the test statistic's z-score is
+ω·√(k/2), so k = 2·((z_{1−α/(2m)} + z_{1−β})/ω)².  (With the constant 1 the
+planned k gave 40 % power, not 80 %, in :func:`simulate_power` on such a
+shift: tests/test_power.py.)  :func:`simulate_power` measures power directly
+with the permutation test for a chosen effect.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binomtest, norm
 
-from .._validation import check_positive_float, check_positive_int, check_probability, check_rng
+from .._validation import MAX_RESAMPLES, check_positive_float, check_positive_int, check_probability, check_rng
 
 
 def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> int:
@@ -27,9 +33,10 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     Parameters
     ----------
     effect : float
-        ω on a standardised scale: the shift per sample in units of the
-        sampling noise (Cohen's d for a mean shift; for DBPA, pilot
-        ``DBPAResult.standardized_effect / sqrt(k_pilot)`` is one estimate).
+        ω, Cohen's d: the shift of the outputs' mean in standard deviations
+        of one output (0.2 small, 0.5 medium, 0.8 large).  From a pilot
+        audit of k_pilot per arm, ``DBPAResult.standardized_effect ·
+        sqrt(2 / k_pilot)`` is one estimate on the test's own scale.
     alpha : float
         Family-wise error rate.
     power : float
@@ -40,12 +47,12 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     Returns
     -------
     int
-        ⌈((z_{1−α/(2m)} + z_{1−β}) / ω)²⌉, at least 2.
+        ⌈2 ((z_{1−α/(2m)} + z_{1−β}) / ω)²⌉, at least 2.
 
     Examples
     --------
     >>> required_sample_size(0.5, alpha=0.05, power=0.8, m=1)
-    32
+    63
     """
     effect = check_positive_float(effect, "effect")
     alpha = check_probability(alpha, "alpha")
@@ -53,7 +60,8 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     m = check_positive_int(m, "m")
     z_alpha = norm.ppf(1 - alpha / (2 * m))
     z_beta = norm.ppf(power)
-    return max(2, math.ceil(((z_alpha + z_beta) / effect) ** 2))
+    # Two arms of k each: the difference of means has standard error √(2/k) output SDs (hence the 2).
+    return max(2, math.ceil(2 * ((z_alpha + z_beta) / effect) ** 2))
 
 
 def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> float:
@@ -69,18 +77,26 @@ def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int
     Returns
     -------
     float
-        ω = (z_{1−α/(2m)} + z_{1−β}) / √k, on the same standardised scale.
+        ω = (z_{1−α/(2m)} + z_{1−β}) · √(2/k), Cohen's d as in :func:`required_sample_size`.
 
     Examples
     --------
-    >>> round(detectable_effect(32), 3)
-    0.495
+    >>> round(detectable_effect(63), 3)
+    0.499
     """
     k = check_positive_int(k, "k")
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     m = check_positive_int(m, "m")
-    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) / math.sqrt(k))
+    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) * math.sqrt(2 / k))
+
+
+def resamples_for(alpha: float) -> int:
+    """Re-splits B for a simulated test at level ``alpha``: the smallest of 199, 399, … whose floor 1/(B+1) is at
+    most α/5, so that a p-value can fall below α by more than one step (B = 199 at α/m = 0.00625 left p ≤ α to
+    the single value 1/200 and understated the power)."""
+    alpha = check_probability(alpha, "alpha")
+    return int(min(MAX_RESAMPLES, max(199, 200 * math.ceil(5 / alpha / 200) - 1)))
 
 
 @dataclass(frozen=True, eq=False)
