@@ -119,9 +119,31 @@ def test_result_html_carries_the_test_and_what_changed():
     record = result_to_dict(result.test, alpha=0.05, explanation=explanation_record(explanation))
     report = result_html(result.test, record, title="one test", alpha=0.05, label="energy")
     assert "REJECT H₀" in report and read_pvalue(result.test.pvalue, result.test.n_resamples) in report
+    # The headline writes a p at its floor 1/(B+1) as the screen's card does: "≤ 0.002", not "p = 0.002".
+    assert result.test.pvalue == 1 / 500 and "energy = " in report and "· p\n≤ 0.002</p>" in report
     assert "<h2>What changed</h2>" in report
     significant = explanation.significant_themes
     assert significant and f"Theme <i>{', '.join(significant[0].terms[:3])}</i>" in report
     assert "null_distribution" not in report  # the null is in the JSON, not in the report's settings
     plain = result_html(result.test, result_to_dict(result.test, alpha=0.05), title="one test", alpha=0.05)
     assert "What changed" not in plain
+
+
+def test_the_family_table_marks_p_at_its_floor_on_screen():
+    """The p column's floor 1/(B+1) travels with the table: on screen "≤ 0.002", as on the p-value card; the
+    adjusted p is a plain number (it is not a permutation floor); the CSV keeps the numbers."""
+    from dbpa_core.present.formatting import people_formatters
+
+    family = make_family()
+    table = family_frame(family)
+    assert table.attrs["pvalue_floor"] == (499, False)
+    shown = people_formatters(table)
+    at_floor = [i for i, r in enumerate(family.results) if r.test.pvalue == 1 / 500]
+    assert at_floor and all(shown["p"](table["p"][i]) == "≤ 0.002" for i in at_floor)
+    others = [i for i in range(6) if i not in at_floor]
+    assert all(not shown["p"](table["p"][i]).startswith("≤") for i in others)
+    adjusted = next(c for c in table.columns if c.startswith("p adjusted"))
+    assert not any(shown[adjusted](v).startswith("≤") for v in table[adjusted])
+    assert "0.002" in family_csv(family) and "≤" not in family_csv(family)
+    kept = table[["perturbation", "p"]]  # the page shows parts of a wide table: the floor goes with them
+    assert people_formatters(kept)["p"](table["p"][at_floor[0]]) == "≤ 0.002"

@@ -105,9 +105,23 @@ def family_frame(family):
     """
     results = family.results
     known = all(r.true_effect is not None for r in results)
-    return family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
-                        [r.test.pvalue for r in results], family.adjusted,
-                        true_effects=[r.true_effect for r in results] if known else None)
+    table = family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
+                         [r.test.pvalue for r in results], family.adjusted,
+                         true_effects=[r.true_effect for r in results] if known else None)
+    floors = {(r.test.n_resamples, r.test.exact) for r in results if r.test.kind != "sequential"}
+    if len(floors) == 1 and len(results) == sum(r.test.kind != "sequential" for r in results):
+        # One permutation floor for the whole p column: on screen a p at it reads "≤ 0.001" as on the card
+        # (present.formatting.people_formatters); the CSV keeps the number.
+        table.attrs["pvalue_floor"] = floors.pop()
+    return table
+
+
+def _p_equals(test) -> str:
+    """``"= 0.012"``, or ``"≤ 0.001"`` for a permutation p-value at its floor 1/(B+1)."""
+    if test.kind == "sequential":
+        return f"= {format_pvalue(test.pvalue)}"
+    shown = format_pvalue(test.pvalue, test.n_resamples, exact=test.exact)
+    return shown if shown.startswith("≤") else f"= {shown}"
 
 
 def alignment_table(family):
@@ -202,8 +216,8 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
                 if key not in {"explanation", "null_distribution", "original_texts", "perturbed_texts"}}
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(title, f"""
-<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {test.statistic:.4g} · p =
-{html.escape(format_pvalue(test.pvalue))}</p>
+<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {test.statistic:.4g} · p
+{html.escape(_p_equals(test))}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.
 Created {html.escape(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))}.</p>

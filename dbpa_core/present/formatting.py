@@ -102,7 +102,10 @@ def people_formatters(frame) -> dict:
         if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
             continue
         name = str(column)
-        if name == "p" or name.startswith(("p ", "p-", "p·", "p(", "p adjusted")):
+        if name == "p" and "pvalue_floor" in frame.attrs:  # permutation p-values of one B: "≤" at the floor
+            n_resamples, exact = frame.attrs["pvalue_floor"]
+            formatters[column] = guarded(lambda v, b=n_resamples, e=exact: format_pvalue(v, b, exact=e))
+        elif name == "p" or name.startswith(("p ", "p-", "p·", "p(", "p adjusted")):
             formatters[column] = guarded(format_pvalue)
         elif any(word in name for word in ("true effect", "TPR", "FPR", " rate")):
             formatters[column] = guarded(format_share)
