@@ -158,9 +158,9 @@ def check_n_resamples(value, name: str = "n_resamples") -> int:
 
 def check_test_size(n_original: int, n_perturbed: int, n_resamples: int, *, names=("x", "y"),
                     resamples_name: str = "n_resamples", batch_size: int | None = None) -> None:
-    """Refuse, before any work, a test whose memory or time has no reasonable bound.
+    """Refuse, before any work, a test too small to run or whose memory or time has no reasonable bound.
 
-    Each arm holds at most :data:`MAX_SAMPLES` outputs (memory of the similarity
+    Each arm holds at least 2 outputs and at most :data:`MAX_SAMPLES` outputs (memory of the similarity
     matrix), and B·(k₀ + k₁)² — the cells the re-splits visit, times ``looks`` for a
     sequential test — at most :data:`MAX_PERMUTATION_WORK` (time).  An exact test
     enumerates C(k₀ + k₁, k₀) ≤ B splits, and only those count.
@@ -168,6 +168,9 @@ def check_test_size(n_original: int, n_perturbed: int, n_resamples: int, *, name
     import math
 
     for name, size in zip(names, (n_original, n_perturbed)):
+        if size < 2:  # P0 compares outputs within the original arm; a one-output arm has no spread to compare
+            raise InvalidValue(name, "needs at least 2 outputs for a permutation test", f"{size:,}",
+                               "Add outputs to this arm (20 or more give the test power).")
         if size > MAX_SAMPLES:
             raise InvalidValue(name, f"holds at most {MAX_SAMPLES:,} outputs ({SAMPLES_WHY}); test a random subset",
                                f"{size:,}")

@@ -40,6 +40,8 @@ with guard():
     st.caption(f"{len(table.texts[original_name])} original and {len(table.texts[perturbed_name])} perturbed outputs"
                + (" with embeddings from the file." if table.embeddings else "; they will be embedded with the "
                   "sidebar's embedder."))
+    for message in table.warnings:  # kept as they are, but said (as the command line says them)
+        st.warning(message, icon=":material/warning:")
 
     digest = hashlib.sha256(upload.getvalue()).hexdigest()
     embedded_by = "from the file" if table.embeddings else settings.embedder.label

@@ -242,6 +242,20 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     assert metric(at, "Decision") == "FAIL TO REJECT H₀"
 
 
+def test_byo_names_an_arm_too_small_and_says_empty_texts(app):
+    """A one-output arm is refused before anything is embedded, naming the arm and the fix; empty texts are
+    kept as outputs and said so on the page (as on the command line)."""
+    at = open_page(app, "byo_samples")
+    data = b'arm,text\noriginal,hello\noriginal,\noriginal,there\nperturbed,only one\n'
+    at.file_uploader(key="byo_file").set_value(("small.csv", data, "text/csv")).run()
+    assert any("1 of 3 in arm 'original'" in w.value and "kept as outputs" in w.value for w in at.warning)
+    at.button(key="byo_run").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert "`perturbed` needs at least 2 outputs for a permutation test; got 1" in error, error
+    assert "Add outputs to this arm" in error and not any(m.label == "Decision" for m in at.metric)
+
+
 def test_case_studies_open_on_the_papers_responses(app):
     """The persona study's default view is Table 2 on the paper's real GPT answers, not the simulator."""
     at = open_page(app, "persona_study")

@@ -13,6 +13,7 @@ import streamlit as st
 from dbpa_core.present import rut_study as rs
 from dbpa_core.present.readings import format_rut_pvalue, read_share_bound
 
+from .components import show_table
 from .runs import RunProgress, shared, shared_figure
 
 STUDY_TRIALS = (100, 500)
@@ -42,19 +43,6 @@ def rut_study_result(*, n_trials: int, n_resamples: int, seed: int):
     return shared("rut_study", key, compute)
 
 
-def show_table(frame, titles: dict | None = None) -> None:
-    """A study table at three decimals (the Monte Carlo error is ±0.01 at best), fitting 1280 px without scrolling.
-
-    ``titles``: shorter headings for some columns (the column names stay, for the downloads and tests).
-    """
-    titles = titles or {}
-    columns = {c: st.column_config.NumberColumn(titles.get(c, c), format="%.3f") if frame[c].dtype.kind == "f"
-               else st.column_config.TextColumn(titles.get(c, c), width="medium" if c == "highest" else None)
-               for c in frame.columns}
-    # "highest" holds ties such as "rut ≈ mmd ≈ ks": a fixed medium width keeps them whole at 1280 px.
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=columns)
-
-
 def labels(study) -> dict:
     return {name: arm["label"] for name, arm in study.arms.items()}
 
@@ -72,12 +60,11 @@ def show_power(study) -> None:
                "of substituted traffic the method catches.")
     st.plotly_chart(power_auc_bars(study.curves, labels(study)), width="stretch", key="rut_study_auc")
     # The label already says quantization or jailbreak: without the kind column the table fits 1280 px.
-    show_table(rs.power_auc_frame(study).drop(columns="kind"),
-               {f"power AUC {m}": f"AUC {m.upper()}" for m in rs.METHOD_NAMES} | {"± MC error": "± MC"})
+    show_table(rs.power_auc_frame(study).drop(columns="kind"))
     st.caption("Power AUC is the area under a power curve over q ∈ [0, 1]: 1 means every audit is flagged at every "
                f"q > 0, {settings['alpha']:g} means the method never does better than its false-alarm rate.")
     st.markdown(f"**Table 2a, {rs.PRINTED}** — the paper's models (Gemma, Llama, Mistral), not ours:")
-    st.dataframe(rs.printed_frame(study), hide_index=True, width="stretch")
+    show_table(rs.printed_frame(study))
     st.caption(f"Source: {study.printed[0].source}. The 8-bit row is printed as “~0.05 (Fail)” / “~0.00”.")
     for line in rs.findings(study):
         st.markdown(f"- {line}")

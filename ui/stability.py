@@ -125,7 +125,8 @@ def show_task(study, task: str, *, key: str):
     from dbpa_core.present.figures import stability_figure
 
     ours = sr.table1_frame(study, task)
-    left, right = st.columns([1.2, 1])
+    # One above the other: side by side, each grid cut its last columns at a projector's 1024 px.
+    left = right = st.container()
     left.markdown("**Table 1 · ours**")
     left.dataframe(ours[["model", "error rate (original)", "Adversarial %", "# Avg. Queries"]], hide_index=True,
                    width="stretch", key=f"{key}_{task}_table1",

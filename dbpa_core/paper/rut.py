@@ -29,8 +29,9 @@ from ..rut.uniformity import RUTResult, rank_uniformity_test
 from .embeddings import Progress
 
 #: Where the printed values come from.
-PAPER_SOURCE = ("Zhu et al., ICLR 2026 (arXiv:2506.06975), Table 2a: power AUC for quantization detection, as "
-                "printed in the excerpt in ../shared/papers/rut-iclr2026-summary.txt")
+#: (Transcribed from the paper's excerpt the project was given, ../shared/papers/rut-iclr2026-summary.txt: a path of
+#: the developers' machine, not one a reader of the page or an export can open, so it is not in the text.)
+PAPER_SOURCE = "Zhu et al., ICLR 2026 (arXiv:2506.06975), Table 2a: power AUC for quantization detection, as printed"
 
 
 @dataclass(frozen=True)

@@ -62,11 +62,14 @@ def power_auc_bars(curves: dict, labels: dict | None = None) -> go.Figure:
     names = list(curves)
     figure = go.Figure()
     # Labels wrapped on two lines, never tilted: tilted labels ran into the legend below them at 1280 px.
-    ticks = ["<br>".join(textwrap.wrap(html.escape(labels.get(n, n)), 18)) for n in names]
+    # 13 characters a line: at 1024 px six groups leave ≈ 90 px each ("DAN-style system" ran into its neighbour).
+    ticks = ["<br>".join(textwrap.wrap(html.escape(labels.get(n, n)), 13, break_long_words=False,
+                                       break_on_hyphens=False)) for n in names]
     for method, (label, colour, _) in METHOD_STYLE.items():
         values = [curves[n].power_auc[method] for n in names]
         figure.add_trace(go.Bar(x=ticks, y=values, name=label, marker_color=colour,
-                                text=[f"{v:.2f}" for v in values], textposition="outside"))
+                                text=[f"{v:.2f}" for v in values], textposition="outside",
+                                textfont_size=10))  # three labels a group fit a group's width at 1024 px
     alpha = next(iter(curves.values())).alpha
     figure.add_hline(y=alpha, line=dict(dash="dot", color="grey"))
     # The line's meaning in the legend: an annotation on the line sat over the bars.
@@ -93,7 +96,7 @@ def score_selection_chart(selection: dict, labels: dict | None = None) -> go.Fig
     first = next(iter(selection.values()))
     figure.update_layout(barmode="group", title=f"AUROC of each score ({len(first.aurocs)} trials × "
                                                 f"{first.n_prompts} prompts)",
-                         yaxis_title="AUROC (substitute's answers score higher above 0.5)", yaxis_range=[0, 1],
+                         yaxis_title="AUROC (> 0.5: substitute higher)", yaxis_range=[0, 1],
                          **LAYOUT)
     return figure
 

@@ -77,6 +77,10 @@ def findings(study: RUTStudy) -> list[str]:
     than that it is a tie.
     """
     names = list(study.curves)
+
+    def label(name):  # the chart's and the table's name for a substitute, not its id
+        return study.arms[name]["label"]
+
     rut_auc = {n: study.curves[n].power_auc["rut"] for n in names}
     leaders = {n: study.clear_winner(n) for n in names}
     out = []
@@ -87,20 +91,22 @@ def findings(study: RUTStudy) -> list[str]:
         ranked = sorted(of_kind, key=rut_auc.get)
         wins = sum(leaders[n] == "rut" for n in of_kind)
         ties = sum(leaders[n] is None for n in of_kind)
-        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.2f} ({ranked[0]}, hardest) "
-                   f"to {rut_auc[ranked[-1]]:.2f} ({ranked[-1]}, easiest); RUT leads against {wins} of "
+        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.2f} ({label(ranked[0])}, "
+                   f"hardest) to {rut_auc[ranked[-1]]:.2f} ({label(ranked[-1])}, easiest); RUT leads against {wins} of "
                    f"{len(of_kind)}, {ties} tied with another method within Monte Carlo error.")
     lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
-    tied = [f"{n} ({leader_text(study, n)})" for n in names if leaders[n] is None]
-    parts = [f"{METHOD_NAMES[m]} against {', '.join(v)}" for m, v in lead.items() if v]
+    tied = [f"{label(n)} ({leader_text(study, n).upper()})" for n in names if leaders[n] is None]
+    parts = [f"{METHOD_NAMES[m]} against {', '.join(label(n) for n in v)}" for m, v in lead.items() if v]
     out.append("Highest power AUC beyond Monte Carlo error: " + ("; ".join(parts) or "none")
                + (f"; ties: {', '.join(tied)}" if tied else "") + ".")
     below = sum(study.curves[n].power_auc["ks"] < study.curves[n].power_auc["rut"] for n in names)
     out.append(f"KS on the same ranks has a lower power AUC than Cramér–von Mises against {below} of {len(names)} "
-               "substitutes.")
+               "substitutes (point estimates: where the line above reports a tie, the gap is within Monte Carlo "
+               "error).")
     failing = [n for n in names if max(study.curves[n].power_auc.values()) < 0.1]
     if failing:
-        out.append(f"Every method fails (power AUC < 0.1, i.e. power ≈ α at every q) against {', '.join(failing)}, "
+        out.append(f"Every method fails (power AUC < 0.1, i.e. power ≈ α at every q) against "
+                   f"{', '.join(label(n) for n in failing)}, "
                    "like the paper's 8-bit rows.")
     return out
 
