@@ -87,8 +87,9 @@ def test_tables_are_shown_for_people_and_keep_their_numbers():
 
     frame = pd.DataFrame({"model": ["a", "b"], "ω sd": [8.6e-17, 0.0123456], "p": [0.0004, 0.5],
                           "true effect (simulated)": [0.569, 0.0], "TPR at FPR ≤ 5%": [0.8, 0.25],
-                          "targets": [40, 1200]})
+                          "targets": [40, 1200], "differs": [True, False]})
     shown = people_frame(frame)
+    assert list(shown["differs"]) == ["yes", "no"]  # not Python's True / False
     assert list(shown["ω sd"]) == ["0", "0.0123"]
     assert list(shown["p"]) == ["0.0004", "0.500"]
     assert list(shown["true effect (simulated)"]) == ["57 %", "0 %"]

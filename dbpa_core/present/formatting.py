@@ -86,7 +86,7 @@ def log_ticks(low: float, high: float, *, most: int = 9) -> tuple[list[float], l
 def people_formatters(frame) -> dict:
     """Per numeric column of a result table, how a person reads it (a callable for ``DataFrame.style.format``):
     p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
-    rates (columns naming ``true effect``, ``TPR``, ``FPR`` or `` rate``) as percentages, integers with
+    rates (columns naming ``true effect``, ``TPR``, ``FPR`` or `` rate``) as percentages, booleans as yes/no, integers with
     thousands separators, other numbers by :func:`format_number`.  The values themselves stay numbers (the
     CSV and the tests read them); only what is shown changes."""
     import pandas as pd
@@ -99,7 +99,10 @@ def people_formatters(frame) -> dict:
     formatters = {}
     for column in frame.columns:
         values = frame[column]
-        if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        if pd.api.types.is_bool_dtype(values):  # "differs: True" is Python, not English
+            formatters[column] = lambda value: "yes" if value else "no"
+            continue
+        if not pd.api.types.is_numeric_dtype(values):
             continue
         name = str(column)
         if name == "p" and "pvalue_floor" in frame.attrs:  # permutation p-values of one B: "≤" at the floor
