@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
+from dbpa_core.paper.rut import DEFAULT_AUDIT
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
@@ -55,8 +56,11 @@ with guard():
         names = {"reference": "The reference model itself (H₀ holds)",
                  **{n: a.label for n, a in pools.substitutes.items()}}
         columns = st.columns([2, 1, 1, 1])  # the target's label is long: its own room
-        target = columns[0].selectbox("Target (the 'API')", list(names), format_func=names.get, index=1,
-                                      key="rut_target")
+        # Opens on the paper view's default audit (a substitute the test catches), not on the first substitute
+        # (Q8_0, which no method detects): the reference itself is one choice away.
+        opening = DEFAULT_AUDIT["substitute"] if DEFAULT_AUDIT["substitute"] in names else list(names)[1]
+        target = columns[0].selectbox("Target (the 'API')", list(names), format_func=names.get,
+                                      index=list(names).index(opening), key="rut_target")
         q = columns[1].slider("Share q served by it", 0.0, 1.0, 0.5, 0.1, key="rut_q", disabled=target == "reference")
         n_prompts = int(columns[2].number_input("Prompts n", 2, len(pools.prompts), min(100, len(pools.prompts)),
                                                 key="rut_n"))

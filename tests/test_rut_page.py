@@ -55,6 +55,7 @@ def test_default_view_opens_on_the_papers_experiments(page):
 
 def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page):
     page.radio(key="rut_mode").set_value("audit").run()
+    assert page.selectbox(key="rut_target").value == "smollm2-q2_k"  # the paper view's default audit, not Q8_0
     page.selectbox(key="rut_target").set_value("dan").run()
     page.slider(key="rut_q").set_value(1.0).run()
     assert not page.exception
