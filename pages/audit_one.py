@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
@@ -87,18 +88,18 @@ with guard():
         else:
             provenance(settings, typed_prompts=source != "From a scenario")
             if result.test.kind == "sequential":
-                sequential_strip(result.test, label=discrepancy, key="one", current=shown.current)
+                sequential_strip(result.test, label=discrepancy_symbol(discrepancy), key="one", current=shown.current)
             else:
-                result_strip(result.test, alpha, label=discrepancy, current=shown.current)
+                result_strip(result.test, alpha, label=discrepancy_symbol(discrepancy), current=shown.current)
             if result.true_effect is not None and settings.sampler.backend == "simulated":
                 st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
                            f"content ({'a real change' if result.true_effect else 'no change at all'}).")
             coordinates = clouds(result.original, result.perturbed, method=projection, key="one_clouds",
                                  seed=settings.seed)
             if result.test.kind == "fixed":
-                null_and_similarities(result.test, label=discrepancy, key="one")
+                null_and_similarities(result.test, label=discrepancy_symbol(discrepancy), key="one")
             changed = what_changed(audited, key="one", coordinates=coordinates, method=projection)
-            result_downloads(result.test, alpha=alpha, label=discrepancy, name="audit_result",
+            result_downloads(result.test, alpha=alpha, label=discrepancy_symbol(discrepancy), name="audit_result",
                              title="DBPA audit of one perturbation", current=shown.current, explanation=changed,
                              inputs=inputs, original_prompt=result.original.prompt,
                              perturbed_prompt=result.perturbed.prompt, original_system_prompt=result.original.system,

@@ -4,6 +4,7 @@ import hashlib
 
 import streamlit as st
 
+from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
@@ -61,12 +62,12 @@ with guard():
             st.caption(f"Outputs: your file · seed {settings.seed} · "
                        + ("embeddings from the file" if table.embeddings else
                           f"embedded by {settings.embedder.label}"))
-            result_strip(result.test, alpha, label=discrepancy, current=shown.current)
+            result_strip(result.test, alpha, label=discrepancy_symbol(discrepancy), current=shown.current)
             coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
-            null_and_similarities(result.test, label=discrepancy, key="byo")
+            null_and_similarities(result.test, label=discrepancy_symbol(discrepancy), key="byo")
             arms = (result.original.label, result.perturbed.label)
             changed = what_changed(shown.result, key="byo", arms=arms, coordinates=coordinates)
-            result_downloads(result.test, alpha=alpha, label=discrepancy, name="byo_result",
+            result_downloads(result.test, alpha=alpha, label=discrepancy_symbol(discrepancy), name="byo_result",
                              title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,
                              arms=arms, file=upload.name, original_arm=arms[0], perturbed_arm=arms[1],
                              seed=settings.seed)

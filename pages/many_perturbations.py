@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
 from dbpa_core.present.readings import read_family, read_power_check, read_sequential
@@ -77,7 +78,7 @@ with guard():
                        + read_family(family.adjusted.n_rejected, m, alpha, correction))
             st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
-                                                                "correction)", label=discrepancy),
+                                                                "correction)", label=discrepancy_symbol(discrepancy)),
                             width="stretch", key="many_bars")
             if stops:
                 drawn, budget = sum(test.n_per_arm for test in stops), sum(test.k_max for test in stops)
@@ -89,7 +90,7 @@ with guard():
                         st.caption(f"**{result.label}**: {read_sequential(result.test)}")
                     shown_path = st.selectbox("Path of", range(m), key="many_path",
                                               format_func=lambda i: family.results[i].label)
-                    st.plotly_chart(sequential_path(family.results[shown_path].test, label=discrepancy),
+                    st.plotly_chart(sequential_path(family.results[shown_path].test, label=discrepancy_symbol(discrepancy)),
                                     width="stretch", key="many_path_figure")
             explanations = None
             if st.toggle("What changed: the themes whose share moved in each perturbation (a SPEC's "

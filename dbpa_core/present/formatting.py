@@ -52,6 +52,16 @@ def format_number(value, digits: int = 3) -> str:
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
+#: The short name of each discrepancy ω on cards, axes and headlines (its full name is its class's ``label``).
+DISCREPANCY_SYMBOLS = {"jsd": "JSD", "js_distance": "JS distance", "euclidean": "Euclidean", "wasserstein": "W₁",
+                       "ks": "KS", "energy": "energy", "mmd": "MMD²", "centroid": "centroid²"}
+
+
+def discrepancy_symbol(name: str) -> str:
+    """``"jsd"`` → ``"JSD"``: the name a card or an axis shows for a discrepancy code (the code itself if unknown)."""
+    return DISCREPANCY_SYMBOLS.get(str(name).lower(), str(name))
+
+
 def log_ticks(low: float, high: float, *, most: int = 9) -> tuple[list[float], list[str]]:
     """Tick positions and labels for a log axis from ``low`` to ``high``: 1–2–5 steps per decade while at
     most ``most`` ticks fit, else whole decades (every second one, and so on), each written by
