@@ -5,6 +5,7 @@ import streamlit as st
 from dbpa_core import significance_stars
 from dbpa_core.audit.experiments import persona_grid
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
+from dbpa_core.present.readings import read_persona_grid
 from ui.components import cost_note, downloads, guard, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
@@ -61,6 +62,8 @@ with guard():
             st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars "
                        "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "
                        "table.")
+            for sentence in read_persona_grid(grid):
+                st.markdown(sentence)
             table = grid.table()
             show_table(table)
             downloads(table=table, name="persona_study", current=shown.current)

@@ -288,6 +288,15 @@ def test_persona_study(app):
     assert not at.exception
     table = tables(at)[0]
     assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
+    # One sentence per model, its counts the table's own p < 0.05 (unadjusted, as the paper's stars).
+    readings = [m.value for m in at.markdown if m.value.startswith(("recorded SmolLM2 T=0.7:", "simulated T=1.0:"))]
+    assert len(readings) == 2
+    for reading, model in zip(readings, ("recorded SmolLM2 T=0.7", "simulated T=1.0")):
+        moved = table[f"p {model}"] < 0.05
+        controls = int((moved & (table["kind"] == "control")).sum())
+        targets = int((moved & (table["kind"] == "target")).sum())
+        assert f"{controls} of the 4 medical (control) personas" in reading, reading
+        assert f"{targets} of the 4 other (target) personas" in reading, reading
 
 
 def test_model_audit_recorded(app):

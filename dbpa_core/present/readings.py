@@ -168,6 +168,27 @@ def read_power_check(curve, planned_k: int, target_power: float) -> str:
             "planned.")
 
 
+def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
+    """One sentence per model of a persona grid: how many medical (control) and other (target) personas moved
+    its answers at p < ``alpha``, unadjusted as in the paper's Table 2, and which."""
+    sentences = []
+    for column, model in enumerate(grid.models):
+        moved = grid.pvalues[:, column] < alpha
+        parts = []
+        for kind, words in (("control", "medical (control)"), ("target", "other (target)")):
+            rows = [i for i, k in enumerate(grid.kinds) if k == kind]
+            if rows:
+                named = [grid.personas[i] for i in rows if moved[i]]
+                parts.append(f"{len(named)} of the {len(rows)} {words} personas"
+                             + (f" ({', '.join(named)})" if named else ""))
+        sentences.append(f"{model}: {' and '.join(parts)} moved the answers at p < {alpha:g} (unadjusted). "
+                         + ("The paper found large models unmoved by a medical role and small ones variable: this "
+                            "model's answers moved with a medical role too."
+                            if any(moved[i] for i, k in enumerate(grid.kinds) if k == "control") else
+                            "No medical role moved its answers, as the paper found for large models."))
+    return sentences
+
+
 def correction_name(method: str) -> str:
     """The people's name of a correction code (``"fdr_tsbky"`` → two-stage Benjamini–Krieger–Yekutieli (FDR))."""
     from ..stats.corrections import METHOD_NAMES
