@@ -55,7 +55,8 @@ with guard():
         pools = rut_pools()
         names = {"reference": "The reference model itself (H₀ holds)",
                  **{n: a.label for n, a in pools.substitutes.items()}}
-        columns = st.columns([2, 1, 1, 1])  # the target's label is long: its own room
+        # The target's label is long ("Q2_K requantization (2/3-bit mix)"): a row of its own, never cut at 1024 px.
+        columns = [st.container(), *st.columns(3)]
         # Opens on the paper view's default audit (a substitute the test catches), not on the first substitute
         # (Q8_0, which no method detects): the reference itself is one choice away.
         opening = DEFAULT_AUDIT["substitute"] if DEFAULT_AUDIT["substitute"] in names else list(names)[1]
