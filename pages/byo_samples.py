@@ -11,6 +11,7 @@ from dbpa_core.stats.similarity import SIMILARITIES
 from ui.components import clouds, guard, null_and_similarities, result_downloads, result_strip, what_changed
 from ui.freshness import keep, result_area
 from ui.runs import Audited, shared_call, uploaded_test
+from ui.settings import EMBEDDER_LABELS
 from ui.sidebar import current_settings
 
 settings = current_settings()
@@ -45,7 +46,9 @@ with guard():
         st.warning(message, icon=":material/warning:")
 
     digest = hashlib.sha256(upload.getvalue()).hexdigest()
-    embedded_by = "from the file" if table.embeddings else settings.embedder.label
+    # The sidebar's name for the embedder ("MiniLM-L6 (offline)", or the API's model), as on every page.
+    embedded_by = ("from the file" if table.embeddings else
+                   settings.embedder.model or EMBEDDER_LABELS.get(settings.embedder.name, settings.embedder.name))
     inputs = {"file": f"{upload.name} (sha256 {digest[:12]})", "original arm": original_name,
               "similarity": similarity, "ω": discrepancy, "B": n_resamples, "seed": settings.seed,
               "embedder": embedded_by}
@@ -60,8 +63,7 @@ with guard():
         if shown.result is not None:
             result = shown.result.result
             st.caption(f"Outputs: your file · seed {settings.seed} · "
-                       + ("embeddings from the file" if table.embeddings else
-                          f"embedded by {settings.embedder.label}"))
+                       + ("embeddings from the file" if table.embeddings else f"embedded by {embedded_by}"))
             result_strip(result.test, alpha, label=discrepancy_symbol(discrepancy), current=shown.current)
             coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
             null_and_similarities(result.test, label=discrepancy_symbol(discrepancy), key="byo")
@@ -70,4 +72,4 @@ with guard():
             result_downloads(result.test, alpha=alpha, label=discrepancy_symbol(discrepancy), name="byo_result",
                              title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,
                              arms=arms, file=upload.name, original_arm=arms[0], perturbed_arm=arms[1],
-                             seed=settings.seed)
+                             embedder=embedded_by, seed=settings.seed)

@@ -515,6 +515,8 @@ def test_byo_what_changed(app, monkeypatch):
     assert any(r.startswith("Theme *cross, did, joke* — 50 % of b outputs vs 0 % of a") for r in readings), readings
     record = json.loads(sent["byo_result.json"])
     assert record["explanation"]["arms"] == {"x": "a", "y": "b"}
+    assert record["embedder"] == "from the file"  # as the caption says (the Audit JSON names its embedder too)
+    assert any(c.value.startswith("Outputs: your file") and "embeddings from the file" in c.value for c in at.caption)
     next(b for b in at.button if b.key == "byo_result_html_prepare").click().run()  # built on a click
     assert "What changed" in sent["byo_result.html"].decode()
     at.file_uploader(key="byo_file").set_value(("advice.jsonl", _themed_file(0.0), "application/json")).run()
