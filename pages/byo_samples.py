@@ -16,7 +16,8 @@ from ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Bring your own samples")
-st.write(f"Upload one CSV or JSONL file with a column `arm` (two values: original and perturbed) and a column "
+st.write(f"Upload one CSV or JSONL file with a column `arm` (two values, e.g. original and perturbed: you choose "
+         f"which is the original) and a column "
          f"`text` — or `embedding` (a JSON list of numbers) to skip embedding. Up to {MAX_BYTES // 2**20} MB and "
          f"{MAX_ROWS:,} rows, at most {MAX_SAMPLES:,} per arm.")
 st.code('{"arm": "original", "text": "Stop smoking and take a statin."}\n'
@@ -29,7 +30,7 @@ with guard():
         st.stop()
     table = shared_call(read_samples, upload.getvalue(), upload.name)  # parsed once per file, for everyone
     if len(table.arms) != 2:
-        raise ValueError(f"{upload.name}: column `arm` must have exactly two values (original and perturbed); "
+        raise ValueError(f"{upload.name}: column `arm` must have exactly two values (e.g. original and perturbed); "
                          f"found {len(table.arms)}: {', '.join(table.arms[:5])}.")
     columns = st.columns(5)
     original_name = columns[0].selectbox("Original arm", table.arms, key="byo_original")
