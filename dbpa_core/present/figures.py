@@ -68,8 +68,12 @@ def output_clouds(coordinates: np.ndarray, arm_sizes: tuple[int, int], texts, *,
         figure.add_trace(go.Scatter(x=[centre[0]], y=[centre[1]], mode="markers", name=f"centroid of {label}",
                                     marker=dict(symbol="x", size=16, color=colour, line=dict(width=3, color=colour)),
                                     hoverinfo="name"))
+    # The legend (two rows of two) at the bottom of the figure, below the axis title: placed relative to the
+    # plot it ran into "PCA 1" at 1600 px, where the plot is wider than tall.
     figure.update_layout(title=f"Outputs in 2-D ({method} projection)", xaxis_title=f"{method} 1",
-                         yaxis_title=f"{method} 2", **LAYOUT)
+                         yaxis_title=f"{method} 2",
+                         **{**LAYOUT, "margin": {**LAYOUT["margin"], "b": 110},
+                            "legend": dict(orientation="h", yref="container", y=0.01, yanchor="bottom")})
     if axis_ranges is not None:
         figure.update_layout(xaxis_range=list(axis_ranges[0]), yaxis_range=list(axis_ranges[1]))
     return figure
