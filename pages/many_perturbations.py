@@ -117,12 +117,13 @@ with guard():
                f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
                "(k = 2((z₁₋α/(2m) + z₁₋β)/ω)², the normal approximation; the paper gives the rule up to its "
                "constant). It holds for a shift along one direction that the embedding keeps; when many directions "
-               "do not move, DBPA needs more: a pilot audit's standardised effect × √(2/k) is the better ω.")
+               "do not move, DBPA needs more — check the plan by simulation.")
     plan_resamples = resamples_for(plan_alpha / m)
     sizes = sorted({max(2, needed // 4), max(2, needed // 2), needed, needed * 2})
     if plan_resamples > MAX_SIMULATED_RESAMPLES or sizes[-1] > MAX_SIMULATED_K:
-        st.caption(f"No simulation for this plan: α/m = {plan_alpha / m:.2g} or k = {needed} is beyond what a check "
-                   "by simulation can resolve here in reasonable time.")
+        st.caption(f"No simulation for this plan: α/m = {plan_alpha / m:.2g} (B = {plan_resamples:,} re-splits) or "
+                   f"k up to {sizes[-1]} (twice the plan) is beyond what a check by simulation can do here in "
+                   "reasonable time.")
     elif st.button("Check by simulation", key="plan_simulate"):
         plan = dict(sample_sizes=sizes, generator=gaussian_shift(effect, dim=1), n_trials=60,
                     alpha=plan_alpha / m, n_resamples=plan_resamples, rng=settings.seed)

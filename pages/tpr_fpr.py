@@ -77,7 +77,7 @@ with guard():
             show_table(table)
             st.caption(f"Per model: the most targets it flags while flagging at most {max_fpr:g} of the controls "
                        "(TPR at FPR ≤ …), and the α — the p-value threshold — that achieves it: declare a change when "
-                       "p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were all large, so "
-                       "even a loose threshold flagged none of them; a tiny one, that a control had a small p; 0, that "
-                       "no threshold flags a target without flagging too many controls.")
+                       f"p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were large, so even "
+                       f"a loose threshold flagged at most {max_fpr:g} of them; a tiny one, that a control had a small "
+                       "p; 0, that no threshold flags a target without flagging too many controls.")
             downloads(table=table, name="roc_summary", current=shown.current)

@@ -83,6 +83,22 @@ def test_a_prompt_evaluated_last_is_reused_bit_for_bit(local, monkeypatch):
     engine.close_contexts()
     assert draw() == fresh
 
+    # Scoring reuses it too: after a draw of the same shape (3 streams + the prompt's, 256 cells), and after
+    # scoring; the logits equal a cleared engine's bit for bit.
+    completions = [list(t) for t, _ in fresh]
+
+    def scored():
+        return {j: logits.copy() for j, logits in engine.score_iter(tokens, completions, width=3)}
+
+    before = len(evaluated)
+    after_a_draw = scored()
+    again = scored()
+    assert len(evaluated) == before  # the draw's prompt cache served both
+    engine.close_contexts()
+    cleared = scored()
+    assert len(evaluated) == before + 1
+    assert all(np.array_equal(after_a_draw[j], cleared[j]) and np.array_equal(again[j], cleared[j]) for j in cleared)
+
 
 def test_chat_template_no_echo_and_max_tokens(local):
     """The model answers as the assistant: no prompt, no role header, no control token; at most max_tokens."""

@@ -33,8 +33,8 @@ def test_detectable_effect_inverts_the_rule():
 @pytest.mark.parametrize(("m", "alpha"), [(1, 0.05), (8, 0.05)])
 def test_the_planned_k_has_the_planned_power(m, alpha):
     """The permutation test on a normal shift of ω = 0.5 standard deviations, at the planner's k and α/m: power
-    within Monte Carlo error of 80 % (400 audits: ±4 %); at half the k (the rule without its two-sample 2) far
-    below it."""
+    within Monte Carlo error of 80 % (400 audits: ±8 %, four standard errors); at half the k (the rule without its
+    two-sample 2) far below it."""
     from dbpa_core.stats.power import resamples_for
 
     k = required_sample_size(0.5, alpha=alpha, power=0.8, m=m)

@@ -108,9 +108,11 @@ def test_scoring_bad_input(scorer):
 def test_fast_scores_agree_with_the_token_by_token_path(scorer):
     """score_responses vs per_token_statistics (one forward step and one row of Python per token) on 21 responses.
 
-    Not bit for bit, nor within float rounding: llama.cpp computes a one-token
-    step of this Q4_1 model with other kernels than a many-token step, which
-    moves a log-probability by up to ~0.2 nats (as between generation
+    Not bit for bit, nor within float rounding: llama.cpp's default attention
+    computes a one-token step differently from a many-token step (n_ubatch = 1
+    reproduces the per-token numbers exactly, flash attention makes the two
+    equal: bench/probe_numerics.py), which moves a log-probability by up to
+    ~0.2 nats (as between generation
     log-probabilities and scores, above).  The first token comes from the same
     prompt row in both paths, so it agrees exactly; the rest agree closely, and
     an off-by-one position or a wrong row would break every bound below.

@@ -235,7 +235,7 @@ def show_sample_size(result, *, key: str = "reproduce"):
     table = rt.sample_size_frame(result)
     agreement(rp.agreement(result))
     show_table(table)
-    st.caption(f"Samples per arm k that detect a standardised effect ω with {result.power:.0%} power when m "
+    st.caption(f"Samples per arm k that detect an effect ω (Cohen's d) with {result.power:.0%} power when m "
                f"perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is the "
                f"smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
     return [("§3.2: sample size", rp.agreement(result), [table], [])]

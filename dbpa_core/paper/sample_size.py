@@ -6,7 +6,8 @@ The paper prints the rule, not a table: with m perturbations tested at family-wi
 .. math::  k_\\text{adj} \\propto \\left(\\frac{z_{1-\\alpha/(2m)} + z_{1-\\beta}}{\\omega}\\right)^2 .
 
 Here the constant is 2 (:func:`dbpa_core.stats.power.required_sample_size`: ω is Cohen's d, a shift of the
-outputs' mean in standard deviations of one output, and two arms of k give the test a z-score of ω√(k/2)), so
+outputs' mean in standard deviations of one output, and in the normal approximation two arms of k give a
+z-score of ω√(k/2)), so
 the table reads in outputs per arm — and in ratios: how much more sampling a larger family or a smaller effect
 costs — and against the paper's own k = 20, whose detectable effect is given per family.
 """
@@ -65,7 +66,7 @@ def sample_size_table(families: Sequence[int] | None = None, effects: Sequence[f
     families : sequence of int, optional
         Family sizes m (default the keys of :data:`FAMILIES`).
     effects : sequence of float
-        Standardised effects ω.
+        Effects ω (Cohen's d).
     alpha, power : float
         Family-wise level and power (the paper's α = 0.05; β = 0.2 is the usual choice).
     k_paper : int

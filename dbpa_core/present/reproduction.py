@@ -152,9 +152,9 @@ def sample_size_agreement(result: SampleSizeTable) -> str:
     d = result.detectable
     return (f"§3.2 prints the rule, not a table, and only up to a constant (2 here: the two-sample normal "
             f"approximation for ω in Cohen's d, whose planned k the permutation test meets in simulation); at the "
-            f"paper's k = {result.k_paper} it detects standardised effects ω ≥ {d[1]:.2f} for one perturbation and "
+            f"paper's k = {result.k_paper} it detects effects ω ≥ {d[1]:.2f} (Cohen's d) for one perturbation and "
             f"≥ {d[8]:.2f} with Bonferroni over Table 2's 8 personas ({result.power:.0%} power, α = "
-            f"{result.alpha:g}): Table 2's printed ω are JS distances, not standardised effects, so the rule "
+            f"{result.alpha:g}): Table 2's printed ω are JS distances, not Cohen's d, so the rule "
             "cannot be checked against them.")
 
 

@@ -228,8 +228,9 @@ class ReferenceScorer:
         :meth:`reference_token_statistics`, but the response is fed one token
         per ``eval`` (as a generation loop feeds it) and each position's
         statistics come from its own row.  Not bit for bit the other paths'
-        numbers: llama.cpp computes a one-token step of a quantized model with
-        other kernels than a many-token step, which moves a log-probability by
+        numbers: llama.cpp's default attention computes a one-token step
+        differently from a many-token step (``n_ubatch = 1`` reproduces this
+        path exactly; bench/probe_numerics.py), which moves a log-probability by
         up to ~0.2 nats (the first token, predicted by the prompt's row, agrees
         exactly); ``tests/test_scoring.py`` bounds the difference.
         """

@@ -15,8 +15,10 @@ Batch invariance.  The context keeps one KV-cache stream per sequence
 whoever else is decoded with it, and llama.cpp's CPU kernels compute each
 sequence's rows from its own tokens and cells.  What does change a
 sequence's logits is how its own tokens are split into forward steps (one
-token at a time, or several in one step: other kernels, which for SmolLM2's
-Q4_1 weights move a log-probability by up to ~0.2 nats), so the split is fixed:
+token at a time, or several in one step: llama.cpp's default attention computes
+a one-token step differently, and SmolLM2's logits move by tenths under such
+last-bit changes — up to ~0.2 nats in a log-probability; bench/probe_numerics.py),
+so the split is fixed:
 generation feeds one token per sequence per step, as ``llama_cpp.Llama`` does;
 scoring feeds each completion whole, padded to the step's longest, as a
 one-completion evaluation does.  Hence a sequence's tokens and scores do not

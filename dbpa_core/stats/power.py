@@ -10,8 +10,8 @@ of the outputs' mean, in standard deviations of one output, along the
 direction that moves — and the constant is the two-sample normal
 approximation's 2: with k per arm the test statistic's z-score is
 ω·√(k/2), so k = 2·((z_{1−α/(2m)} + z_{1−β})/ω)².  (With the constant 1 the
-planned k gave 40 % power, not 80 %, in :func:`simulate_power` on such a
-shift: tests/test_power.py.)  :func:`simulate_power` measures power directly
+planned k gave 40–50 % power, not 80 %, in :func:`simulate_power` on such a
+shift at m = 8 / m = 1: tests/test_power.py checks that half the k falls short.)  :func:`simulate_power` measures power directly
 with the permutation test for a chosen effect.
 """
 
@@ -34,9 +34,10 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     ----------
     effect : float
         ω, Cohen's d: the shift of the outputs' mean in standard deviations
-        of one output (0.2 small, 0.5 medium, 0.8 large).  From a pilot
-        audit of k_pilot per arm, ``DBPAResult.standardized_effect ·
-        sqrt(2 / k_pilot)`` is one estimate on the test's own scale.
+        of one output (0.2 small, 0.5 medium, 0.8 large).  This is the
+        normal approximation's scale; DBPA's own statistic does not grow
+        like a z-test's (its standardised effect is no estimate of ω), so
+        check a plan for DBPA with :func:`simulate_power`.
     alpha : float
         Family-wise error rate.
     power : float
