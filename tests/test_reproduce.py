@@ -263,7 +263,8 @@ def test_sample_size_rule_for_the_papers_settings():
     assert all(row["source"] in pr.SOURCES for row in record["rows"])
     quote = next(row for row in record["rows"] if row["source"] == pr.PRINTED)
     assert quote["reference"] == "§3.2"
-    assert f"ω ≥ {result.detectable[1]:.2f} for one perturbation and ≥ {result.detectable[8]:.2f}" in record["agreement"][0]
+    assert (f"ω ≥ {result.detectable[1]:.2f} (Cohen's d) for one perturbation and ≥ {result.detectable[8]:.2f}"
+            in record["agreement"][0])
 
 
 def test_second_run_embeds_nothing(minilm, shared_store, table2):
