@@ -229,8 +229,9 @@ def test_what_changed_panel(app, minilm):
     assert [", ".join(t.terms[:3]) for t in significant] == [r.split("*")[1] for r in readings]
     assert list(table["perturbed (%)"][:len(significant)]) == [f"{round(100 * t.share_y, 1):g}" for t in significant]
     # A p at its floor 1/(B+1) is written "≤ 0.0012" in the table, as on the p-value card, not "0.0012".
-    assert list(table["p"][:len(significant)]) == [format_pvalue(t.pvalue, 800) for t in significant]
-    assert any(p.startswith("≤ ") for p in table["p"]) == any(t.pvalue <= 1 / 801 for t in expected.themes)
+    assert list(table["p"][:len(significant)]) == [format_pvalue(t.pvalue, 800).replace("≤ ", "≤\u00a0")
+                                                   for t in significant]  # a no-break space: never wrapped after ≤
+    assert any(p.startswith("≤") for p in table["p"]) == any(t.pvalue <= 1 / 801 for t in expected.themes)
 
     cloud = chart(at, "home_theme_cloud")
     points = [(trace["marker"]["color"], text) for trace in cloud["data"] for text in trace["hovertext"]]

@@ -87,9 +87,10 @@ def test_tables_are_shown_for_people_and_keep_their_numbers():
 
     frame = pd.DataFrame({"model": ["a", "b"], "ω sd": [8.6e-17, 0.0123456], "p": [0.0004, 0.5],
                           "true effect (simulated)": [0.569, 0.0], "TPR at FPR ≤ 5%": [0.8, 0.25],
-                          "targets": [40, 1200], "differs": [True, False]})
+                          "targets": [40, 1200], "differs": [True, False], "controls p < .05 · this project": [0.225, 1.0]})
     shown = people_frame(frame)
     assert list(shown["differs"]) == ["yes", "no"]  # not Python's True / False
+    assert list(shown["controls p < .05 · this project"]) == ["22 %", "100 %"]  # a share, as the TPR beside it
     assert list(shown["ω sd"]) == ["0", "0.0123"]
     assert list(shown["p"]) == ["0.0004", "0.500"]
     assert list(shown["true effect (simulated)"]) == ["57 %", "0 %"]

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.formatting import format_number
+from dbpa_core.present.formatting import format_number, unbroken
 from dbpa_core.present.readings import (decision, format_pvalue, pvalue_floor_note, read_decision, read_effect,
                                         read_pvalue, read_statistic, significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
@@ -427,7 +427,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         # findings): a column of long texts would squeeze the table at 1024 px.
         table = ex.themes_table(found, arms=arms).drop(columns="typical output")
         # p at its floor 1/(B+1) reads "≤ …" as on the p-value card; q is a BH adjustment, not a floor.
-        table["p"] = [format_pvalue(value, found.n_resamples) for value in table["p"]]
+        table["p"] = [unbroken(format_pvalue(value, found.n_resamples)) for value in table["p"]]
         table["q (BH)"] = [format_pvalue(value) for value in table["q (BH)"]]
         for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
             table[column] = [f"{value:g}" for value in table[column]]

@@ -93,10 +93,15 @@ def log_ticks(low: float, high: float, *, most: int = 9) -> tuple[list[float], l
     return ticks, labels
 
 
+def unbroken(text: str) -> str:
+    """``"≤ 0.001"`` with a no-break space: a narrow table column wrapped it after the "≤" at 1024 px."""
+    return text.replace("≤ ", "≤\u00a0")
+
+
 def people_formatters(frame) -> dict:
     """Per numeric column of a result table, how a person reads it (a callable for ``DataFrame.style.format``):
     p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
-    rates (columns naming ``true effect``, ``TPR``, ``FPR`` or `` rate``) as percentages, booleans as yes/no, integers with
+    rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages, booleans as yes/no, integers with
     thousands separators, other numbers by :func:`format_number`.  The values themselves stay numbers (the
     CSV and the tests read them); only what is shown changes."""
     import pandas as pd
@@ -117,10 +122,10 @@ def people_formatters(frame) -> dict:
         name = str(column)
         if name == "p" and "pvalue_floor" in frame.attrs:  # permutation p-values of one B: "≤" at the floor
             n_resamples, exact = frame.attrs["pvalue_floor"]
-            formatters[column] = guarded(lambda v, b=n_resamples, e=exact: format_pvalue(v, b, exact=e))
+            formatters[column] = guarded(lambda v, b=n_resamples, e=exact: unbroken(format_pvalue(v, b, exact=e)))
         elif name == "p" or name.startswith(("p ", "p-", "p·", "p(", "p adjusted")):
             formatters[column] = guarded(format_pvalue)
-        elif any(word in name for word in ("true effect", "TPR", "FPR", " rate")):
+        elif any(word in name for word in ("true effect", "TPR", "FPR", " rate", "p < .")):  # "controls p < .05"
             formatters[column] = guarded(format_share)
         elif pd.api.types.is_integer_dtype(values):
             formatters[column] = guarded(lambda v: format_number(int(v)))
