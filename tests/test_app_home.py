@@ -414,3 +414,23 @@ def test_an_openai_compatible_draw_is_shown_live(tmp_path, monkeypatch, llama_se
     assert metric(at, "Observed JSD")
     at.run()  # the next rerun: everything is in the store, so nothing is asked and the same result is shown
     assert metric(at, "Observed JSD") and not [b for b in at.button if b.key == "home_draw_api"]
+
+
+def test_the_background_model_load_ends_quietly_when_the_server_stops():
+    """MiniLM loads in a thread after the first page; a server stopped meanwhile makes transformers' thread pool
+    refuse work: that ends the thread without a traceback in the server's log, and any other error is raised."""
+    from ui.exposition import load_quietly_at_shutdown
+
+    class Embedder:
+        def __init__(self, error):
+            self.error = error
+
+        @property
+        def model(self):
+            raise self.error
+
+    load_quietly_at_shutdown(Embedder(RuntimeError("cannot schedule new futures after interpreter shutdown")))
+    with pytest.raises(RuntimeError, match="out of memory"):
+        load_quietly_at_shutdown(Embedder(RuntimeError("out of memory")))
+    with pytest.raises(OSError):
+        load_quietly_at_shutdown(Embedder(OSError("no such file")))
