@@ -339,7 +339,8 @@ def show_table(frame) -> None:
 
     A table whose columns carry their source (``"p · this project"``, ``"ω · paper (printed)"``) is too wide
     for one screen at 1024 px: it is shown as one table per source, each headed by the source's name, with
-    the row labels repeated and the headers without the suffix (the data keeps its full column names).
+    the row labels repeated; the headers keep their suffix (a static table shows the frame's own column
+    names, which the downloads and tests read).
     """
     sources = list(dict.fromkeys(str(c).rsplit(" · ", 1)[1] for c in frame.columns if " · " in str(c)))
     if len(frame.columns) <= 7 or not sources:
