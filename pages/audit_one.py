@@ -57,6 +57,7 @@ with guard():
     similarity = columns[0].selectbox("Similarity", SIMILARITIES, key="one_similarity")
     discrepancy = columns[1].selectbox("Discrepancy ω", DISCREPANCY_NAMES, key="one_discrepancy",
                                        format_func=lambda d: f"{d} ({get_discrepancy(d).label})")
+    symbol = discrepancy_symbol(discrepancy)  # as cards, axes and reports name it ("JSD")
     st.caption(get_discrepancy(discrepancy).reading)
     sequential = st.toggle("Sequential: draw in batches and stop as soon as the answer is clear (k is the most "
                            "drawn per arm)", key="one_sequential")
@@ -88,18 +89,18 @@ with guard():
         else:
             provenance(settings, typed_prompts=source != "From a scenario")
             if result.test.kind == "sequential":
-                sequential_strip(result.test, label=discrepancy_symbol(discrepancy), key="one", current=shown.current)
+                sequential_strip(result.test, label=symbol, key="one", current=shown.current)
             else:
-                result_strip(result.test, alpha, label=discrepancy_symbol(discrepancy), current=shown.current)
+                result_strip(result.test, alpha, label=symbol, current=shown.current)
             if result.true_effect is not None and settings.sampler.backend == "simulated":
                 st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
                            f"content ({'a real change' if result.true_effect else 'no change at all'}).")
             coordinates = clouds(result.original, result.perturbed, method=projection, key="one_clouds",
                                  seed=settings.seed)
             if result.test.kind == "fixed":
-                null_and_similarities(result.test, label=discrepancy_symbol(discrepancy), key="one")
+                null_and_similarities(result.test, label=symbol, key="one")
             changed = what_changed(audited, key="one", coordinates=coordinates, method=projection)
-            result_downloads(result.test, alpha=alpha, label=discrepancy_symbol(discrepancy), name="audit_result",
+            result_downloads(result.test, alpha=alpha, label=symbol, name="audit_result",
                              title="DBPA audit of one perturbation", current=shown.current, explanation=changed,
                              inputs=inputs, original_prompt=result.original.prompt,
                              perturbed_prompt=result.perturbed.prompt, original_system_prompt=result.original.system,

@@ -38,6 +38,7 @@ with guard():
     columns[0].caption(f"Perturbed arm: {perturbed_name}")
     similarity = columns[1].selectbox("Similarity", SIMILARITIES, key="byo_similarity")
     discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="byo_discrepancy")
+    symbol = discrepancy_symbol(discrepancy)  # as cards, axes and reports name it ("JSD")
     n_resamples = int(columns[3].number_input("Permutations B", 10, 100_000, 1000, step=100, key="byo_b"))
     alpha = columns[4].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="byo_alpha")
     st.caption(f"{len(table.texts[original_name])} original and {len(table.texts[perturbed_name])} perturbed outputs"
@@ -65,12 +66,12 @@ with guard():
             result = shown.result.result
             st.caption(f"Outputs: your file · seed {settings.seed} · "
                        + ("embeddings from the file" if table.embeddings else f"embedded by {embedded_by}"))
-            result_strip(result.test, alpha, label=discrepancy_symbol(discrepancy), current=shown.current)
+            result_strip(result.test, alpha, label=symbol, current=shown.current)
             coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
-            null_and_similarities(result.test, label=discrepancy_symbol(discrepancy), key="byo")
+            null_and_similarities(result.test, label=symbol, key="byo")
             arms = (result.original.label, result.perturbed.label)
             changed = what_changed(shown.result, key="byo", arms=arms, coordinates=coordinates)
-            result_downloads(result.test, alpha=alpha, label=discrepancy_symbol(discrepancy), name="byo_result",
+            result_downloads(result.test, alpha=alpha, label=symbol, name="byo_result",
                              title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,
                              arms=arms, file=upload.name, original_arm=arms[0], perturbed_arm=arms[1],
                              embedder=embedded_by, seed=settings.seed)

@@ -36,6 +36,7 @@ with guard():
     k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
     n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
     discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="many_discrepancy")
+    symbol = discrepancy_symbol(discrepancy)  # as cards, axes and reports name it ("JSD")
     correction = columns[3].selectbox("Correction", list(METHODS), key="many_correction", format_func=METHOD_NAMES.get)
     alpha = columns[4].select_slider("Family-wise α", [0.001, 0.01, 0.05, 0.1], 0.05, key="many_alpha")
     st.caption(f"{METHOD_NAMES[correction]}: controls the {METHODS[correction]}.")
@@ -78,7 +79,7 @@ with guard():
                        + read_family(family.adjusted.n_rejected, m, alpha, correction))
             st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
-                                                                "correction)", label=discrepancy_symbol(discrepancy)),
+                                                                "correction)", label=symbol),
                             width="stretch", key="many_bars")
             if stops:
                 drawn, budget = sum(test.n_per_arm for test in stops), sum(test.k_max for test in stops)
@@ -90,7 +91,7 @@ with guard():
                         st.caption(f"**{result.label}**: {read_sequential(result.test)}")
                     shown_path = st.selectbox("Path of", range(m), key="many_path",
                                               format_func=lambda i: family.results[i].label)
-                    st.plotly_chart(sequential_path(family.results[shown_path].test, label=discrepancy_symbol(discrepancy)),
+                    st.plotly_chart(sequential_path(family.results[shown_path].test, label=symbol),
                                     width="stretch", key="many_path_figure")
             explanations = None
             if st.toggle("What changed: the themes whose share moved in each perturbation (a SPEC's "

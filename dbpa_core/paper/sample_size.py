@@ -7,9 +7,9 @@ The paper prints the rule, not a table: with m perturbations tested at family-wi
 
 Here the constant is 2 (:func:`dbpa_core.stats.power.required_sample_size`: ω is Cohen's d, a shift of the
 outputs' mean in standard deviations of one output, and in the normal approximation two arms of k give a
-z-score of ω√(k/2)), so
-the table reads in outputs per arm — and in ratios: how much more sampling a larger family or a smaller effect
-costs — and against the paper's own k = 20, whose detectable effect is given per family.
+z-score of ω√(k/2)), so the table reads in outputs per arm — and in ratios: how much more sampling a larger
+family or a smaller effect costs — and against the paper's own k = 20, whose detectable effect is given per
+family.
 """
 
 from __future__ import annotations

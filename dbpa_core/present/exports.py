@@ -108,8 +108,9 @@ def family_frame(family):
     table = family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
                          [r.test.pvalue for r in results], family.adjusted,
                          true_effects=[r.true_effect for r in results] if known else None)
-    floors = {(r.test.n_resamples, r.test.exact) for r in results if r.test.kind != "sequential"}
-    if len(floors) == 1 and len(results) == sum(r.test.kind != "sequential" for r in results):
+    fixed = all(r.test.kind != "sequential" for r in results)  # a sequential p has no single floor
+    floors = {(r.test.n_resamples, r.test.exact) for r in results} if fixed else set()
+    if len(floors) == 1:
         # One permutation floor for the whole p column: on screen a p at it reads "≤ 0.001" as on the card
         # (present.formatting.people_formatters); the CSV keeps the number.
         table.attrs["pvalue_floor"] = floors.pop()

@@ -101,8 +101,8 @@ def unbroken(text: str) -> str:
 def people_formatters(frame) -> dict:
     """Per numeric column of a result table, how a person reads it (a callable for ``DataFrame.style.format``):
     p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
-    rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages, booleans as yes/no, integers with
-    thousands separators, other numbers by :func:`format_number`.  The values themselves stay numbers (the
+    rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages,
+    booleans as yes/no, integers with thousands separators, other numbers by :func:`format_number`.  The values themselves stay numbers (the
     CSV and the tests read them); only what is shown changes."""
     import pandas as pd
 

@@ -174,17 +174,17 @@ def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
     sentences = []
     for column, model in enumerate(grid.models):
         moved = grid.pvalues[:, column] < alpha
-        parts = []
+        parts, named = [], {}
         for kind, words in (("control", "medical (control)"), ("target", "other (target)")):
             rows = [i for i, k in enumerate(grid.kinds) if k == kind]
+            named[kind] = [grid.personas[i] for i in rows if moved[i]]
             if rows:
-                named = [grid.personas[i] for i in rows if moved[i]]
-                parts.append(f"{len(named)} of the {len(rows)} {words} personas"
-                             + (f" ({', '.join(named)})" if named else ""))
+                parts.append(f"{len(named[kind])} of the {len(rows)} {words} personas"
+                             + (f" ({', '.join(named[kind])})" if named[kind] else ""))
         sentences.append(f"{model}: {' and '.join(parts)} moved the answers at p < {alpha:g} (unadjusted). "
                          + ("The paper found large models unmoved by a medical role and small ones variable: this "
                             "model's answers moved with a medical role too."
-                            if any(moved[i] for i, k in enumerate(grid.kinds) if k == "control") else
+                            if named["control"] else
                             "No medical role moved its answers, as the paper found for large models."))
     return sentences
 

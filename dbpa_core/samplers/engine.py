@@ -426,17 +426,15 @@ class LlamaEngine:
                     # Logits at t predict token t + 1: wanted for t < T - 1 only.
                     rows += [(token, len(prompt) + t, stream, t < len(tokens) - 1) for t, token in enumerate(padded)]
                 pieces = [rows[chunk:chunk + n_batch] for chunk in range(0, len(rows), n_batch)]
-                if len(pieces) == 1:
-                    # One step (the usual case): read llama.cpp's logits in place; each completion's rows are
-                    # copied out below before the next step overwrites them (no 90 MB copy of the whole step).
-                    self._decode(context, batch, pieces[0])
-                    logits = self._logits(context, sum(row[3] for row in pieces[0]), copy=False)
-                else:  # one completion longer than a step: in pieces, each piece's logits kept
-                    outputs = []
-                    for part in pieces:
-                        self._decode(context, batch, part)
-                        outputs.append(self._logits(context, sum(row[3] for row in part)))
-                    logits = np.concatenate(outputs) if outputs else np.zeros((0, self.n_vocab), np.float32)
+                outputs = []
+                for part in pieces:  # one step, or one completion longer than a step in pieces
+                    self._decode(context, batch, part)
+                    # One step (the usual case): llama.cpp's logits read in place, each completion's rows copied
+                    # out below before the next step overwrites them (no 90 MB copy of the whole step); in
+                    # pieces, each piece's logits are kept.
+                    outputs.append(self._logits(context, sum(row[3] for row in part), copy=len(pieces) > 1))
+                logits = (outputs[0] if len(outputs) == 1 else np.concatenate(outputs) if outputs
+                          else np.zeros((0, self.n_vocab), np.float32))
                 offset = 0
                 for index in group:
                     n = max(0, len(completions[index]) - 1)

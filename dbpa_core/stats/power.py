@@ -11,8 +11,9 @@ direction that moves — and the constant is the two-sample normal
 approximation's 2: with k per arm the test statistic's z-score is
 ω·√(k/2), so k = 2·((z_{1−α/(2m)} + z_{1−β})/ω)².  (With the constant 1 the
 planned k gave 40–50 % power, not 80 %, in :func:`simulate_power` on such a
-shift at m = 8 / m = 1: tests/test_power.py checks that half the k falls short.)  :func:`simulate_power` measures power directly
-with the permutation test for a chosen effect.
+shift at m = 8 / m = 1: tests/test_power.py checks that half the k falls
+short.)  :func:`simulate_power` measures power directly with the permutation
+test for a chosen effect.
 """
 
 from __future__ import annotations
