@@ -134,3 +134,28 @@ def test_embeddings_cached(store):
     assert embedder.seen == ["a", "bb", "", "ccc"]
     np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1, rtol=1e-6)
     np.testing.assert_array_equal(first[1], second[0])
+
+
+def test_two_writers_setting_up_one_new_store_at_once(tmp_path):
+    """SQLite refuses one of two connections setting up a new store at the same moment ("database is locked",
+    without waiting); that writer tries again and never deletes the file the other is writing (it used to, and
+    the other then failed with "disk I/O error": one run in seven)."""
+    import threading
+
+    for trial in range(30):
+        path = tmp_path / f"store{trial}.sqlite"
+        errors = []
+
+        def open_store():
+            try:
+                SampleStore(path)
+            except Exception as error:  # noqa: BLE001 - every failure is what this test counts
+                errors.append(error)
+
+        threads = [threading.Thread(target=open_store) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert not errors, (trial, errors)
+        assert path.exists()

@@ -121,6 +121,15 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: Tries to set up a store that another writer is setting up at the same moment (see SampleStore.__init__).
+_SETUP_ATTEMPTS = 20
+
+
+def _is_locked(error: sqlite3.Error) -> bool:
+    """Whether ``error`` is SQLite's "database is locked" (another connection holds the lock)."""
+    return (getattr(error, "sqlite_errorname", "") or "").startswith("SQLITE_BUSY") or "locked" in str(error)
+
+
 def store_failure(error: sqlite3.Error, path: Path) -> StoreError:
     """A :class:`StoreError` saying in plain words what a SQLite error means for the store at ``path``."""
     name = getattr(error, "sqlite_errorname", "") or ""
@@ -131,7 +140,7 @@ def store_failure(error: sqlite3.Error, path: Path) -> StoreError:
     if name.startswith("SQLITE_READONLY") or "readonly" in str(error):
         return StoreError(f"the sample store {path} has become read-only: give a writable --store path (or fix "
                           "the file's and its folder's permissions) and run again.")
-    if name.startswith("SQLITE_BUSY") or "locked" in str(error):
+    if _is_locked(error):
         return StoreError(f"the sample store {path} stayed locked by another program for 60 s; close it (a "
                           "database browser?) and run again.")
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
@@ -211,23 +220,37 @@ class SampleStore:
             raise ValueError(f"`store`: {self.path} is read-only (no write permission on the file or its folder "
                              f"{folder}, or a read-only disk); give a writable path with --store or $DBPA_STORE.")
         new = not self.path.exists() or self.path.stat().st_size == 0
-        try:
-            with closing(self._connect()) as connection, connection:
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.executescript(_SCHEMA)
-                if not stamped:
-                    connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except sqlite3.Error as error:
-            if new:  # nothing half-made stays behind: the file (and its journals) and folders made for it go
-                for leftover in (self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
-                    leftover.unlink(missing_ok=True)
-                for parent in missing:
-                    try:
-                        parent.rmdir()
-                    except OSError:
-                        break
-            raise store_failure(error, self.path) from None
+        for attempt in range(_SETUP_ATTEMPTS):
+            started = time.monotonic()
+            try:
+                with closing(self._connect()) as connection, connection:
+                    connection.execute("PRAGMA journal_mode=WAL")
+                    connection.executescript(_SCHEMA)
+                    if not stamped:
+                        connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return
+            except sqlite3.Error as error:
+                # Two writers setting up the same new store at once: SQLite refuses one at once ("database is
+                # locked" without waiting, as a lock upgrade would deadlock). The other writer is making the
+                # store: try again, and never delete what it is writing (tests/test_endpoints.py's two writers).
+                locked = _is_locked(error)
+                if locked and time.monotonic() - started < 1.0 and attempt + 1 < _SETUP_ATTEMPTS:
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                self._fail(error, new=new and not locked, missing=missing)
+
+    def _fail(self, error: sqlite3.Error, *, new: bool, missing: list[Path]):
+        """Raise the store's failure; a store this call was making leaves nothing half-made behind."""
+        if new:  # the file (and its journals) and the folders made for it go
+            for leftover in (self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
+                leftover.unlink(missing_ok=True)
+            for parent in missing:
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+        raise store_failure(error, self.path) from None
 
     def _recognise(self) -> bool:
         """Refuse (ValueError) a file that is not this program's store, reading only; True when the file is
