@@ -16,6 +16,9 @@ machine's load hits every configuration alike; medians over rounds):
   ``reference_token_statistics`` path scoring took before batching (already
   one forward pass per completion).
 
+- with ``--flash-attention``, the decoding part adds batched k = 16 and 32
+  with llama.cpp's flash attention on (not what LocalSampler uses: see
+  bench/RESULTS.md), against the same baseline;
 - the kernels' ceiling (``--part ceiling``): tokens/s of bare forward steps
   (``llama_decode``, no sampling, no Python per row) of 1 token, of 16 and
   64 tokens of one sequence with logits for the last only (a prompt's shape:
@@ -58,6 +61,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--scored", type=int, default=32, help="completions scored per round")
+    parser.add_argument("--flash-attention", action="store_true",
+                        help="decoding: also batched k = 16, 32 with flash attention (LocalSampler keeps it off)")
     parser.add_argument("--part", choices=("all", "ceiling", "decoding", "scoring"), default="all")
     args = parser.parse_args()
     if args.part in ("all", "ceiling"):
@@ -137,6 +142,11 @@ def decoding(args) -> None:
     path = str(smollm2_path())
     llama = load_llama(path, 2048, args.threads)  # logits_all=True: the path before batching
     engine = get_engine(path, 2048, args.threads)
+    flash = None
+    if args.flash_attention:
+        from dbpa_core.samplers.engine import LlamaEngine
+
+        flash = LlamaEngine(path, n_ctx=2048, n_threads=args.threads, flash_attention=True)
     local = get_sampler("local")
     prompt = engine.chat_prompt(local.messages(PROMPT, None))
     messages = local.messages(PROMPT, None)
@@ -150,17 +160,21 @@ def decoding(args) -> None:
             tokens += reply["usage"]["completion_tokens"]
         return tokens
 
-    def batched(width, round_):
+    def batched(width, round_, engine=engine):
         generations = engine.generate(prompt, [sample_seed(round_, i) for i in range(width)], temperature=0.7,
                                       max_tokens=args.max_tokens, width=width)
         return sum(len(g.tokens) for g in generations)
 
     one_at_a_time(99)
     batched(8, 99)  # warm up: contexts, caches
+    if flash is not None:
+        batched(8, 99, flash)
     rates: dict[str, list[tuple[float, float]]] = {}
     for round_ in range(args.rounds):
         runs = [("one at a time", lambda: one_at_a_time(round_))]
         runs += [(f"batched k = {k}", lambda k=k: batched(k, round_)) for k in WIDTHS]
+        if flash is not None:
+            runs += [(f"k = {k}, flash attn", lambda k=k: batched(k, round_, flash)) for k in (16, 32)]
         for name, run in runs:
             tokens, wall, cpu = timed(run)
             rates.setdefault(name, []).append((tokens / wall, tokens / cpu))

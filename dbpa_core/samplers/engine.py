@@ -71,15 +71,22 @@ class LlamaEngine:
         A GGUF file.
     n_threads : int, optional
         llama.cpp threads; default the number of CPU cores.
+    flash_attention : bool
+        llama.cpp's flash attention, off by default as in ``llama_cpp.Llama``.
+        On, it is another rounding of the model (logits move by tenths):
+        draws and scores then differ from the recordings and from the
+        one-call path.  Only bench/bench_local.py turns it on, to measure it.
     """
 
-    def __init__(self, model_path: str, *, n_ctx: int = 2048, n_threads: int | None = None):
+    def __init__(self, model_path: str, *, n_ctx: int = 2048, n_threads: int | None = None,
+                 flash_attention: bool = False):
         import llama_cpp  # lazy: compiled extension
 
         self._api = api = llama_cpp
         self.model_path = model_path
         self.n_threads = int(n_threads or max(1, os.cpu_count() or 1))
         self.n_ctx = int(n_ctx)
+        self.flash_attention = bool(flash_attention)
         api.llama_backend_init()
         params = api.llama_model_default_params()
         self._model = api.llama_model_load_from_file(model_path.encode(), params)
@@ -185,7 +192,8 @@ class LlamaEngine:
             params.n_seq_max = n_seq
             params.kv_unified = False  # one stream per sequence: see the module docstring
             params.n_threads = params.n_threads_batch = self.n_threads
-            params.flash_attn_type = api.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as llama_cpp.Llama by default
+            params.flash_attn_type = (api.LLAMA_FLASH_ATTN_TYPE_ENABLED if self.flash_attention
+                                      else api.LLAMA_FLASH_ATTN_TYPE_DISABLED)  # off: as llama_cpp.Llama by default
             params.no_perf = True
             context = api.llama_init_from_model(self._model, params)
             if not context:
