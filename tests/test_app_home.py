@@ -280,7 +280,9 @@ def follow_live_views(monkeypatch) -> tuple[list[str], list[str]]:
         return real_markdown(body, *args, **kwargs)
 
     def plotly_chart(self, figure, *args, **kwargs):
-        charts.append(kwargs.get("key") or "")
+        key = kwargs.get("key") or ""
+        # A live null's key carries its x-axis title, which a user reads
+        charts.append(f"{key}|{figure.layout.xaxis.title.text}" if key.startswith("live_null_") else key)
         return real_chart(self, figure, *args, **kwargs)
 
     monkeypatch.setattr(st, "markdown", markdown)
@@ -307,6 +309,10 @@ def assert_followed_live(headers: list[str], charts: list[str], k: int) -> None:
     assert all(re.search(r"measuring the throughput|[\d.]+ outputs/s measured · about \d+ (s|min) left|all outputs "
                          r"drawn", header) for header in headers), headers
     assert any(key.startswith("live_null_") for key in charts) and any(key.startswith("live_sims_") for key in charts)
+    # A chart is drawn as soon as it can be, not at the next tick of the clock: the clouds at the second output,
+    # the null and P0/P1 when the perturbed arm (drawn after the original) has its second.
+    assert (2, 0) in counts and (k, 2) in counts, counts
+    assert f"live_null_{k}_2|JSD" in charts and "live_clouds_2_0" in charts, charts  # JSD: a name, not an id
 
 
 @pytest.mark.slow

@@ -105,13 +105,21 @@ class LiveDraw:
         arm = self.outputs[update.label]
         arm[update.index] = update.output
         self.new += not update.stored
-        if len(arm) == self.k or time.monotonic() - self.last_draw >= REDRAW_SECONDS:
+        # Redrawn at most once a second, but at once when an arm is complete or a chart can first be drawn
+        # (the clouds at two outputs, the null and P0/P1 at two per arm): a chart never waits for the clock.
+        if (len(arm) == self.k or self.charts() != self.drawn_charts
+                or time.monotonic() - self.last_draw >= REDRAW_SECONDS):
             self.draw()
             self.last_draw = time.monotonic()  # the time spent drawing does not count towards the next redraw
 
     @property
     def counts(self) -> tuple[int, int]:
         return tuple(len(self.outputs[arm]) for arm in self.arms)
+
+    def charts(self) -> int:
+        """How many live charts the outputs so far allow: 0, 1 (the clouds) or 3 (with the null and P0/P1)."""
+        n0, n1 = self.counts
+        return 3 if min(n0, n1) >= 2 else 1 if n0 + n1 >= 2 else 0
 
     def _arm(self, label: str, prompt):
         from dbpa_core.audit.results import Arm
@@ -126,10 +134,12 @@ class LiveDraw:
         """Redraw the view from the outputs drawn so far."""
         from dbpa_core.audit.runner import compare_arms
         from dbpa_core.present.figures import null_histogram, output_clouds, similarity_histograms
+        from dbpa_core.present.formatting import discrepancy_symbol
         from dbpa_core.present.projection import project
 
         request = self.request
         n0, n1 = self.counts
+        self.drawn_charts = self.charts()
         n_left = 2 * self.k - n0 - n1
         arms = [self._arm(label, prompt) for label, prompt in
                 zip(self.arms, (request.original, request.perturbations[0].prompt))]
@@ -149,7 +159,7 @@ class LiveDraw:
                 partial = compare_arms(*arms, label=self.arms[1], similarity=request.similarity,
                                        discrepancy=request.discrepancy, n_resamples=request.n_resamples,
                                        rng=np.random.default_rng(request.seed)).test
-                columns[1].plotly_chart(_compact(null_histogram(partial, label=request.discrepancy),
+                columns[1].plotly_chart(_compact(null_histogram(partial, label=discrepancy_symbol(request.discrepancy)),
                                                  f"Null so far: p = {partial.pvalue:.3g}"),
                                         width="stretch", key=f"live_null_{n0}_{n1}")
                 columns[2].plotly_chart(_compact(similarity_histograms(partial), "P0 (blue) and P1 (red)"),
