@@ -227,7 +227,9 @@ def test_what_changed_panel(app, minilm):
                               mars.perturbed.embeddings, fdr=0.1, n_resamples=800, rng=0)
     significant = expected.significant_themes
     assert [", ".join(t.terms[:3]) for t in significant] == [r.split("*")[1] for r in readings]
-    assert list(table["perturbed (%)"][:len(significant)]) == [f"{round(100 * t.share_y, 1):g}" for t in significant]
+    assert list(table["perturbed (%)"][:len(significant)]) == [f"{100 * t.share_y:.0f}" for t in significant]
+    # The sentence above the table reads the same share as the table (it read "78 %" beside "77.5")
+    assert all(f"— {share} % of" in reading for share, reading in zip(table["perturbed (%)"], readings))
     # A p at its floor 1/(B+1) is written "≤ 0.0012" in the table, as on the p-value card, not "0.0012".
     assert list(table["p"][:len(significant)]) == [format_pvalue(t.pvalue, 800).replace("≤ ", "≤\u00a0")
                                                    for t in significant]  # a no-break space: never wrapped after ≤

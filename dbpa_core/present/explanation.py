@@ -50,8 +50,9 @@ def themes_table(explanation, *, arms=ARM_NAMES):
 
     rows = [{
         "theme": theme_name(t, n_terms=5),
-        f"{arms[1]} (%)": round(100 * t.share_y, 1),
-        f"{arms[0]} (%)": round(100 * t.share_x, 1),
+        # Whole percentages, as the sentences and the chart give them (format_share): one share, one reading.
+        f"{arms[1]} (%)": int(f"{100 * t.share_y:.0f}"),
+        f"{arms[0]} (%)": int(f"{100 * t.share_x:.0f}"),
         "outputs": t.count_x + t.count_y,
         "p": t.pvalue,
         "q (BH)": t.qvalue,
