@@ -324,6 +324,7 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     appear once both arms have two, the time left is read from the measured throughput, and the view gives way to
     the final result.
     Audit one perturbation is followed live too, starting from the outputs the store already holds."""
+    import re
 
     from test_app import open_page
 
@@ -331,6 +332,9 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     # Tiny draws (8 tokens, B = 100): the machine the tests run on may be shared and slow.
     at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
     assert_followed_live(headers, charts, 5)
+    # Its time left covers the pair on view and says that the scenario's other arms follow
+    assert all(re.search(r" · then \d+ more arms behind the bar$", h) for h in headers), headers
+    assert any("left for these two arms (re-read at each output)" in h for h in headers), headers
     assert metric(at, "Observed JSD") and not [m for m in at.markdown if m.value.startswith("**Live:")]
 
     headers.clear()
@@ -342,6 +346,7 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     assert not at.exception
     totals, counts = counted(headers, 6)
     assert totals == sorted(set(totals)) and totals[-1] == 12 and counts[0][1] == 0, headers
+    assert not [h for h in headers if "behind the bar" in h]  # one perturbation: nothing follows the pair
     assert metric(at, "Decision") and not [m for m in at.markdown if m.value.startswith("**Live:")]
 
 
@@ -375,6 +380,72 @@ def test_the_bar_shows_no_second_time_left_beside_a_live_view():
 
     assert bar_text(False) == "Drawing: sampling · about 10 s left"
     assert bar_text(True) == "Drawing: sampling"
+
+
+def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():
+    """The home page draws the followed pair first, then the whole family, whose first two arms (the pair) come
+    back from the store: the bar measures the family throughout and never moves back (it fell from 63 % to 22 %
+    in a user's trial), and the outputs kept are counted once."""
+    from types import SimpleNamespace
+
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from dbpa_core.audit.runner import RunUpdate
+        from ui.runs import RunProgress
+
+        bar = RunProgress("Drawing")
+        bar.track(st.session_state["request"])
+        shown = []
+        real = bar._bar.progress
+        bar._bar.progress = lambda value, text=None: (shown.append(value), real(value, text=text))
+        for label in ("original", "pair", "original", "pair", "other 1", "other 2"):
+            for stage in ("sampling", "embedding"):
+                bar.update(RunUpdate(stage, label, 4, 4))
+        st.session_state["shown"], st.session_state["kept"] = shown, bar.kept
+
+    at = AppTest.from_function(script)
+    at.session_state["request"] = SimpleNamespace(perturbations=(1, 2, 3), sequential=None, k=4)
+    at.run()
+    assert not at.exception
+    shown = at.session_state["shown"]
+    assert shown == sorted(shown) and shown[-1] == 1.0, shown
+    assert shown[3] == pytest.approx(0.5)  # the pair drawn: two arms of four
+    assert at.session_state["kept"] == 16  # four arms of four outputs, each counted once
+
+
+def test_a_notice_of_a_stopped_run_goes_when_the_next_run_finishes():
+    """"The previous run stopped…" is true until the next run finishes, then it is old news and goes; a run that
+    had sampled nothing does not claim a count of outputs kept."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui.runs import RunProgress
+        from ui.sidebar import interrupted_notice
+
+        interrupted_notice()
+        if st.session_state.get("finish"):
+            with RunProgress("Drawing"):
+                pass
+
+    def warnings(kept: int, finish: bool) -> list[str]:
+        at = AppTest.from_function(script)
+        at.session_state["_drawing"] = {"label": "Sampling", "kept": kept}
+        at.session_state["finish"] = finish
+        at.run()
+        assert not at.exception
+        return [w.value for w in at.warning]
+
+    assert warnings(22, False) == ["The previous run (Sampling) stopped before it finished. 22 outputs sampled in "
+                                   "it are in the store, with every sample of earlier runs, and are reused when "
+                                   "you run again."]
+    assert warnings(0, False) == ["The previous run (Sampling) stopped before it finished. It had sampled no new "
+                                  "outputs."]
+    assert warnings(22, True) == []
 
 
 @pytest.mark.slow

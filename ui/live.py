@@ -31,16 +31,21 @@ def is_live(request) -> bool:
     return any(config.backend in LIVE_BACKENDS for config in (request.sampler, request.sampler_of(True)))
 
 
-def time_left(n_left: int, n_new: int, elapsed: float) -> str:
-    """The time left, read from the throughput measured so far in this run (outputs per second)."""
+def time_left(n_left: int, n_new: int, elapsed: float, *, more_arms: int = 0) -> str:
+    """The time left for the two arms on view, read from the throughput measured so far (outputs per second).
+
+    It is re-read as each output arrives (a batch of long answers may end at once, so it can stand still a
+    while); ``more_arms`` other arms drawn after these two are not in it, and it says so.
+    """
+    then = f" · then {more_arms} more arm{'s' if more_arms != 1 else ''} behind the bar" if more_arms else ""
     if n_left <= 0:
-        return "all outputs drawn"
+        return "all outputs drawn" + then
     if n_new < 2 or elapsed < 2:
-        return "measuring the throughput…"
+        return "measuring the throughput…" + then
     rate = n_new / elapsed
     seconds = n_left / rate
-    left = f"about {seconds:.0f} s left" if seconds < 120 else f"about {seconds / 60:.0f} min left"
-    return f"{rate:.2g} outputs/s measured · {left}"
+    left = f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} min"
+    return f"{rate:.2g} outputs/s measured · {left} left for these two arms (re-read at each output){then}"
 
 
 #: Brings the run's Cancel button (ui.runs.RunProgress), its bar and the live view below them into the window,
@@ -79,16 +84,19 @@ class LiveDraw:
 
     Call it with each :class:`~dbpa_core.audit.runner.RunUpdate` (it is a
     :class:`ui.runs.RunProgress` listener); it draws in the place where it was
-    created and :meth:`close` removes it.
+    created and :meth:`close` removes it.  ``more_arms``: arms of the same
+    run drawn after this pair (the time left shown covers the pair only, and
+    says how many follow).
     """
 
-    def __init__(self, request, *, embedder, store):
+    def __init__(self, request, *, embedder, store, more_arms: int = 0):
         from dbpa_core.present.readings import ARM_NAMES
 
         self.request = request
         self.arms = ("original", request.perturbations[0].label)
         self.names = ARM_NAMES
         self.k = request.k
+        self.more_arms = more_arms  # arms of the family drawn after this pair (not in the time left)
         self.outputs: dict[str, dict[int, str]] = {arm: {} for arm in self.arms}
         self.new = 0  # outputs that came from the model in this run (the throughput's count)
         self.started = time.monotonic()
@@ -145,7 +153,7 @@ class LiveDraw:
                 zip(self.arms, (request.original, request.perturbations[0].prompt))]
         with self.slot.container(border=True, key=f"live_{id(self)}_{n0}_{n1}"):
             st.markdown(f"**Live: {n0} of {self.k} {self.names[0]} and {n1} of {self.k} {self.names[1]} outputs "
-                        f"drawn** · {time_left(n_left, self.new, time.monotonic() - self.started)}")
+                        f"drawn** · {time_left(n_left, self.new, time.monotonic() - self.started, more_arms=self.more_arms)}")
             # Three short charts side by side: with Cancel and the bar above them they fit in a 1280×900
             # window, so everything that moves is in view while it moves.
             # Each chart in a box of fixed height from the first redraw on: the view does not jump as they come.

@@ -58,7 +58,7 @@ class RunProgress:
         self.started = time.monotonic()
         self.kept = 0  # outputs sampled so far in this run (all in the store)
         self._arm_done: dict[str, int] = {}
-        self._request, self._positions = None, {}
+        self._request, self._shares = None, {}
         runs = st.session_state["_runs"] = st.session_state.get("_runs", 0) + 1
         self._cancel = st.empty()
         self._cancel.button("Cancel", key=f"cancel_{label}_{runs}", on_click=_cancelled, args=(label,),
@@ -77,7 +77,7 @@ class RunProgress:
 
     def track(self, request: AuditRequest) -> None:
         """Measure the next updates against ``request``'s arms (k per arm, or at most k_max when sequential)."""
-        self._request, self._positions, self._arm_done = request, {}, {}
+        self._request, self._shares, self._arm_done = request, {}, {}
 
     def update(self, update) -> None:
         """The run's progress hook (:class:`dbpa_core.audit.runner.RunUpdate`): samples, embeddings, drawn arms."""
@@ -94,10 +94,12 @@ class RunProgress:
             self.report(update.done / request.k, f"{update.text}: {update.done} of at most {request.k} per arm")
             return
         n_arms = len(request.perturbations) + 1 if request is not None else 1
-        position = self._positions.setdefault(update.label, len(self._positions)) if request is not None else 0
-        # Sampling is the first half of an arm's work, embedding the second.
+        # Sampling is the first half of an arm's work, embedding the second.  Each arm's share only grows, so
+        # the bar never goes back when an arm drawn earlier (a live view's pair, drawn first) is read again
+        # from the store as the rest of the family is drawn.
         share = (0.5 if update.stage == "embedding" else 0.0) + 0.5 * update.done / max(update.total, 1)
-        self.report(min(position + share, n_arms) / n_arms, f"{update.text} ({update.done}/{update.total})")
+        self._shares[update.label] = max(self._shares.get(update.label, 0.0), min(share, 1.0))
+        self.report(min(sum(self._shares.values()), n_arms) / n_arms, f"{update.text} ({update.done}/{update.total})")
 
     def count_sampled(self, n: int) -> None:
         self.kept = n
@@ -107,10 +109,13 @@ class RunProgress:
         self.step += 1
 
     def close(self) -> None:
-        """Remove the bar and the Cancel button."""
+        """Remove the bar and the Cancel button, and a notice that the run before this one stopped."""
         self._bar.empty()
         self._cancel.empty()
         st.session_state.pop("_drawing", None)
+        notice = st.session_state.pop("_interrupted_notice", None)
+        if notice is not None:
+            notice.empty()
 
     def __enter__(self) -> RunProgress:
         return self
@@ -348,17 +353,18 @@ def _draw(request: AuditRequest, bar: RunProgress, backends: dict, live: str | N
         return run(request, progress=bar.update, **backends)
     # The two arms have the same seeds alone as in the family (arm_seed): drawn first, they are then reused.
     pair = dataclasses.replace(request, perturbations=tuple(followed))
-    view, before = LiveDraw(pair, embedder=backends["embedder"], store=backends["store"]), bar.listener
+    view = LiveDraw(pair, embedder=backends["embedder"], store=backends["store"],
+                    more_arms=len(request.perturbations) - 1)
+    before = bar.listener
     bar.listener = view
+    bar.track(request)  # the whole family, once: the pair's arms are its first two
     try:
-        bar.track(pair)
         result = run(pair, progress=bar.update, **backends)
     finally:
         bar.listener = before
     view.close()
     if len(request.perturbations) == 1:
         return result
-    bar.track(request)
     return run(request, progress=bar.update, **backends)
 
 

@@ -71,12 +71,17 @@ def sidebar() -> Settings:
 def interrupted_notice() -> None:
     """Say so when the previous run stopped part-way (cancelled or crashed), with what was kept."""
     drawing = st.session_state.pop("_drawing", None)
+    # A slot of an earlier script run names a place on that run's page, not this one's: never emptied now.
+    st.session_state.pop("_interrupted_notice", None)
     # A Cancel click (ui.runs.RunProgress) is read by this run only: see ui.runs.cancelled_draw.
     st.session_state["_cancelled_now"] = st.session_state.pop("_cancelled", None)
     if drawing:
-        st.warning(f"The previous run ({drawing['label']}) stopped before it finished. {drawing['kept']} outputs "
-                   "sampled in it are in the store, with every sample of earlier runs, and are reused when you "
-                   "run again.")
+        kept = (f"{drawing['kept']} outputs sampled in it are in the store, with every sample of earlier runs, and "
+                "are reused when you run again." if drawing["kept"] else "It had sampled no new outputs.")
+        # In a slot that the next run to finish empties (ui.runs.RunProgress.close): then it is old news.
+        slot = st.empty()
+        slot.warning(f"The previous run ({drawing['label']}) stopped before it finished. {kept}")
+        st.session_state["_interrupted_notice"] = slot
 
 
 def current_settings() -> Settings:
