@@ -334,7 +334,7 @@ def test_a_local_draw_is_shown_live_as_outputs_arrive(tmp_path, monkeypatch):
     assert_followed_live(headers, charts, 5)
     # Its time left covers the pair on view and says that the scenario's other arms follow
     assert all(re.search(r" · then \d+ more arms behind the bar$", h) for h in headers), headers
-    assert any("left for these two arms (re-read at each output)" in h for h in headers), headers
+    assert all("left for these two arms (re-read at each output)" in h for h in headers if " left" in h), headers
     assert metric(at, "Observed JSD") and not [m for m in at.markdown if m.value.startswith("**Live:")]
 
     headers.clear()
@@ -380,6 +380,18 @@ def test_the_bar_shows_no_second_time_left_beside_a_live_view():
 
     assert bar_text(False) == "Drawing: sampling · about 10 s left"
     assert bar_text(True) == "Drawing: sampling"
+
+
+def test_the_live_time_left_says_what_it_covers():
+    """The live view's estimate is for the two arms on view, re-read at each output (a batch of long answers
+    may end at once, so it can stand still), and says how many arms the run draws after them."""
+    from ui.live import time_left
+
+    assert time_left(4, 4, 10.0, more_arms=5) == ("0.4 outputs/s measured · about 10 s left for these two arms "
+                                                  "(re-read at each output) · then 5 more arms behind the bar")
+    assert time_left(240, 2, 2.0) == "1 outputs/s measured · about 4 min left for these two arms (re-read at each output)"
+    assert time_left(0, 8, 9.0, more_arms=1) == "all outputs drawn · then 1 more arm behind the bar"
+    assert time_left(3, 1, 9.0) == "measuring the throughput…"
 
 
 def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():

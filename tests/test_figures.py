@@ -123,3 +123,17 @@ def test_best_model_bars_outline_only_a_declared_best():
     assert list(first.y) == [1.0, 0.0] and first.marker.line.color == ("black", "rgba(0,0,0,0)")
     assert set(second.marker.line.color) == {"rgba(0,0,0,0)"}  # no best declared: nothing outlined
     assert [t.name for t in figure.data] == ["allowed FPR 1%", "allowed FPR 5%"]
+
+
+def test_the_null_names_the_observed_value_as_a_reader_writes_it(results):
+    """No raw "T_obs" on the chart (a user trial read it in the title and the legend): T<sub>obs</sub>, as the
+    paper writes it, and plain words in the legend; the label sits off its dashed line."""
+    same, shifted = results
+    for result in results:
+        figure = null_histogram(result, label="JSD", replay_frames=4)
+        assert "T_obs" not in figure.to_json()
+        assert figure.layout.title.text.endswith("re-splits ≥ T<sub>obs</sub>")
+        assert figure.data[0].name == "re-splits less extreme than the observed"
+        assert any(a.text.startswith("T<sub>obs</sub> = ") for a in figure.layout.annotations)
+    (label,) = [a for a in null_histogram(same, label="JSD").layout.annotations if a.text.startswith("T<sub>")]
+    assert abs(label.xshift) >= 4

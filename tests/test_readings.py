@@ -50,6 +50,19 @@ def test_negative_effect_is_explained():
     assert "Negative" not in read_effect(0.01, 0.5)
 
 
+def test_readings_give_a_number_as_its_card_does():
+    """A user trial read "Observed JSD 0.27" on the card, T_obs = 0.27 on the chart and "0.2699" in the
+    sentence below; "-0.0458" beside "-0.04581". Every reading now uses the cards' format_number."""
+    from dbpa_core.present.formatting import format_number
+    from dbpa_core.present.readings import read_effect, read_statistic
+
+    sentence = read_statistic(0.26994, 0.19331, "JSD")
+    assert sentence.startswith(f"The observed JSD is {format_number(0.26994)}; ") and "0.2699" not in sentence
+    assert "gives 0.193 on average" in sentence
+    assert read_effect(-0.045812, -0.4).startswith("Effect size -0.0458: ")
+    assert read_effect(0.024112, 2.0).startswith("Effect size +0.0241: ")
+
+
 def test_numbers_for_people():
     """One formatting for every number shown (issue 29): significant digits, scientific notation outside
     [0.001, 10⁵), floating-point noise as 0 (an sd of 8.6e-17 once read "0000000008")."""

@@ -217,7 +217,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
                 if key not in {"explanation", "null_distribution", "original_texts", "perturbed_texts"}}
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(title, f"""
-<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {test.statistic:.4g} · p
+<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {format_number(test.statistic)} · p
 {html.escape(_p_equals(test))}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.

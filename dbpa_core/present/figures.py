@@ -138,14 +138,14 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
     def bars(b: int) -> list[go.Bar]:
         rest, tail = _null_counts(null[:b], observed, alternative, edges)
-        return [go.Bar(x=centres, y=rest, width=width, name="re-splits less extreme than T_obs",
+        return [go.Bar(x=centres, y=rest, width=width, name="re-splits less extreme than the observed",
                        marker_color=NULL_COLOUR),
                 go.Bar(x=centres, y=tail, width=width, name="as or more extreme (the p-value's share)",
                        marker_color=TAIL_COLOUR)]
 
     def title(b: int) -> str:
         extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
-        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} T_obs"
+        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} T<sub>obs</sub>"
 
     figure = go.Figure(bars(total))
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
@@ -155,7 +155,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
         # The label sits on the plot's side of the arrow (xanchor), so it is never cut by the chart's edge.
         figure.add_annotation(x=edge, y=peak * 0.55, ax=-30 if right else 30, ay=0,
                               xanchor="right" if right else "left",
-                              text=f"T_obs = {format_number(observed)}<br>beyond every<br>re-split (axis broken)",
+                              text=f"T<sub>obs</sub> = {format_number(observed)}<br>beyond every<br>re-split (axis broken)",
                               showarrow=True, arrowhead=2, arrowwidth=2, align="center",
                               bgcolor="white", bordercolor="black")
         figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))
@@ -163,7 +163,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
         # The label reads towards the middle of the axis, so it is never cut by the chart's edge.
         middle = sum(layout["range"]) / 2
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                         annotation_text=f"T_obs = {format_number(observed)}",
+                         annotation_text=f"T<sub>obs</sub> = {format_number(observed)}",
                          annotation_position="top left" if observed > middle else "top right",
                          # off the dashed line by a few pixels, on a white ground over the bars: it stays legible
                          annotation_xshift=-4 if observed > middle else 4, annotation_bgcolor="rgba(255,255,255,0.8)")

@@ -126,13 +126,19 @@ def read_statistic(statistic: float, null_mean: float, label: str) -> str:
         comparison = f"{ratio:.1f}× what chance alone produces" if ratio != float("inf") else "above chance"
     else:
         comparison = "less than what chance alone produces"
-    return (f"The observed {label} is {statistic:.4g}; re-splitting the same outputs at random gives "
-            f"{null_mean:.4g} on average, so the perturbation's discrepancy is {comparison}.")
+    from .formatting import format_number
+
+    # Three significant digits, as the cards and the chart's T_obs give them: one number, one reading.
+    return (f"The observed {label} is {format_number(statistic)}; re-splitting the same outputs at random gives "
+            f"{format_number(null_mean)} on average, so the perturbation's discrepancy is {comparison}.")
 
 
 def read_effect(effect_size: float, standardized: float) -> str:
     """One sentence that reads the null-centred effect size."""
-    sentence = (f"Effect size {effect_size:+.4g}: the discrepancy beyond chance, {standardized:+.1f} null standard "
+    from .formatting import format_number
+
+    signed = ("+" if effect_size > 0 else "") + format_number(effect_size)  # as the card beside it
+    sentence = (f"Effect size {signed}: the discrepancy beyond chance, {standardized:+.1f} null standard "
                 f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
     if effect_size < 0:
         sentence += (" Negative: the observed split is *less* different than a typical random re-split, which "
