@@ -79,19 +79,23 @@ with guard():
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
     else:
-        columns = st.columns(3)
-        source = columns[0].selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
-                                      key="rut_source")
+        # The target and its system prompt on rows of their own: in a third of the width the choice read "Local
+        # SmolLM2 with a" and the prompt "You are a pirate. Answer lik" at 1024 px.
+        source = st.selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
+                              key="rut_source")
         system, temperature, uploaded = None, REFERENCE_TEMPERATURE, None
         if source == "local":
-            system = columns[1].text_input("Target system prompt", "You are a pirate. Answer like a pirate.",
-                                           key="rut_system")
-            temperature = st.slider("Target temperature", 0.0, 2.0, REFERENCE_TEMPERATURE, key="rut_temperature")
+            system = st.text_area("Target system prompt", "You are a pirate. Answer like a pirate.", height=68,
+                                  key="rut_system")
+        columns = st.columns(3)
+        if source == "local":
+            temperature = columns[0].slider("Target temperature", 0.0, 2.0, REFERENCE_TEMPERATURE,
+                                            key="rut_temperature")
         elif source == "openai":
             if settings.sampler.backend != "openai":
                 raise ValueError("Choose 'OpenAI-compatible API' as the backend in the sidebar (base URL, model, key) "
                                  "to audit an endpoint.")
-            columns[1].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
+            columns[0].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
                                f"T = {REFERENCE_TEMPERATURE:g}.")
         else:
             file = st.file_uploader("Target responses (JSONL: one object per line with `prompt` and `text`)",
@@ -100,8 +104,8 @@ with guard():
                 st.caption("Upload the API's responses; the reference model answers the same prompts.")
                 st.stop()
             uploaded = read_target_responses(file.getvalue(), file.name)
-        n_prompts = int(columns[2].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
-        m = int(st.number_input("Reference samples per prompt m", 1, 20, 4, key="rut_live_m"))
+        n_prompts = int(columns[1].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
+        m = int(columns[2].number_input("Reference samples per prompt m", 1, 20, 4, key="rut_live_m"))
         run = st.button("Run the live audit", type="primary", key="rut_run")
         scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
                           target_source=source, uploaded=uploaded, run=run)

@@ -81,9 +81,13 @@ def test_live_endpoint_target_takes_no_system_prompt(tmp_path, monkeypatch):
     monkeypatch.setattr(pools, "POOLS_FILE", _pools_file(tmp_path))
     at = open_page(start(tmp_path, monkeypatch), "model_audit")
     at.radio(key="rut_mode").set_value("live").run()
-    assert at.text_input(key="rut_system").value.startswith("You are a pirate")  # the local stand-in's default
+    assert at.text_area(key="rut_system").value.startswith("You are a pirate")  # the local stand-in's default
+    # The target and its system prompt on full-width rows: in a third of the width both were cut at 1024 px
+    # ("Local SmolLM2 with a", "You are a pirate. Answer lik").
+    in_columns = {w.key for column in at.columns for w in [*column.selectbox, *column.text_area, *column.text_input]}
+    assert not in_columns & {"rut_source", "rut_system"}
     at.selectbox(key="rut_source").set_value("openai").run()
-    assert not any(t.key == "rut_system" for t in at.text_input)
+    assert not any(t.key == "rut_system" for t in [*at.text_input, *at.text_area])
     assert target_request("openai", system="You are a pirate.", temperature=1.3) == (None, REFERENCE_TEMPERATURE)
     assert target_request("upload", system="You are a pirate.", temperature=1.3) == (None, REFERENCE_TEMPERATURE)
     assert target_request("local", system="You are a pirate.", temperature=1.3) == ("You are a pirate.", 1.3)
