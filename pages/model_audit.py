@@ -10,7 +10,7 @@ from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.mmd import hamming_mmd_test
 from dbpa_core.rut.power import draw_audit
-from dbpa_core.rut.scoring import SCORES
+from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test
 from ui.components import downloads, guard
 from ui.runs import rut_live
@@ -30,7 +30,7 @@ with guard():
     if mode == "paper":
         st.caption("The paper's §5 on this project's model: the packaged SmolLM2 against its own requantizations "
                    "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "
-                   "(scripts/record_rut.py); every audit below is drawn from those answers.")
+                   "on this machine; every audit below is drawn from those answers.")
         n_trials = st.select_slider("Simulated audits per q", STUDY_TRIALS, STUDY_TRIALS[-1], key="rut_study_trials",
                                     help="The paper used 500 (about half a minute the first time on this machine).")
         study = rut_study_result(n_trials=n_trials, n_resamples=1000, seed=settings.seed)
@@ -45,8 +45,9 @@ with guard():
         st.stop()
 
     left, right = st.columns([3, 1])
-    score = left.selectbox("Score (by the reference model)", SCORES, key="rut_score",
-                           help="log_rank: mean log of each token's rank under the reference model.")
+    score = left.selectbox("Score (by the reference model)", SCORES, format_func=SCORE_NAMES.get, key="rut_score",
+                           help="log-rank: mean log of each token's rank under the reference model (the paper's "
+                                "choice, §4.2).")
     alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
     # One stream for the choice of recorded answers, the ranks' tie-breaking uniforms and the MMD's re-splits.
     rng = np.random.default_rng(settings.seed)

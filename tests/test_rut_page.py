@@ -10,6 +10,7 @@ from dbpa_core.present.figures import rank_ecdf, rank_histogram
 from dbpa_core.present.readings import format_rut_pvalue, read_rut_decision, rut_strip
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, target_request
 from dbpa_core.rut.data import AuditScores
+from dbpa_core.rut.scoring import SCORE_NAMES
 from dbpa_core.rut.uniformity import rank_uniformity_test
 from test_app import metric, open_page, start
 
@@ -21,9 +22,11 @@ def _pools_file(tmp_path):
 
     pools = synthetic_pools(31, prompts=40, reference=30, answers=6,
                             shifts={"smollm2-q8_0": 0.0, "smollm2-q2_k": 1.0, "dan": 1.5})
-    dan = pools.substitutes["dan"]
-    substitutes = {**pools.substitutes, "dan": Arm("dan", "jailbreak", "DAN-style system prompt", dan.tokens,
-                                                   dan.scores)}
+    # The real substitutes' kinds and display names: the page must show these, never the ids.
+    names = {"smollm2-q8_0": ("quantization", "Q8_0 requantization (8-bit)"),
+             "smollm2-q2_k": ("quantization", "Q2_K requantization (2/3-bit mix)"),
+             "dan": ("jailbreak", "DAN-style system prompt")}
+    substitutes = {n: Arm(n, *names[n], a.tokens, a.scores) for n, a in pools.substitutes.items()}
     return save_rut_pools(type(pools)(pools.prompts, pools.reference, substitutes), tmp_path / "pools.npz")
 
 
@@ -41,11 +44,20 @@ def test_default_view_opens_on_the_papers_experiments(page):
     assert "paper (printed)" in text and "Table 2a" in text
     tables = [t.value for t in page.table]  # static tables: headers and cells wrap at 1024 px, nothing is cut
     auc = tables[0]
-    assert set(auc["substitute"]) == {"smollm2-q8_0", "smollm2-q2_k", "dan"}
-    assert {"power AUC rut", "power AUC mmd", "power AUC ks"} <= set(auc.columns)
-    assert (auc.set_index("substitute").loc["smollm2-q2_k", "power AUC rut"]
-            > auc.set_index("substitute").loc["smollm2-q8_0", "power AUC rut"])
+    q8, q2 = "Q8_0 requantization (8-bit)", "Q2_K requantization (2/3-bit mix)"
+    assert set(auc["substitute"]) == {q8, q2, "DAN-style system prompt"}  # as the charts name them
+    assert {"RUT power AUC", "MMD power AUC", "KS power AUC"} <= set(auc.columns)
+    assert auc.set_index("substitute").loc[q2, "RUT power AUC"] > auc.set_index("substitute").loc[q8, "RUT power AUC"]
     assert any("(paper (printed))" in column for column in tables[1].columns)
+    # No machine name on screen: not the substitutes' ids, the scores' ids or the methods' ids (the downloads
+    # keep them in their own columns).
+    shown = [str(v) for t in tables for v in [*t.columns, *t.to_numpy().ravel()]]
+    shown += [m.value for m in page.markdown] + [c.value for c in page.caption]
+    ids = ("smollm2-q8_0", "smollm2-q2_k", "log_rank", "log_likelihood", "mean_rank", "lrr", "rut ≈", "≈ ks",
+           "AUC rut", "record_rut.py")
+    assert not [(i, text) for text in shown for i in ids if i in text]
+    assert set(tables[2]["furthest from 0.5"]) <= set(SCORE_NAMES.values())
+    assert {f"AUROC {name}" for name in SCORE_NAMES.values()} <= set(tables[2].columns)
     assert any("Highest power AUC" in m.value for m in page.markdown)  # the findings
     assert any("of answers did not come from the claimed model" in i.value or "no substitution" in i.value
                for i in page.info)  # the share bound on the default audit
@@ -73,6 +85,13 @@ def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
     assert not page.exception
     assert metric(page, "Decision") == "FAIL TO REJECT H₀" and not page.warning
     assert "0 of 40 target answers" in " ".join(c.value for c in page.caption)
+
+
+def test_the_score_choice_reads_plain_names(page):
+    page.radio(key="rut_mode").set_value("audit").run()
+    box = page.selectbox(key="rut_score")
+    assert box.value == "log_rank" and box.options[:2] == ["log-rank", "log-likelihood"]
+    assert "log-likelihood log-rank ratio (LRR)" in box.options and not any("_" in o for o in box.options)
 
 
 def test_live_endpoint_target_takes_no_system_prompt(tmp_path, monkeypatch):

@@ -12,6 +12,7 @@ import textwrap
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..rut.scoring import SCORE_NAMES
 from .figures import LAYOUT, MODEL_COLOURS
 
 #: One colour and dash per method, the same in every chart.
@@ -89,7 +90,7 @@ def score_selection_chart(selection: dict, labels: dict | None = None) -> go.Fig
     labels = labels or {}
     figure = go.Figure()
     for index, (name, sel) in enumerate(selection.items()):
-        figure.add_trace(go.Bar(x=list(sel.scores), y=sel.mean, error_y=dict(type="data", array=sel.sd),
+        figure.add_trace(go.Bar(x=[SCORE_NAMES.get(s, s) for s in sel.scores], y=sel.mean, error_y=dict(type="data", array=sel.sd),
                                 name=html.escape(labels.get(name, name)),
                                 marker_color=MODEL_COLOURS[index % len(MODEL_COLOURS)]))
     figure.add_hline(y=0.5, line=dict(dash="dash", color="black"), annotation_text="0.5: no signal")
