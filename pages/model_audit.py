@@ -106,7 +106,7 @@ with guard():
                 st.stop()
             uploaded = read_target_responses(file.getvalue(), file.name)
         n_prompts = int(columns[1].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
-        m = int(columns[2].number_input("Reference samples per prompt m", 1, 20, 4, key="rut_live_m"))
+        m = int(columns[2].number_input("Reference answers m", 1, 20, 4, key="rut_live_m"))
         run = st.button("Run the live audit", type="primary", key="rut_run")
         scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
                           target_source=source, uploaded=uploaded, run=run)
