@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from ..rut.scoring import SCORE_NAMES
 from .figures import LAYOUT, MODEL_COLOURS
+from .rut_study import AUC_DECIMALS
 
 #: One colour and dash per method, the same in every chart.
 METHOD_STYLE = {"rut": ("RUT (Cramér–von Mises)", "#d62728", "solid"),
@@ -69,7 +70,7 @@ def power_auc_bars(curves: dict, labels: dict | None = None) -> go.Figure:
     for method, (label, colour, _) in METHOD_STYLE.items():
         values = [curves[n].power_auc[method] for n in names]
         figure.add_trace(go.Bar(x=ticks, y=values, name=label, marker_color=colour,
-                                text=[f"{v:.2f}" for v in values], textposition="outside",
+                                text=[f"{v:.{AUC_DECIMALS}f}" for v in values], textposition="outside",
                                 textfont_size=10))  # three labels a group fit a group's width at 1024 px
     alpha = next(iter(curves.values())).alpha
     figure.add_hline(y=alpha, line=dict(dash="dot", color="grey"))
@@ -90,7 +91,8 @@ def score_selection_chart(selection: dict, labels: dict | None = None) -> go.Fig
     labels = labels or {}
     figure = go.Figure()
     for index, (name, sel) in enumerate(selection.items()):
-        figure.add_trace(go.Bar(x=[SCORE_NAMES.get(s, s) for s in sel.scores], y=sel.mean, error_y=dict(type="data", array=sel.sd),
+        figure.add_trace(go.Bar(x=[SCORE_NAMES.get(s, s) for s in sel.scores], y=sel.mean,
+                                error_y=dict(type="data", array=sel.sd),
                                 name=html.escape(labels.get(name, name)),
                                 marker_color=MODEL_COLOURS[index % len(MODEL_COLOURS)]))
     figure.add_hline(y=0.5, line=dict(dash="dash", color="black"), annotation_text="0.5: no signal")

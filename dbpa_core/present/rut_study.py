@@ -17,6 +17,9 @@ METHOD_NAMES = {"rut": "RUT (Cramér–von Mises)", "mmd": "MMD (Hamming kernel)
 #: A method's name in a table's header or cell ("RUT power AUC", "RUT ≈ KS"); the ids stay in the JSON.
 METHOD_SHORT = {"rut": "RUT", "mmd": "MMD", "ks": "KS"}
 PRINTED = "paper (printed)"
+#: Decimals of a power AUC or an AUROC wherever the page shows one (tables, bar labels, findings): the paper
+#: prints three, and one precision per quantity keeps "0.880" from standing beside "0.88" or "0.0514".
+AUC_DECIMALS = 3
 
 
 def power_auc_frame(study: RUTStudy):
@@ -29,7 +32,9 @@ def power_auc_frame(study: RUTStudy):
                      **{f"{METHOD_SHORT[m]} power AUC": curves.power_auc[m] for m in METHOD_NAMES},
                      "± MC error": max(curves.auc_se(m) for m in METHOD_NAMES),
                      "highest": leader_text(study, name, plain=True)})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["decimals"] = AUC_DECIMALS  # read by people_formatters: shown as the bars label them
+    return frame
 
 
 def power_curve_frame(study: RUTStudy):
@@ -51,16 +56,21 @@ def selection_frame(study: RUTStudy):
         rows.append({"substitute": study.arms[name]["label"],
                      **{f"AUROC {SCORE_NAMES.get(s, s)}": float(v) for s, v in zip(sel.scores, sel.mean)},
                      "furthest from 0.5": SCORE_NAMES.get(sel.best, sel.best)})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["decimals"] = AUC_DECIMALS
+    return frame
 
 
 def printed_frame(study: RUTStudy):
     """The paper's Table 2a rows as printed (its models, not ours)."""
     import pandas as pd
 
+    def cell(row, method):
+        return ("≈ " if row.approximate else "") + f"{getattr(row, method):.{AUC_DECIMALS}f}"
+
     return pd.DataFrame([{"model (paper's)": r.model, "substitute": r.substitute,
-                          **{f"{METHOD_SHORT[m]} power AUC ({PRINTED})": ("≈ " if r.approximate else "") + f"{getattr(r, m):.3f}"
-                             for m in METHOD_NAMES}} for r in study.printed])
+                          **{f"{METHOD_SHORT[m]} power AUC ({PRINTED})": cell(r, m) for m in METHOD_NAMES}}
+                         for r in study.printed])
 
 
 def leader_text(study: RUTStudy, name: str, *, plain: bool = False) -> str:
@@ -97,9 +107,10 @@ def findings(study: RUTStudy) -> list[str]:
         ranked = sorted(of_kind, key=rut_auc.get)
         wins = sum(leaders[n] == "rut" for n in of_kind)
         ties = sum(leaders[n] is None for n in of_kind)
-        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.2f} ({label(ranked[0])}, "
-                   f"hardest) to {rut_auc[ranked[-1]]:.2f} ({label(ranked[-1])}, easiest); RUT leads against {wins} of "
-                   f"{len(of_kind)}, {ties} tied with another method within Monte Carlo error.")
+        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.{AUC_DECIMALS}f} "
+                   f"({label(ranked[0])}, hardest) to {rut_auc[ranked[-1]]:.{AUC_DECIMALS}f} ({label(ranked[-1])}, "
+                   f"easiest); RUT leads against {wins} of {len(of_kind)}, {ties} tied with another method within "
+                   "Monte Carlo error.")
     lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
     tied = [f"{label(n)} ({leader_text(study, n, plain=True)})" for n in names if leaders[n] is None]
     parts = [f"{METHOD_NAMES[m]} against {', '.join(label(n) for n in v)}" for m, v in lead.items() if v]
