@@ -165,8 +165,14 @@ def test_figures_draw_the_study_without_computing():
     far = [t for t in curves.data if t.legendgroup == "rut"][1]
     np.testing.assert_array_equal(far.y, study.curves["far"].power["rut"])
     bars = power_auc_bars(study.curves)
-    assert [t.y[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    assert [t.x[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
     assert "nothing detected" in bars.data[3].name  # the α line explained in the legend, not over the bars
+    # Lying down: upright, at 1024 px the Q8_0 group's labels ran into each other and onto the α line, and
+    # the substitutes' names into their neighbours'; the α line under the bars' labels.
+    assert all(t.orientation == "h" and t.textposition == "outside" for t in bars.data[:3])
+    (line,) = bars.layout.shapes
+    assert line.x0 == line.x1 == study.curves["far"].alpha and line.layer == "below"
+    assert bars.layout.yaxis.autorange == "reversed"  # the first substitute on top, as in the table
     chart = score_selection_chart(study.selection)
     np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
     bound = share_bound_curves(study.curves)
