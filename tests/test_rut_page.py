@@ -73,8 +73,8 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert not page.exception
     assert metric(page, "Decision") == "REJECT H₀" and not page.success
     (box,) = page.warning
-    assert "DAN-style system prompt" in box.value and "5% of audits" in box.value
-    assert float(metric(page, "Substituted share").removeprefix("≥ ").rstrip("%")) > 20
+    assert "DAN-style system prompt" in box.value and "5 % of audits" in box.value
+    assert float(metric(page, "Substituted share").removeprefix("≥ ").removesuffix(" %")) > 20
     captions = " ".join(c.value for c in page.caption)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
 
@@ -118,8 +118,25 @@ def test_rut_pvalue_never_reads_zero():
     assert format_rut_pvalue(0.0) == "< 0.001"
     assert format_rut_pvalue(0.0004) == "< 0.001"
     assert format_rut_pvalue(0.034) == "0.034"
-    assert "5% of audits" in read_rut_decision(0.01, 0.05)
+    assert "5 % of audits" in read_rut_decision(0.01, 0.05)
     assert "not proof" in read_rut_decision(0.5, 0.05)
+
+
+@pytest.mark.parametrize("pvalue, bound", [(0.161, 0.0), (0.0004, 0.42), (0.03, 0.07)])
+def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound):
+    """One style in one result block, "5 %" with a space (format_share): before, "16.1%" and "the 95% lower
+    bound" stood next to "in only 5 % of audits"."""
+    import re
+    from types import SimpleNamespace
+
+    from dbpa_core.present.readings import format_percent, read_share_bound, rut_readings
+
+    result = SimpleNamespace(statistic=0.273, pvalue=pvalue, n_prompts=4, ks_statistic=0.553, ks_pvalue=0.113,
+                             share_lower_bound=bound, confidence_level=0.95)
+    text = " ".join([*rut_readings(result), read_rut_decision(pvalue, 0.05), read_share_bound(bound)])
+    assert "%" in text and not re.search(r"\d%", text), text
+    assert "95 % lower bound" in text
+    assert format_percent(0.161, 1) == "16.1 %" and format_percent(0.05) == "5 %"
 
 
 def test_figures_span_the_unit_interval_and_record_is_complete():

@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from ..rut.scoring import SCORE_NAMES
 from .figures import LAYOUT, MODEL_COLOURS
+from .readings import format_percent
 from .rut_study import AUC_DECIMALS
 
 #: One colour and dash per method, the same in every chart.
@@ -121,7 +122,7 @@ def share_bound_curves(curves: dict, labels: dict | None = None) -> go.Figure:
                                     line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="true share q"))
-    figure.update_layout(title=f"Lower bound on the substituted share ({1 - next(iter(curves.values())).alpha:.0%}), "
+    figure.update_layout(title=f"Lower bound on the substituted share ({format_percent(1 - next(iter(curves.values())).alpha)}), "
                                "mean over audits",
                          xaxis_title="true share q", yaxis_title="lower bound", yaxis_range=[0, 1.02], **LAYOUT)
     return figure
