@@ -5,6 +5,7 @@ import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
+from dbpa_core.present.readings import format_pvalue, p_relation
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
@@ -75,7 +76,8 @@ with guard():
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
         extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
-                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: p = {mmd.pvalue:.3g} "
+                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
+                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples))} "
                  f"({mmd.n_resamples} within-prompt re-splits)."]
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed, "mmd_pvalue": mmd.pvalue}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,6 +79,10 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert float(metric(page, "Substituted share").removeprefix("≥ ").removesuffix(" %")) > 20
     captions = " ".join(c.value for c in page.caption)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
+    # The MMD's permutation p-value at its floor 1/(B+1) reads as a bound, not "p = 0.000999".
+    mmd = next(c.value for c in page.caption if c.value.startswith("MMD"))
+    assert re.search(r"p (≤ 0\.001|= 0\.\d{3}|= \d(\.\d)? × 10⁻\d+) \(1000 within", mmd), mmd
+    assert "0.000999" not in mmd
 
 
 def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
@@ -126,7 +132,6 @@ def test_rut_pvalue_never_reads_zero():
 def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound):
     """One style in one result block, "5 %" with a space (format_share): before, "16.1%" and "the 95% lower
     bound" stood next to "in only 5 % of audits"."""
-    import re
     from types import SimpleNamespace
 
     from dbpa_core.present.readings import format_percent, read_share_bound, rut_readings
@@ -137,6 +142,14 @@ def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound)
     assert "%" in text and not re.search(r"\d%", text), text
     assert "95 % lower bound" in text
     assert format_percent(0.161, 1) == "16.1 %" and format_percent(0.05) == "5 %"
+
+
+def test_the_ks_baseline_never_reads_p_equal_to_zero():
+    from dbpa_core.present.readings import read_rut_ks
+
+    # D = 0.391 over 100 ranks: scipy's exact p ≈ 1e-14, which format_number wrote "0" ("p = 0").
+    assert "p < 0.001 (" in read_rut_ks(0.391, 1.2e-14) and "p = 0 " not in read_rut_ks(0.391, 1.2e-14)
+    assert "p = 0.113 (" in read_rut_ks(0.553, 0.113)
 
 
 def test_figures_span_the_unit_interval_and_record_is_complete():

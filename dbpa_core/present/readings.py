@@ -267,7 +267,19 @@ def read_rut_decision(pvalue: float, alpha: float) -> str:
 def read_rut_ks(ks_statistic: float, ks_pvalue: float) -> str:
     """One sentence that reads the Kolmogorov–Smirnov baseline on the same ranks."""
     return (f"Kolmogorov–Smirnov baseline on the same ranks: largest gap D = {ks_statistic:.3f} between their "
-            f"empirical CDF and the diagonal, p = {format_pvalue(ks_pvalue)} (scipy's exact KS distribution).")
+            f"empirical CDF and the diagonal, p {p_relation(format_rut_pvalue(ks_pvalue))} (scipy's exact KS "
+            "distribution).")
+
+
+def p_relation(shown: str) -> str:
+    """``"= 0.034"``, or a bound as it is (``"< 0.001"``, ``"≤ 0.001"``): "p = < 0.001" reads as a typo.
+
+    Examples
+    --------
+    >>> p_relation("0.034"), p_relation("< 0.001"), p_relation("≤ 0.001")
+    ('= 0.034', '< 0.001', '≤ 0.001')
+    """
+    return shown if shown.startswith(("<", "≤")) else f"= {shown}"
 
 
 def read_rut_statistic(statistic: float) -> str:
