@@ -254,3 +254,15 @@ def test_a_power_auc_reads_with_one_precision_in_the_bars_the_tables_and_the_fin
                for cell in selection[c])
     line = next(f for f in findings(study) if "runs from" in f)
     assert re.search(r"runs from \d\.\d{3} \(.*\) to \d\.\d{3} \(", line), line
+
+
+def test_a_tie_reads_in_plain_names_on_one_line_and_in_ids_in_the_json():
+    from dbpa_core.present.rut_study import leader_text, power_auc_frame
+
+    pools = synthetic_pools(21, prompts=40, reference=30, answers=6, shifts={"far": 1.0, "near": 0.0})
+    study = rut_study(pools=pools, n_trials=20, n_resamples=29, seed=2)
+    for name in study.curves:
+        ids, plain = leader_text(study, name), leader_text(study, name, plain=True)
+        assert plain == ids.upper().replace(" ≈ ", "\u00a0≈\u00a0")  # "RUT ≈ KS" never broken after the "≈"
+    near = power_auc_frame(study).set_index("substitute").loc["near", "highest"]
+    assert near == "RUT\u00a0≈\u00a0MMD\u00a0≈\u00a0KS"  # a three-way tie at 20 audits per q: no space to break

@@ -82,7 +82,8 @@ def leader_text(study: RUTStudy, name: str, *, plain: bool = False) -> str:
     else:
         tied = [m for m in METHOD_NAMES if m == first or curves.auc_difference(first, m)[0]
                 <= 2 * curves.auc_difference(first, m)[1]]
-    return " ≈ ".join(METHOD_SHORT[m] if plain else m for m in tied)
+    # No-break spaces in the plain form: the table's narrow "highest" column broke "RUT ≈" / "KS" at 1024 px.
+    return "\u00a0≈\u00a0".join(METHOD_SHORT[m] for m in tied) if plain else " ≈ ".join(tied)
 
 
 def findings(study: RUTStudy) -> list[str]:
