@@ -5,12 +5,13 @@ import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
+from dbpa_core.present.readings import format_pvalue, p_relation
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.mmd import hamming_mmd_test
 from dbpa_core.rut.power import draw_audit
-from dbpa_core.rut.scoring import SCORES
+from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test
 from ui.components import downloads, guard
 from ui.runs import rut_live
@@ -30,7 +31,7 @@ with guard():
     if mode == "paper":
         st.caption("The paper's §5 on this project's model: the packaged SmolLM2 against its own requantizations "
                    "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "
-                   "(scripts/record_rut.py); every audit below is drawn from those answers.")
+                   "on this machine; every audit below is drawn from those answers.")
         n_trials = st.select_slider("Simulated audits per q", STUDY_TRIALS, STUDY_TRIALS[-1], key="rut_study_trials",
                                     help="The paper used 500 (about half a minute the first time on this machine).")
         study = rut_study_result(n_trials=n_trials, n_resamples=1000, seed=settings.seed)
@@ -45,8 +46,9 @@ with guard():
         st.stop()
 
     left, right = st.columns([3, 1])
-    score = left.selectbox("Score (by the reference model)", SCORES, key="rut_score",
-                           help="log_rank: mean log of each token's rank under the reference model.")
+    score = left.selectbox("Score (by the reference model)", SCORES, format_func=SCORE_NAMES.get, key="rut_score",
+                           help="log-rank: mean log of each token's rank under the reference model (the paper's "
+                                "choice, §4.2); log-rank ratio (LRR): minus the log-likelihood over the summed log-ranks.")
     alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
     # One stream for the choice of recorded answers, the ranks' tie-breaking uniforms and the MMD's re-splits.
     rng = np.random.default_rng(settings.seed)
@@ -74,24 +76,29 @@ with guard():
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
         extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
-                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: p = {mmd.pvalue:.3g} "
+                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
+                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples))} "
                  f"({mmd.n_resamples} within-prompt re-splits)."]
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
     else:
-        columns = st.columns(3)
-        source = columns[0].selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
-                                      key="rut_source")
+        # The target and its system prompt on rows of their own: in a third of the width the choice read "Local
+        # SmolLM2 with a" and the prompt "You are a pirate. Answer lik" at 1024 px.
+        source = st.selectbox("Target (the 'API')", list(TARGET_SOURCES), format_func=TARGET_SOURCES.get,
+                              key="rut_source")
         system, temperature, uploaded = None, REFERENCE_TEMPERATURE, None
         if source == "local":
-            system = columns[1].text_input("Target system prompt", "You are a pirate. Answer like a pirate.",
-                                           key="rut_system")
-            temperature = st.slider("Target temperature", 0.0, 2.0, REFERENCE_TEMPERATURE, key="rut_temperature")
+            system = st.text_area("Target system prompt", "You are a pirate. Answer like a pirate.", height=68,
+                                  key="rut_system")
+        columns = st.columns(3)
+        if source == "local":
+            temperature = columns[0].slider("Target temperature", 0.0, 2.0, REFERENCE_TEMPERATURE,
+                                            key="rut_temperature")
         elif source == "openai":
             if settings.sampler.backend != "openai":
                 raise ValueError("Choose 'OpenAI-compatible API' as the backend in the sidebar (base URL, model, key) "
                                  "to audit an endpoint.")
-            columns[1].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
+            columns[0].caption(f"The endpoint is asked exactly as the reference model is: no system prompt, "
                                f"T = {REFERENCE_TEMPERATURE:g}.")
         else:
             file = st.file_uploader("Target responses (JSONL: one object per line with `prompt` and `text`)",
@@ -100,8 +107,8 @@ with guard():
                 st.caption("Upload the API's responses; the reference model answers the same prompts.")
                 st.stop()
             uploaded = read_target_responses(file.getvalue(), file.name)
-        n_prompts = int(columns[2].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
-        m = int(st.number_input("Reference samples per prompt m", 1, 20, 4, key="rut_live_m"))
+        n_prompts = int(columns[1].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
+        m = int(columns[2].number_input("Reference answers m", 1, 20, 4, key="rut_live_m"))
         run = st.button("Run the live audit", type="primary", key="rut_run")
         scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
                           target_source=source, uploaded=uploaded, run=run)

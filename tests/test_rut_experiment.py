@@ -165,8 +165,14 @@ def test_figures_draw_the_study_without_computing():
     far = [t for t in curves.data if t.legendgroup == "rut"][1]
     np.testing.assert_array_equal(far.y, study.curves["far"].power["rut"])
     bars = power_auc_bars(study.curves)
-    assert [t.y[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
+    assert [t.x[1] for t in bars.data[:3]] == [study.curves["far"].power_auc[m] for m in ("rut", "mmd", "ks")]
     assert "nothing detected" in bars.data[3].name  # the α line explained in the legend, not over the bars
+    # Lying down: upright, at 1024 px the Q8_0 group's labels ran into each other and onto the α line, and
+    # the substitutes' names into their neighbours'; the α line under the bars' labels.
+    assert all(t.orientation == "h" and t.textposition == "outside" for t in bars.data[:3])
+    (line,) = bars.layout.shapes
+    assert line.x0 == line.x1 == study.curves["far"].alpha and line.layer == "below"
+    assert bars.layout.yaxis.autorange == "reversed"  # the first substitute on top, as in the table
     chart = score_selection_chart(study.selection)
     np.testing.assert_array_equal(chart.data[0].y, study.selection["near"].mean)
     bound = share_bound_curves(study.curves)
@@ -219,3 +225,44 @@ def test_the_shipped_pools_hold_the_recording_and_the_study_reproduces_from_them
             np.testing.assert_array_equal(curves.power[method], again.curves[name].power[method])
     # The recording's plainest finding: a 2-bit requantization is far easier to catch than an 8-bit one.
     assert first.curves["smollm2-q2_k"].power_auc["rut"] > first.curves["smollm2-q8_0"].power_auc["rut"] + 0.3
+
+
+def test_a_power_auc_reads_with_one_precision_in_the_bars_the_tables_and_the_findings():
+    """Before, the bars said 0.87 and 0.05 where the table said 0.872 and 0.0514, and one column mixed "0.88"
+    with "0.882" (three significant digits, trailing zeros dropped)."""
+    import re
+
+    from dbpa_core.present.formatting import people_frame
+    from dbpa_core.present.rut_figures import power_auc_bars
+    from dbpa_core.present.rut_study import power_auc_frame, selection_frame
+
+    pools = synthetic_pools(21, prompts=40, reference=30, answers=6, shifts={"far": 1.0, "near": 0.0})
+    study = rut_study(pools=pools, n_trials=20, n_resamples=29, seed=2)
+    frame = power_auc_frame(study)
+    # 0.05 with a zero to drop, and a value below 0.1: format_number wrote "0.05" and "0.0514"
+    frame.loc[0, "RUT power AUC"], frame.loc[1, "RUT power AUC"] = 0.05, 0.0514
+    shown = people_frame(frame)
+    numbers = [c for c in frame.columns if c.endswith("power AUC") or c == "± MC error"]
+    assert all(re.fullmatch(r"\d\.\d{3}", cell) for c in numbers for cell in shown[c]), shown[numbers]
+    assert list(shown["RUT power AUC"][:2]) == ["0.050", "0.051"]
+    table = people_frame(power_auc_frame(study))
+    bars = power_auc_bars(study.curves)
+    for trace, method in zip(bars.data[:3], ("RUT", "MMD", "KS")):
+        assert list(trace.text) == list(table[f"{method} power AUC"])  # the bars say what the table says
+    selection = people_frame(selection_frame(study))
+    assert all(re.fullmatch(r"0\.\d{3}|1\.000", cell) for c in selection.columns if c.startswith("AUROC")
+               for cell in selection[c])
+    line = next(f for f in findings(study) if "runs from" in f)
+    assert re.search(r"runs from \d\.\d{3} \(.*\) to \d\.\d{3} \(", line), line
+
+
+def test_a_tie_reads_in_plain_names_on_one_line_and_in_ids_in_the_json():
+    from dbpa_core.present.rut_study import leader_text, power_auc_frame
+
+    pools = synthetic_pools(21, prompts=40, reference=30, answers=6, shifts={"far": 1.0, "near": 0.0})
+    study = rut_study(pools=pools, n_trials=20, n_resamples=29, seed=2)
+    for name in study.curves:
+        ids, plain = leader_text(study, name), leader_text(study, name, plain=True)
+        assert plain == ids.upper().replace(" ≈ ", "\u00a0≈\u00a0")  # "RUT ≈ KS" never broken after the "≈"
+    near = power_auc_frame(study).set_index("substitute").loc["near", "highest"]
+    assert near == "RUT\u00a0≈\u00a0MMD\u00a0≈\u00a0KS"  # a three-way tie at 20 audits per q: no space to break

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from dbpa_core.present.figures import rank_ecdf, rank_histogram
 from dbpa_core.present.readings import format_rut_pvalue, read_rut_decision, rut_strip
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, target_request
 from dbpa_core.rut.data import AuditScores
+from dbpa_core.rut.scoring import SCORE_NAMES
 from dbpa_core.rut.uniformity import rank_uniformity_test
 from test_app import metric, open_page, start
 
@@ -21,9 +24,11 @@ def _pools_file(tmp_path):
 
     pools = synthetic_pools(31, prompts=40, reference=30, answers=6,
                             shifts={"smollm2-q8_0": 0.0, "smollm2-q2_k": 1.0, "dan": 1.5})
-    dan = pools.substitutes["dan"]
-    substitutes = {**pools.substitutes, "dan": Arm("dan", "jailbreak", "DAN-style system prompt", dan.tokens,
-                                                   dan.scores)}
+    # The real substitutes' kinds and display names: the page must show these, never the ids.
+    names = {"smollm2-q8_0": ("quantization", "Q8_0 requantization (8-bit)"),
+             "smollm2-q2_k": ("quantization", "Q2_K requantization (2/3-bit mix)"),
+             "dan": ("jailbreak", "DAN-style system prompt")}
+    substitutes = {n: Arm(n, *names[n], a.tokens, a.scores) for n, a in pools.substitutes.items()}
     return save_rut_pools(type(pools)(pools.prompts, pools.reference, substitutes), tmp_path / "pools.npz")
 
 
@@ -41,11 +46,20 @@ def test_default_view_opens_on_the_papers_experiments(page):
     assert "paper (printed)" in text and "Table 2a" in text
     tables = [t.value for t in page.table]  # static tables: headers and cells wrap at 1024 px, nothing is cut
     auc = tables[0]
-    assert set(auc["substitute"]) == {"smollm2-q8_0", "smollm2-q2_k", "dan"}
-    assert {"power AUC rut", "power AUC mmd", "power AUC ks"} <= set(auc.columns)
-    assert (auc.set_index("substitute").loc["smollm2-q2_k", "power AUC rut"]
-            > auc.set_index("substitute").loc["smollm2-q8_0", "power AUC rut"])
+    q8, q2 = "Q8_0 requantization (8-bit)", "Q2_K requantization (2/3-bit mix)"
+    assert set(auc["substitute"]) == {q8, q2, "DAN-style system prompt"}  # as the charts name them
+    assert {"RUT power AUC", "MMD power AUC", "KS power AUC"} <= set(auc.columns)
+    assert auc.set_index("substitute").loc[q2, "RUT power AUC"] > auc.set_index("substitute").loc[q8, "RUT power AUC"]
     assert any("(paper (printed))" in column for column in tables[1].columns)
+    # No machine name on screen: not the substitutes' ids, the scores' ids or the methods' ids (the downloads
+    # keep them in their own columns).
+    shown = [str(v) for t in tables for v in [*t.columns, *t.to_numpy().ravel()]]
+    shown += [m.value for m in page.markdown] + [c.value for c in page.caption]
+    ids = ("smollm2-q8_0", "smollm2-q2_k", "log_rank", "log_likelihood", "mean_rank", "lrr", "rut ≈", "≈ ks",
+           "AUC rut", "record_rut.py")
+    assert not [(i, text) for text in shown for i in ids if i in text]
+    assert set(tables[2]["furthest from 0.5"]) <= set(SCORE_NAMES.values())
+    assert {f"AUROC {name}" for name in SCORE_NAMES.values()} <= set(tables[2].columns)
     assert any("Highest power AUC" in m.value for m in page.markdown)  # the findings
     assert any("of answers did not come from the claimed model" in i.value or "no substitution" in i.value
                for i in page.info)  # the share bound on the default audit
@@ -61,10 +75,14 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert not page.exception
     assert metric(page, "Decision") == "REJECT H₀" and not page.success
     (box,) = page.warning
-    assert "DAN-style system prompt" in box.value and "5% of audits" in box.value
-    assert float(metric(page, "Substituted share").removeprefix("≥ ").rstrip("%")) > 20
+    assert "DAN-style system prompt" in box.value and "5 % of audits" in box.value
+    assert float(metric(page, "Substituted share").removeprefix("≥ ").removesuffix(" %")) > 20
     captions = " ".join(c.value for c in page.caption)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
+    # The MMD's permutation p-value at its floor 1/(B+1) reads as a bound, not "p = 0.000999".
+    mmd = next(c.value for c in page.caption if c.value.startswith("MMD"))
+    assert re.search(r"p (≤ 0\.001|= 0\.\d{3}|= \d(\.\d)? × 10⁻\d+) \(1000 within", mmd), mmd
+    assert "0.000999" not in mmd
 
 
 def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
@@ -75,15 +93,26 @@ def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
     assert "0 of 40 target answers" in " ".join(c.value for c in page.caption)
 
 
+def test_the_score_choice_reads_plain_names(page):
+    page.radio(key="rut_mode").set_value("audit").run()
+    box = page.selectbox(key="rut_score")
+    assert box.value == "log_rank" and box.options[:2] == ["log-rank", "log-likelihood"]
+    assert "log-rank ratio (LRR)" in box.options and not any("_" in o for o in box.options)
+
+
 def test_live_endpoint_target_takes_no_system_prompt(tmp_path, monkeypatch):
     from dbpa_core.rut import pools
 
     monkeypatch.setattr(pools, "POOLS_FILE", _pools_file(tmp_path))
     at = open_page(start(tmp_path, monkeypatch), "model_audit")
     at.radio(key="rut_mode").set_value("live").run()
-    assert at.text_input(key="rut_system").value.startswith("You are a pirate")  # the local stand-in's default
+    assert at.text_area(key="rut_system").value.startswith("You are a pirate")  # the local stand-in's default
+    # The target and its system prompt on full-width rows: in a third of the width both were cut at 1024 px
+    # ("Local SmolLM2 with a", "You are a pirate. Answer lik").
+    in_columns = {w.key for column in at.columns for w in [*column.selectbox, *column.text_area, *column.text_input]}
+    assert not in_columns & {"rut_source", "rut_system"}
     at.selectbox(key="rut_source").set_value("openai").run()
-    assert not any(t.key == "rut_system" for t in at.text_input)
+    assert not any(t.key == "rut_system" for t in [*at.text_input, *at.text_area])
     assert target_request("openai", system="You are a pirate.", temperature=1.3) == (None, REFERENCE_TEMPERATURE)
     assert target_request("upload", system="You are a pirate.", temperature=1.3) == (None, REFERENCE_TEMPERATURE)
     assert target_request("local", system="You are a pirate.", temperature=1.3) == ("You are a pirate.", 1.3)
@@ -95,8 +124,32 @@ def test_rut_pvalue_never_reads_zero():
     assert format_rut_pvalue(0.0) == "< 0.001"
     assert format_rut_pvalue(0.0004) == "< 0.001"
     assert format_rut_pvalue(0.034) == "0.034"
-    assert "5% of audits" in read_rut_decision(0.01, 0.05)
+    assert "5 % of audits" in read_rut_decision(0.01, 0.05)
     assert "not proof" in read_rut_decision(0.5, 0.05)
+
+
+@pytest.mark.parametrize("pvalue, bound", [(0.161, 0.0), (0.0004, 0.42), (0.03, 0.07)])
+def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound):
+    """One style in one result block, "5 %" with a space (format_share): before, "16.1%" and "the 95% lower
+    bound" stood next to "in only 5 % of audits"."""
+    from types import SimpleNamespace
+
+    from dbpa_core.present.readings import format_percent, read_share_bound, rut_readings
+
+    result = SimpleNamespace(statistic=0.273, pvalue=pvalue, n_prompts=4, ks_statistic=0.553, ks_pvalue=0.113,
+                             share_lower_bound=bound, confidence_level=0.95)
+    text = " ".join([*rut_readings(result), read_rut_decision(pvalue, 0.05), read_share_bound(bound)])
+    assert "%" in text and not re.search(r"\d%", text), text
+    assert "95 % lower bound" in text
+    assert format_percent(0.161, 1) == "16.1 %" and format_percent(0.05) == "5 %"
+
+
+def test_the_ks_baseline_never_reads_p_equal_to_zero():
+    from dbpa_core.present.readings import read_rut_ks
+
+    # D = 0.391 over 100 ranks: scipy's exact p ≈ 1e-14, which format_number wrote "0" ("p = 0").
+    assert "p < 0.001 (" in read_rut_ks(0.391, 1.2e-14) and "p = 0 " not in read_rut_ks(0.391, 1.2e-14)
+    assert "p = 0.113 (" in read_rut_ks(0.553, 0.113)
 
 
 def test_figures_span_the_unit_interval_and_record_is_complete():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dbpa_core.present import rut_study as rs
-from dbpa_core.present.readings import format_rut_pvalue, read_share_bound
+from dbpa_core.present.readings import format_percent, format_rut_pvalue, read_share_bound
 
 from .components import show_table
 from .runs import RunProgress, shared, shared_figure
@@ -92,7 +92,8 @@ def show_share_bound(study) -> None:
     result = audit.result
     columns = st.columns(3)
     columns[0].metric("Substituted answers (true)", f"{audit.n_substituted} of {result.n_prompts}")
-    columns[1].metric(f"Lower bound ({result.confidence_level:.0%})", f"{result.share_lower_bound:.0%}")
+    columns[1].metric(f"Lower bound ({format_percent(result.confidence_level)})",
+                      format_percent(result.share_lower_bound))
     columns[2].metric("RUT p-value", format_rut_pvalue(result.pvalue))
     st.info(f"Default audit — {study.arms[audit.substitute]['label']} served each answer with probability "
             f"q = {audit.q:g}: {read_share_bound(result.share_lower_bound, result.confidence_level)}")
@@ -116,8 +117,8 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     st.markdown(f"**Target:** {target_label}")
     *numbers, (decision_label, decision_value) = rut_strip(result, alpha)
     # A short label (five metrics share 1280 px); the level goes with the value and the help.
-    numbers.append(("Substituted share", f"≥ {result.share_lower_bound:.0%}"))
-    helps = {"Substituted share": f"{result.confidence_level:.0%} lower bound on the share of answers that did not "
+    numbers.append(("Substituted share", f"≥ {format_percent(result.share_lower_bound)}"))
+    helps = {"Substituted share": f"{format_percent(result.confidence_level)} lower bound on the share of answers that did not "
                                   "come from the claimed model, valid whatever model replaced it."}
     # Three cards per row: five in one row cut "Reference answers m" and "Substituted share" at 1024 px.
     for start in range(0, len(numbers), 3):

@@ -102,7 +102,8 @@ def people_formatters(frame) -> dict:
     """Per numeric column of a result table, how a person reads it (a callable for ``DataFrame.style.format``):
     p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
     rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages,
-    booleans as yes/no, integers with thousands separators, other numbers by :func:`format_number`.  The values themselves stay numbers (the
+    booleans as yes/no, integers with thousands separators, other numbers by :func:`format_number` (or with
+    ``frame.attrs["decimals"]`` fixed decimals, where a table holds one quantity).  The values themselves stay numbers (the
     CSV and the tests read them); only what is shown changes."""
     import pandas as pd
 
@@ -129,6 +130,8 @@ def people_formatters(frame) -> dict:
             formatters[column] = guarded(format_share)
         elif pd.api.types.is_integer_dtype(values):
             formatters[column] = guarded(lambda v: format_number(int(v)))
+        elif frame.attrs.get("decimals") is not None:  # one quantity, one precision ("0.880" beside "0.872")
+            formatters[column] = guarded(lambda v, d=frame.attrs["decimals"]: f"{v:.{d}f}")
         else:
             formatters[column] = guarded(format_number)
     return formatters

@@ -234,6 +234,17 @@ def read_centroid_distance(distance: float) -> str:
 RUT_PVALUE_RESOLUTION = 0.001
 
 
+def format_percent(share: float, decimals: int = 0) -> str:
+    """A share as a percentage with the project's space before the sign (``"16.1 %"``, as :func:`format_share`).
+
+    Examples
+    --------
+    >>> format_percent(0.161, 1), format_percent(0.05), format_percent(0.001, 1)
+    ('16.1 %', '5 %', '0.1 %')
+    """
+    return f"{share * 100:.{decimals}f} %"
+
+
 def format_rut_pvalue(pvalue: float) -> str:
     """A RUT p-value for display: ``"< 0.001"`` below :data:`RUT_PVALUE_RESOLUTION`, never ``"0"``."""
     return f"< {RUT_PVALUE_RESOLUTION:g}" if pvalue < RUT_PVALUE_RESOLUTION else format_pvalue(pvalue)
@@ -243,10 +254,10 @@ def read_rut_pvalue(pvalue: float, n_prompts: int) -> str:
     """One sentence that reads the RUT's p-value."""
     if pvalue < RUT_PVALUE_RESOLUTION:
         return (f"If the target were the claimed model, ranks this far from uniform over {n_prompts} prompts would "
-                f"occur in fewer than {RUT_PVALUE_RESOLUTION:.1%} of audits (the Cramér–von Mises approximation "
+                f"occur in fewer than {format_percent(RUT_PVALUE_RESOLUTION, 1)} of audits (the Cramér–von Mises approximation "
                 "cannot say how much fewer).")
     return (f"If the target were the claimed model, ranks at least this far from uniform over {n_prompts} prompts "
-            f"would occur in about {pvalue:.1%} of audits.")
+            f"would occur in about {format_percent(pvalue, 1)} of audits.")
 
 
 def read_rut_decision(pvalue: float, alpha: float) -> str:
@@ -254,7 +265,7 @@ def read_rut_decision(pvalue: float, alpha: float) -> str:
     if pvalue <= alpha:
         return (f"p ≤ α = {alpha:g}: the target's answers do not rank like the claimed model's own, so it is "
                 f"probably not that model (or not at its settings); an honest API is flagged like this in "
-                f"{alpha:.0%} of audits, so confirm on fresh prompts before acting.")
+                f"{format_percent(alpha)} of audits, so confirm on fresh prompts before acting.")
     return (f"p > α = {alpha:g}: the target's answers rank like the claimed model's own; no evidence of "
             "substitution at this sample size (which is not proof that it is the claimed model).")
 
@@ -262,7 +273,19 @@ def read_rut_decision(pvalue: float, alpha: float) -> str:
 def read_rut_ks(ks_statistic: float, ks_pvalue: float) -> str:
     """One sentence that reads the Kolmogorov–Smirnov baseline on the same ranks."""
     return (f"Kolmogorov–Smirnov baseline on the same ranks: largest gap D = {ks_statistic:.3f} between their "
-            f"empirical CDF and the diagonal, p = {format_pvalue(ks_pvalue)} (scipy's exact KS distribution).")
+            f"empirical CDF and the diagonal, p {p_relation(format_rut_pvalue(ks_pvalue))} (scipy's exact KS "
+            "distribution).")
+
+
+def p_relation(shown: str) -> str:
+    """``"= 0.034"``, or a bound as it is (``"< 0.001"``, ``"≤ 0.001"``): "p = < 0.001" reads as a typo.
+
+    Examples
+    --------
+    >>> p_relation("0.034"), p_relation("< 0.001"), p_relation("≤ 0.001")
+    ('= 0.034', '< 0.001', '≤ 0.001')
+    """
+    return shown if shown.startswith(("<", "≤")) else f"= {shown}"
 
 
 def read_rut_statistic(statistic: float) -> str:
@@ -274,11 +297,11 @@ def read_rut_statistic(statistic: float) -> str:
 
 def read_share_bound(bound: float, confidence_level: float = 0.95) -> str:
     """One sentence that reads the RUT's lower confidence bound on the share of substituted answers."""
-    level = f"{confidence_level:.0%} lower bound"
+    level = f"{format_percent(confidence_level)} lower bound"
     if bound <= 0:
         return (f"The ranks are consistent with no substitution at all: the {level} on the share of answers that "
-                "did not come from the claimed model is 0%.")
-    return (f"At least {bound:.0%} of answers did not come from the claimed model ({level}, valid whatever "
+                "did not come from the claimed model is 0 %.")
+    return (f"At least {format_percent(bound)} of answers did not come from the claimed model ({level}, valid whatever "
             "model replaced it; the true share can be larger).")
 
 

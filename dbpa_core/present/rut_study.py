@@ -10,23 +10,31 @@ from __future__ import annotations
 import numpy as np
 
 from ..paper.rut import RUTStudy
+from ..rut.scoring import SCORE_NAMES
 from .readings import format_rut_pvalue, read_share_bound
 
 METHOD_NAMES = {"rut": "RUT (Cramér–von Mises)", "mmd": "MMD (Hamming kernel)", "ks": "KS (same ranks)"}
+#: A method's name in a table's header or cell ("RUT power AUC", "RUT ≈ KS"); the ids stay in the JSON.
+METHOD_SHORT = {"rut": "RUT", "mmd": "MMD", "ks": "KS"}
 PRINTED = "paper (printed)"
+#: Decimals of a power AUC or an AUROC wherever the page shows one (tables, bar labels, findings): the paper
+#: prints three, and one precision per quantity keeps "0.880" from standing beside "0.88" or "0.0514".
+AUC_DECIMALS = 3
 
 
 def power_auc_frame(study: RUTStudy):
-    """One row per substitute: kind, label, power AUC of each method, the winner."""
+    """One row per substitute (named as the charts name it): kind, power AUC of each method, the winner."""
     import pandas as pd
 
     rows = []
     for name, curves in study.curves.items():
-        rows.append({"substitute": name, "kind": study.arms[name]["kind"], "label": study.arms[name]["label"],
-                     **{f"power AUC {m}": curves.power_auc[m] for m in METHOD_NAMES},
+        rows.append({"substitute": study.arms[name]["label"], "kind": study.arms[name]["kind"],
+                     **{f"{METHOD_SHORT[m]} power AUC": curves.power_auc[m] for m in METHOD_NAMES},
                      "± MC error": max(curves.auc_se(m) for m in METHOD_NAMES),
-                     "highest": leader_text(study, name)})
-    return pd.DataFrame(rows)
+                     "highest": leader_text(study, name, plain=True)})
+    frame = pd.DataFrame(rows)
+    frame.attrs["decimals"] = AUC_DECIMALS  # read by people_formatters: shown as the bars label them
+    return frame
 
 
 def power_curve_frame(study: RUTStudy):
@@ -45,28 +53,37 @@ def selection_frame(study: RUTStudy):
 
     rows = []
     for name, sel in study.selection.items():
-        rows.append({"substitute": name, **{f"AUROC {s}": float(v) for s, v in zip(sel.scores, sel.mean)},
-                     "furthest from 0.5": sel.best})
-    return pd.DataFrame(rows)
+        rows.append({"substitute": study.arms[name]["label"],
+                     **{f"AUROC {SCORE_NAMES.get(s, s)}": float(v) for s, v in zip(sel.scores, sel.mean)},
+                     "furthest from 0.5": SCORE_NAMES.get(sel.best, sel.best)})
+    frame = pd.DataFrame(rows)
+    frame.attrs["decimals"] = AUC_DECIMALS
+    return frame
 
 
 def printed_frame(study: RUTStudy):
     """The paper's Table 2a rows as printed (its models, not ours)."""
     import pandas as pd
 
+    def cell(row, method):
+        return ("≈ " if row.approximate else "") + f"{getattr(row, method):.{AUC_DECIMALS}f}"
+
     return pd.DataFrame([{"model (paper's)": r.model, "substitute": r.substitute,
-                          **{f"power AUC {m} ({PRINTED})": ("≈ " if r.approximate else "") + f"{getattr(r, m):.3f}"
-                             for m in METHOD_NAMES}} for r in study.printed])
+                          **{f"{METHOD_SHORT[m]} power AUC ({PRINTED})": cell(r, m) for m in METHOD_NAMES}}
+                         for r in study.printed])
 
 
-def leader_text(study: RUTStudy, name: str) -> str:
-    """The method with the highest power AUC against ``name``, or the methods tied with it ("rut ≈ ks")."""
+def leader_text(study: RUTStudy, name: str, *, plain: bool = False) -> str:
+    """The method with the highest power AUC against ``name``, or the methods tied with it: ids for the
+    JSON (``"rut ≈ ks"``), or with ``plain`` the names a person reads (``"RUT ≈ KS"``)."""
     curves, first = study.curves[name], study.winner(name)
     if study.clear_winner(name) is not None:
-        return first
-    tied = [m for m in METHOD_NAMES if m == first or curves.auc_difference(first, m)[0]
-            <= 2 * curves.auc_difference(first, m)[1]]
-    return " ≈ ".join(tied)
+        tied = [first]
+    else:
+        tied = [m for m in METHOD_NAMES if m == first or curves.auc_difference(first, m)[0]
+                <= 2 * curves.auc_difference(first, m)[1]]
+    # No-break spaces in the plain form: the table's narrow "highest" column broke "RUT ≈" / "KS" at 1024 px.
+    return "\u00a0≈\u00a0".join(METHOD_SHORT[m] for m in tied) if plain else " ≈ ".join(tied)
 
 
 def findings(study: RUTStudy) -> list[str]:
@@ -91,11 +108,12 @@ def findings(study: RUTStudy) -> list[str]:
         ranked = sorted(of_kind, key=rut_auc.get)
         wins = sum(leaders[n] == "rut" for n in of_kind)
         ties = sum(leaders[n] is None for n in of_kind)
-        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.2f} ({label(ranked[0])}, "
-                   f"hardest) to {rut_auc[ranked[-1]]:.2f} ({label(ranked[-1])}, easiest); RUT leads against {wins} of "
-                   f"{len(of_kind)}, {ties} tied with another method within Monte Carlo error.")
+        out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.{AUC_DECIMALS}f} "
+                   f"({label(ranked[0])}, hardest) to {rut_auc[ranked[-1]]:.{AUC_DECIMALS}f} ({label(ranked[-1])}, "
+                   f"easiest); RUT leads against {wins} of {len(of_kind)}, {ties} tied with another method within "
+                   "Monte Carlo error.")
     lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
-    tied = [f"{label(n)} ({leader_text(study, n).upper()})" for n in names if leaders[n] is None]
+    tied = [f"{label(n)} ({leader_text(study, n, plain=True)})" for n in names if leaders[n] is None]
     parts = [f"{METHOD_NAMES[m]} against {', '.join(label(n) for n in v)}" for m, v in lead.items() if v]
     out.append("Highest power AUC beyond Monte Carlo error: " + ("; ".join(parts) or "none")
                + (f"; ties: {', '.join(tied)}" if tied else "") + ".")

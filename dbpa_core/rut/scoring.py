@@ -37,6 +37,10 @@ import numpy as np
 from ..samplers.local import get_engine, load_llama, model_lock, resolve_model
 
 SCORES = ("log_rank", "log_likelihood", "mean_rank", "entropy", "lrr")
+#: What a person reads for each score (the paper's §4.2 names; its "log-likelihood log-rank ratio" shortened to fit
+#: a table column and a chart axis at 1024 px; the ids stay in exports and code).
+SCORE_NAMES = {"log_rank": "log-rank", "log_likelihood": "log-likelihood", "mean_rank": "mean token rank",
+               "entropy": "entropy", "lrr": "log-rank ratio (LRR)"}
 
 
 def scores_of(token_logprobs: np.ndarray, ranks: np.ndarray, entropy: np.ndarray) -> dict[str, float]:
