@@ -75,11 +75,14 @@ def interrupted_notice() -> None:
     st.session_state.pop("_interrupted_notice", None)
     # A Cancel click (ui.runs.RunProgress) is read by this run only: see ui.runs.cancelled_draw.
     st.session_state["_cancelled_now"] = st.session_state.pop("_cancelled", None)
+    # One slot at the top of every page, used or not: with a notice in it or not, the page's elements keep
+    # their places, so a page that draws by itself after an interrupted run shows no dimmed copies of the last
+    # run's elements (Streamlit keeps those until this run writes over them, seen in a user trial for a whole
+    # draw).  The next run to finish empties it (ui.runs.RunProgress.close): the notice is then old news.
+    slot = st.empty()
     if drawing:
         kept = (f"{drawing['kept']} outputs sampled in it are in the store, with every sample of earlier runs, and "
                 "are reused when you run again." if drawing["kept"] else "It had sampled no new outputs.")
-        # In a slot that the next run to finish empties (ui.runs.RunProgress.close): then it is old news.
-        slot = st.empty()
         slot.warning(f"The previous run ({drawing['label']}) stopped before it finished. {kept}")
         st.session_state["_interrupted_notice"] = slot
 
