@@ -11,8 +11,8 @@ from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_i
 from ui.components import downloads, guard
 from ui.freshness import keep, result_area
 from ui.sidebar import current_settings
-from ui.stability import (ASSISTANTS, JUDGES, LiveRequest, live_study, recorded_study, show_ranking, show_searches,
-                          show_task, target_name)
+from ui.stability import (ASSISTANT_HELP, ASSISTANTS, JUDGE_HELP, JUDGES, LiveRequest, live_study, recorded_study,
+                          show_ranking, show_searches, show_task, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).
 MAX_LIVE_ITEMS = 50
@@ -89,9 +89,10 @@ with guard():
                                  key="stab_live_compare")
         columns = st.columns(2)
         assistant = columns[0].selectbox("Rewrites proposed by", list(ASSISTANTS) if endpoint else ["local"],
-                                         format_func=ASSISTANTS.get, key="stab_live_assistant")
+                                         format_func=ASSISTANTS.get, key="stab_live_assistant",
+                                         help=ASSISTANT_HELP)
         judge = columns[1].selectbox("Judge of “same meaning”", list(JUDGES) if endpoint else ["embedding"],
-                                     format_func=JUDGES.get, key="stab_live_judge")
+                                     format_func=JUDGES.get, key="stab_live_judge", help=JUDGE_HELP)
         request = LiveRequest(task, tuple(items), settings.sampler.instance, system.strip(), tuple(compare), assistant,
                               judge, settings.embedder, n_candidates, depth, settings.seed, n_live_resamples)
         inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,

@@ -364,6 +364,24 @@ def test_stability_live_needs_a_model_that_answers(app):
     assert any("A live run needs a model that answers" in e.value for e in at.error)
 
 
+def test_stability_live_choices_fit_their_boxes(tmp_path, monkeypatch):
+    """The live run's two selectboxes sit half a row wide: a chosen value of more than ~30 characters was cut at
+    1024 and 1280 px ("Packaged SmolLM2-135M (offline, the r…"); the options are short, the whole explanation is
+    in each widget's help."""
+    from servers import free_port
+
+    at = start(tmp_path, monkeypatch, backend="openai", openai_base_url=f"http://127.0.0.1:{free_port()}/v1",
+               openai_api_key="test-key")
+    at = open_page(at, "stability")
+    at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
+    at.radio(key="stab_live_source").set_value("shipped").run()
+    assert not at.exception
+    for key, explained in (("stab_live_assistant", "SmolLM2-135M"), ("stab_live_judge", "calibrated")):
+        box = at.selectbox(key=key)
+        assert len(box.options) == 2 and all(len(option) <= 28 for option in box.options), box.options
+        assert explained in box.help
+
+
 def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     """A live search on the packaged SmolLM2: Table 1 for the sidebar's model on the items searched, read in a
     sentence; the JSON download says what the screen says; a second run replays the store (no new call); a new

@@ -19,11 +19,15 @@ from .components import show_table
 from .resources import embedder_for, sampler_for, store
 from .runs import RunProgress, shared
 
-#: Where the live run's rewrites and verdicts come from.
-ASSISTANTS = {"local": "Packaged SmolLM2-135M (offline, the recording's assistant)",
-              "endpoint": "The sidebar's OpenAI-compatible model"}
-JUDGES = {"embedding": "Embedding similarity ≥ a threshold calibrated on the shipped labelled pairs",
-          "llm": "LLM judge: the sidebar's OpenAI-compatible model answers yes / no"}
+#: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
+#: 1024-1280 px, half a row wide), the whole explanation in the widget's help (:data:`ASSISTANT_HELP`).
+ASSISTANTS = {"local": "Packaged SmolLM2 (offline)", "endpoint": "The sidebar's API model"}
+JUDGES = {"embedding": "Embedding similarity", "llm": "LLM judge (sidebar's API)"}
+ASSISTANT_HELP = ("Packaged SmolLM2 (offline): the packaged SmolLM2-135M, the recorded study's assistant. The "
+                  "sidebar's API model: the OpenAI-compatible model chosen in the sidebar proposes the rewrites.")
+JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedding's cosine similarity to the item "
+              "as written is at least a threshold calibrated on the shipped labelled pairs. LLM judge: the sidebar's "
+              "OpenAI-compatible model answers yes / no.")
 
 
 @st.cache_data(max_entries=8, show_spinner="Table 1 and Figure 1 from the recorded searches…")
