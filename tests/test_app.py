@@ -328,7 +328,7 @@ def test_stability_page(app):
 
     at = open_page(app, "stability")
     ours, printed = at.dataframe[0].value, at.dataframe[1].value
-    assert list(ours["model"]) == list(TARGETS) and ours["Adversarial %"].between(0, 1).all()
+    assert list(ours["model"]) == list(TARGETS) and ours["Adversarial %"].str.fullmatch(r"\d+ %").all()
     assert "Vicuna-13B" in set(printed["model"]) and "Adversarial % (paper, printed)" in printed.columns
 
     def readings():
@@ -404,13 +404,25 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     ours = at.dataframe[0].value
     assert list(ours["model"]) == ["local SmolLM2 (sidebar)"]
-    assert 0 <= ours["Adversarial %"].iloc[0] <= 1 and ours["error rate (original)"].iloc[0] in (0, 0.5, 1)
+    assert ours["error rate as written (%)"].iloc[0] in ("0 %", "50 %", "100 %")
+    assert "None" not in ours.to_string()  # a number that is not defined reads "—", with a footnote saying why
+    if ours["# Avg. Queries"].iloc[0] == "—":
+        assert any("no rewrite made the model fail" in c.value for c in at.caption)
     readings = [c.value for c in at.caption if "items as written" in c.value]
     assert len(readings) == 1 and "of the 2 items" in readings[0], readings
     record = json.loads(sent["stability_live.json"])
     row = record["rows"][0]
     assert row["model"] == "local SmolLM2 (sidebar)" and row["n_items"] == 2
-    assert row["adversarial_fraction"] == pytest.approx(ours["Adversarial %"].iloc[0])
+    # the CSV and the JSON are the screen's numbers: percentages under "%" in the CSV, fractions named so in the JSON
+    import io
+
+    import pandas as pd
+
+    cells = pd.read_csv(io.BytesIO(sent["stability_live.csv"])).iloc[0]
+    assert float(cells["error rate as written (%)"]) == pytest.approx(100 * row["baseline_risk"])
+    assert ours["error rate as written (%)"].iloc[0] == f"{100 * row['baseline_risk']:.0f} %"
+    if row["adversarial_fraction"] is not None:
+        assert float(cells["Adversarial %"]) == pytest.approx(100 * row["adversarial_fraction"])
     assert record["settings"]["n_resamples"] == 50 and record["settings"]["source"] == "live search (runs passed in)"
 
     def calls() -> int:

@@ -445,3 +445,40 @@ def test_read_items_from_an_uploaded_file():
         read_items(b"question,answers\nWhat?,x\nWhat?,y\n", "qa.csv", "qa")
     with pytest.raises(ValueError, match="upload a .csv or .jsonl file"):
         read_items(b"x", "qa.txt", "qa")
+
+
+def _recorded_study(**changes):
+    """The recorded study without bootstrap, its first QA row changed by ``changes``."""
+    from dataclasses import replace
+
+    from dbpa_core.paper.stability import stability_study
+
+    study = stability_study(n_resamples=0)
+    first = next(i for i, r in enumerate(study.rows) if r.task == "qa")
+    rows = list(study.rows)
+    rows[first] = replace(rows[first], **changes)
+    return replace(study, rows=tuple(rows)), rows[first]
+
+
+def test_table1_export_and_screen_agree():
+    """Table 1 (ours): the CSV's share columns say "%" and hold percentages, the screen shows the same numbers as
+    "50 %"; a number that is not defined is an empty CSV cell and "—" on screen with a footnote, never "None"."""
+    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.stability_report import read_table1_gaps, table1_frame, table1_shown
+
+    study, row = _recorded_study(baseline_risk=0.5, adversarial_fraction=0.25, mean_queries=float("nan"))
+    table = table1_frame(study, "qa")
+    first = table[table["model"] == row.target].iloc[0]
+    assert first["error rate as written (%)"] == 50 and first["Adversarial %"] == 25
+    assert list(table.columns) == ["task", "model", "items", "error rate as written (%)", "Adversarial %",
+                                   "# Avg. Queries", "R at r = 50 %, θ₁ = θ₂ = 2", "rank kept in bootstrap (%)"]
+    shown = table1_shown(table)
+    line = shown[shown["model"] == row.target].iloc[0]
+    assert line["error rate as written (%)"] == "50 %" and line["Adversarial %"] == "25 %"
+    assert line["# Avg. Queries"] == "—" and "None" not in shown.to_string()
+    assert "no rewrite made the model fail" in read_table1_gaps(table)
+    header, *lines = frame_csv(table).splitlines()
+    assert "Adversarial %" in header and ",50.0,25.0,," in next(x for x in lines if row.target in x)
+    full = table1_shown(table1_frame(_recorded_study()[0]))
+    assert full["# Avg. Queries"].str.fullmatch(r"\d+\.\d\d|—").all()
+    assert full["Adversarial %"].str.fullmatch(r"\d+ %|<1 %|—").all()

@@ -132,12 +132,12 @@ def show_task(study, task: str, *, key: str):
     # One above the other: side by side, each grid cut its last columns at a projector's 1024 px.
     left = right = st.container()
     left.markdown("**Table 1 · ours**")
-    left.dataframe(ours[["model", "error rate (original)", "Adversarial %", "# Avg. Queries"]], hide_index=True,
+    shown = sr.table1_shown(ours)  # the numbers of the CSV, as text: "50 %", "—" where not defined
+    left.dataframe(shown[["model", sr.TABLE1_SHARES[0], sr.TABLE1_SHARES[1], sr.TABLE1_QUERIES]], hide_index=True,
                    width="stretch", key=f"{key}_{task}_table1",
-                   column_config={"error rate (original)": st.column_config.NumberColumn("error as written",
-                                                                                         format="percent"),
-                                  "Adversarial %": st.column_config.NumberColumn(format="percent"),
-                                  "# Avg. Queries": st.column_config.NumberColumn(format="%.2f")})
+                   column_config={sr.TABLE1_SHARES[0]: st.column_config.TextColumn("error as written")})
+    if gaps := sr.read_table1_gaps(ours):
+        left.caption(gaps)
     printed = sr.paper_table1_frame(task)
     right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
     right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",

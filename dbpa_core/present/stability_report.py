@@ -11,6 +11,7 @@ import numpy as np
 
 from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy
 from ..stability.tasks import TASK_LABELS
+from .readings import format_share
 
 
 def read_adversarial_fraction(fraction: float, n_held: int) -> str:
@@ -89,18 +90,55 @@ def read_sensitive(study: StabilityStudy, task: str) -> str:
             "rewrite got.")
 
 
+#: Table 1's (ours) share columns: named "%" and holding percentages (50.0), as the screen shows them ("50 %");
+#: a CSV once said "Adversarial %" above 0.5 while the screen read 50 %.
+TABLE1_SHARES = ("error rate as written (%)", "Adversarial %", "rank kept in bootstrap (%)")
+TABLE1_QUERIES = "# Avg. Queries"
+#: What a "—" in Table 1 (ours) stands for: a number that is not defined, never a missing one.
+NOT_DEFINED = "—"
+
+
 def table1_frame(study: StabilityStudy, task: str | None = None):
-    """Table 1 (ours) with the baseline error and R at the headline setting (one task, or all)."""
+    """Table 1 (ours) with the baseline error and R at the headline setting (one task, or all).
+
+    The shares are percentages (0-100) under column names that say "%"; a
+    number that is not defined (no rewrite broke the model: no queries per
+    success; every item failed as written: no Adversarial %) is NaN, an empty
+    CSV cell, shown as "—" by :func:`table1_shown` with :func:`read_table1_gaps`.
+    """
     import pandas as pd
 
     rows = study.rows if task is None else study.task_rows(task)
     return pd.DataFrame({
         "task": [TASK_LABELS[r.task] for r in rows], "model": [r.target for r in rows],
-        "items": [r.n_items for r in rows], "error rate (original)": [r.baseline_risk for r in rows],
-        "Adversarial %": [r.adversarial_fraction for r in rows], "# Avg. Queries": [r.mean_queries for r in rows],
-        f"R at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2": [r.headline for r in rows],
-        "rank kept in bootstrap": [r.rank_support for r in rows],
+        "items": [r.n_items for r in rows], TABLE1_SHARES[0]: [100 * r.baseline_risk for r in rows],
+        TABLE1_SHARES[1]: [100 * r.adversarial_fraction for r in rows],
+        TABLE1_QUERIES: [r.mean_queries for r in rows],
+        f"R at r = {format_share(PAPER_R)}, θ₁ = θ₂ = 2": [r.headline for r in rows],
+        TABLE1_SHARES[2]: [100 * r.rank_support for r in rows],
     })
+
+
+def table1_shown(table):
+    """Table 1 (ours) as the screen shows it, from the frame the CSV is written from (:func:`table1_frame`):
+    whole percentages ("50 %"), queries to two decimals, "—" where a number is not defined (never "None")."""
+    shown = table.copy()
+    for column in TABLE1_SHARES:
+        shown[column] = [NOT_DEFINED if np.isnan(v) else format_share(v / 100) for v in table[column]]
+    shown[TABLE1_QUERIES] = [NOT_DEFINED if np.isnan(v) else f"{v:.2f}" for v in table[TABLE1_QUERIES]]
+    return shown
+
+
+def read_table1_gaps(table) -> str:
+    """The footnote of Table 1 (ours): why a cell reads "—"; "" when none does."""
+    notes = []
+    if table[TABLE1_SHARES[1]].isna().any():
+        notes.append(f"{NOT_DEFINED} under Adversarial %: the model failed every item as written, so there was "
+                     "nothing left for a rewrite to break.")
+    if table[TABLE1_QUERIES].isna().any():
+        notes.append(f"{NOT_DEFINED} under # Avg. Queries: no rewrite made the model fail, so there is no count of "
+                     "queries per success (the paper's average is over successful rewrites only).")
+    return " ".join(notes)
 
 
 def paper_table1_frame(task: str | None = None):
