@@ -113,5 +113,9 @@ with guard():
                 live = shown.result
                 with show_task(live, live.tasks[0], key="stab_live"):
                     show_ranking(live, live.tasks[0])
-                downloads(table=table1_frame(live), record=stability_record(live), name="stability_live",
+                # The file names the run's inputs (the inputs above keyed the result; here in words).
+                asked = {**inputs, "assistant": ASSISTANTS[assistant], "judge": JUDGES[judge],
+                         "target temperature": settings.sampler.temperature,
+                         "item prompts": [item.prompt for item in items]}
+                downloads(table=table1_frame(live), record=stability_record(live, inputs=asked), name="stability_live",
                           current=shown.current)

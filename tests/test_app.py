@@ -423,7 +423,13 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     assert ours["error rate as written (%)"].iloc[0] == f"{100 * row['baseline_risk']:.0f} %"
     if row["adversarial_fraction"] is not None:
         assert float(cells["Adversarial %"]) == pytest.approx(100 * row["adversarial_fraction"])
-    assert record["settings"]["n_resamples"] == 50 and record["settings"]["source"] == "live search (runs passed in)"
+    assert record["settings"]["n_resamples"] == 50 and record["settings"]["source"] == "live search on this machine"
+    asked = record["inputs"]  # the run's inputs: which items, K, rounds, the models, the judge, the system prompt
+    assert asked["K"] == 1 and asked["rounds"] == 1 and asked["first n"] == 2 and asked["B"] == 50
+    assert asked["items"] == "shipped qa items" and len(asked["item prompts"]) == 2
+    assert asked["target"] == "local SmolLM2 (sidebar)" and asked["system prompt"] == ""
+    assert asked["assistant"] == "Packaged SmolLM2 (offline)" and asked["judge"] == "Embedding similarity"
+    assert asked["embedder"] and asked["seed"] == 0 and asked["task"] == "General QA"
 
     def calls() -> int:
         with sqlite3.connect(tmp_path / "store.sqlite") as db:

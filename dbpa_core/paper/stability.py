@@ -202,7 +202,7 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
     if not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise ValueError(f"`n_resamples` must be a non-negative integer; got {n_resamples!r}.")
     # Where the searches came from, for the record: a live run's export must not name the recorded file.
-    source = "assets/recorded/audits/stability_search.json.gz" if runs is None else "live search (runs passed in)"
+    source = "assets/recorded/audits/stability_search.json.gz" if runs is None else "live search on this machine"
     runs = recorded_runs(cost=cost) if runs is None else runs
     theta = paper_thetas(1.0, c=PAPER_C)
     rng = np.random.default_rng(seed)

@@ -238,8 +238,12 @@ def _number(value: float):
     return value if np.isfinite(value) else ("inf" if value > 0 else "-inf") if np.isinf(value) else None
 
 
-def stability_record(study: StabilityStudy) -> dict:
-    """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``."""
+def stability_record(study: StabilityStudy, *, inputs: dict | None = None) -> dict:
+    """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``.
+
+    ``inputs``: what a live run was asked (the items, K, rounds, the models, the judge, the system prompt…),
+    recorded under ``"inputs"`` so that the file says which run it is.
+    """
     rows = [{"task": r.task, "model": r.target, "label": f"{r.task} · {r.target}", "n_items": r.n_items,
              "baseline_risk": r.baseline_risk, "adversarial_fraction": _number(r.adversarial_fraction),
              "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
@@ -250,7 +254,8 @@ def stability_record(study: StabilityStudy) -> dict:
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
             "findings": {task: ranking_finding(study, task) for task in study.tasks},
             "paper_printed": {task: {m: {"adversarial_fraction": a, "mean_queries": q} for m, (a, q) in models.items()}
-                              for task, models in PAPER_TABLE1.items()}}
+                              for task, models in PAPER_TABLE1.items()},
+            **({"inputs": dict(inputs)} if inputs is not None else {})}
 
 
 def stability_lines(study: StabilityStudy) -> list[str]:
