@@ -335,7 +335,7 @@ def test_stability_page(app):
         return [c.value for c in at.caption if "items as written" in c.value]
 
     assert len(readings()) == 2 * len(TARGETS)  # both tasks, one sentence per model
-    assert any("smollm2 + brief: fails 30% of the 60 items" in r for r in readings())
+    assert any("smollm2 + brief: fails 30 % of the 60 items" in r for r in readings())
     assert any("of 200 resamples" in c.value for c in at.caption)  # the bootstrap behind the ranking
     at.number_input(key="stab_resamples").set_value(0).run()
     assert any("no bootstrap was run" in c.value for c in at.caption)
@@ -410,6 +410,9 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
         assert any("no rewrite made the model fail" in c.value for c in at.caption)
     readings = [c.value for c in at.caption if "items as written" in c.value]
     assert len(readings) == 1 and "of the 2 items" in readings[0], readings
+    ranking = " ".join(m.value for m in at.markdown)
+    assert "a ranking needs two or more models" in ranking and "keeps its place" not in " ".join(
+        c.value for c in at.caption)  # one model: no vacuous "most stable first" or "100 % of resamples"
     record = json.loads(sent["stability_live.json"])
     row = record["rows"][0]
     assert row["model"] == "local SmolLM2 (sidebar)" and row["n_items"] == 2

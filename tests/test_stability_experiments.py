@@ -401,7 +401,7 @@ def test_the_shipped_searches_are_consistent():
 def test_readings_of_the_stability_numbers():
     from dbpa_core.present.stability_report import read_adversarial_fraction, read_mean_queries, read_stability
 
-    assert "on 25%" in read_adversarial_fraction(0.25, 12) and "12 items" in read_adversarial_fraction(0.25, 12)
+    assert "on 25 %" in read_adversarial_fraction(0.25, 12) and "12 items" in read_adversarial_fraction(0.25, 12)
     assert "nothing left" in read_adversarial_fraction(float("nan"), 0)
     assert "2.5 questions" in read_mean_queries(2.5) and "no query count" in read_mean_queries(float("nan"))
     assert read_stability(0.0, 0.5).startswith("R = 0") and "∞" in read_stability(float("inf"), 0.5)
@@ -482,3 +482,29 @@ def test_table1_export_and_screen_agree():
     full = table1_shown(table1_frame(_recorded_study()[0]))
     assert full["# Avg. Queries"].str.fullmatch(r"\d+\.\d\d|—").all()
     assert full["Adversarial %"].str.fullmatch(r"\d+ %|<1 %|—").all()
+
+
+def test_stability_readings_count_and_spell_percent_as_the_project_does():
+    """One item is "1 item"; every percentage reads "75 %" (format_share), never "75%"; with one model the
+    readings say that a ranking needs two or more models instead of ordering one."""
+    import re
+    from dataclasses import replace
+
+    from dbpa_core.present.stability_report import (ranking_finding, read_adversarial_fraction, read_figure,
+                                                    read_rank_support, read_sensitive, read_table1_row,
+                                                    stability_lines)
+
+    assert read_adversarial_fraction(0.0, 1).startswith("Of the 1 item the model got right") and "0 %" in (
+        read_adversarial_fraction(0.0, 1))
+    study, _ = _recorded_study()
+    texts = [ranking_finding(study, t) for t in study.tasks] + [read_sensitive(study, t) for t in study.tasks]
+    texts += [read_figure(study, t, c) for t in study.tasks for c in ("ratio", "risk", "ratio_high")]
+    texts += [read_table1_row(r) for r in study.rows] + [read_rank_support("m", 1.0, 100)] + stability_lines(study)
+    assert not [t for t in texts if re.search(r"\d%", t)]
+    assert "most stable first" in ranking_finding(study, "qa")
+    alone = replace(study, rows=tuple(r for r in study.rows if r.task == "qa")[:1])
+    finding = ranking_finding(alone, "qa")
+    assert "a ranking needs two or more models" in finding and "most stable first" not in finding
+    for curve in ("ratio", "risk", "ratio_high"):
+        reading = read_figure(alone, "qa", curve)
+        assert "most stable first" not in reading and "no order to read" in reading and "R = " in reading

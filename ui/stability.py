@@ -176,7 +176,8 @@ def show_ranking(study, task: str) -> None:
 
     st.markdown("**Do the rankings cross?**")
     st.write(sr.ranking_finding(study, task))
-    for row in study.task_rows(task):
+    rows = study.task_rows(task)
+    for row in rows if len(rows) > 1 else ():  # one model "keeps its place" in every resample: nothing to say
         st.caption(sr.read_rank_support(row.target, row.rank_support, study.settings["n_resamples"]))
 
 

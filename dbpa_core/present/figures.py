@@ -404,7 +404,7 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
                          annotation_position="top left")
     r = study.settings["r_high" if curve == "ratio_high" else "r"]
     title = (f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
-             f"R against θ₁/θ₂ at r = {r:.0%}<br><sup>1/θ₁ + 1/θ₂ = {study.settings['c']:g}</sup>")
+             f"R against θ₁/θ₂ at r = {r * 100:.0f} %<br><sup>1/θ₁ + 1/θ₂ = {study.settings['c']:g}</sup>")
     figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
                          "θ₁ / θ₂<br>(rewriting ÷ re-weighting price)",
                          yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
