@@ -508,3 +508,17 @@ def test_stability_readings_count_and_spell_percent_as_the_project_does():
     for curve in ("ratio", "risk", "ratio_high"):
         reading = read_figure(alone, "qa", curve)
         assert "most stable first" not in reading and "no order to read" in reading and "R = " in reading
+
+
+def test_figure1_subtitle_is_readable_and_above_the_plot():
+    """Figure 1's constraint 1/θ₁ + 1/θ₂ = c: a 12 px subtitle in a top margin that holds it (as <sup> in the title
+    it was ~8 px and sat on the y axis's top tick label)."""
+    from dbpa_core.present.figures import stability_figure
+
+    study, _ = _recorded_study()
+    for curve in ("ratio", "ratio_high", "risk"):
+        layout = stability_figure(study, "qa", curve).layout
+        assert "<sup>" not in layout.title.text and "<br>" not in layout.title.text
+        assert layout.margin.t >= 80  # title (≈17 px) and subtitle (12 px) both above the plot area
+        if curve != "risk":
+            assert layout.title.subtitle.text == "1/θ₁ + 1/θ₂ = 1" and layout.title.subtitle.font.size >= 11
