@@ -5,14 +5,15 @@ import hashlib
 import streamlit as st
 
 from dbpa_core.present.stability_report import stability_record, table1_frame
+from dbpa_core.paper.stability import TARGET_LABELS, target_label
 from dbpa_core.stability.criterion import COSTS
 from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGETS
 from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
 from ui.components import downloads, guard
 from ui.freshness import keep, result_area
 from ui.sidebar import current_settings
-from ui.stability import (ASSISTANT_HELP, ASSISTANTS, JUDGE_HELP, JUDGES, LiveRequest, live_study, recorded_study,
-                          show_ranking, show_searches, show_task, target_name)
+from ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, LiveRequest, live_study,
+                          recorded_study, show_ranking, show_searches, show_task, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).
 MAX_LIVE_ITEMS = 50
@@ -32,13 +33,15 @@ with guard():
                     key="stab_mode")
     if mode.startswith("Recorded"):
         columns = st.columns([2, 1, 2])
-        cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost",
-                                    help="paper: eq. (1), (1 − cosine similarity) × the larger token-count ratio. "
-                                         "cosine_length: (1 − cos) + 0.5·|log length ratio|; cosine: 1 − cos.")
+        cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost", format_func=COST_LABELS.get,
+                                    help="The paper's eq. (1): (1 − cosine similarity) × the larger token-count "
+                                         "ratio. Cosine + length: (1 − cos) + 0.5·|log length ratio|. Cosine: 1 − cos.")
         n_resamples = int(columns[1].number_input("Bootstrap B", 0, 5000, 200, step=100, key="stab_resamples",
                                                   help="Resamples of the items behind each ranking's support."))
-        columns[2].caption(f"Recorded by scripts/record_stability.py: three local targets, greedy; the packaged "
-                           f"SmolLM2 proposes K = {SEARCH_SETTINGS['n_candidates']} rewrites per round, "
+        columns[2].caption(f"Recorded on this machine with the packaged models: three local targets, greedy "
+                           f"({', '.join(TARGET_LABELS.values())}; the brief prompt is the system prompt "
+                           f"“{TARGETS['smollm2 + brief']['system']}”); the packaged SmolLM2 proposes "
+                           f"K = {SEARCH_SETTINGS['n_candidates']} rewrites per round, "
                            f"{SEARCH_SETTINGS['depth']} rounds; MiniLM embedding judge. The sidebar seed seeds "
                            "the bootstrap.")
         study = recorded_study(cost, 0, settings.seed)
@@ -86,7 +89,7 @@ with guard():
         system = st.text_input("Your model's own system prompt (optional; sent after the item's)", "",
                                key="stab_live_system")
         compare = st.multiselect("Also run these recorded targets on the same items (local, slower)", list(TARGETS),
-                                 key="stab_live_compare")
+                                 format_func=target_label, key="stab_live_compare")
         columns = st.columns(2)
         assistant = columns[0].selectbox("Rewrites proposed by", list(ASSISTANTS) if endpoint else ["local"],
                                          format_func=ASSISTANTS.get, key="stab_live_assistant",

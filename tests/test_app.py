@@ -324,18 +324,26 @@ def test_model_audit_live_needs_an_endpoint(app):
 def test_stability_page(app):
     """Opens on the recorded study: Table 1 beside the paper's printed values, each model's numbers read in a
     sentence; a different cost d changes R and its reading; the recorded searches can be browsed item by item."""
+    from dbpa_core.paper.stability import target_label
     from dbpa_core.stability.runs import TARGETS
 
     at = open_page(app, "stability")
     ours, printed = at.dataframe[0].value, at.dataframe[1].value
-    assert list(ours["model"]) == list(TARGETS) and ours["Adversarial %"].str.fullmatch(r"\d+ %").all()
+    # the app's display names of the local models, the paper's name of the dataset; no developer path on screen
+    assert list(ours["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"]
+    assert any(m.value == "**Table 1 · paper (printed)** · Alpaca" for m in at.markdown)
+    shown = " ".join([c.value for c in at.caption] + [m.value for m in at.markdown])
+    assert "scripts/" not in shown and "smollm2-q2_k" not in shown and "smollm2 +" not in shown
+    assert at.selectbox(key="stab_cost").options[0] == "The paper's eq. (1)"
+    assert at.selectbox(key="stab_browse_qa_model").options == [target_label(t) for t in TARGETS]
+    assert ours["Adversarial %"].str.fullmatch(r"\d+ %").all()
     assert "Vicuna-13B" in set(printed["model"]) and "Adversarial % (paper, printed)" in printed.columns
 
     def readings():
         return [c.value for c in at.caption if "items as written" in c.value]
 
     assert len(readings()) == 2 * len(TARGETS)  # both tasks, one sentence per model
-    assert any("smollm2 + brief: fails 30 % of the 60 items" in r for r in readings())
+    assert any("SmolLM2 Q4_1 (packaged) + brief prompt: fails 30 % of the 60 items" in r for r in readings())
     assert any("of 200 resamples" in c.value for c in at.caption)  # the bootstrap behind the ranking
     at.number_input(key="stab_resamples").set_value(0).run()
     assert any("no bootstrap was run" in c.value for c in at.caption)
@@ -350,11 +358,11 @@ def test_stability_page(app):
 
     # the browser opens on the first item a rewrite broke: its tree ends in the failing answer
     assert tree()["verdict"].iloc[0] == "the item as written" and tree()["fails"].iloc[-1]
-    assert any(c.value.startswith("smollm2 gets this item right") and "made it fail" in c.value for c in at.caption)
+    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) gets this item right") and "made it fail" in c.value for c in at.caption)
     first = tree()["prompt"].iloc[0]
     at.selectbox(key="stab_browse_qa_item").set_value(0).run()
     assert tree()["prompt"].iloc[0] != first and len(tree()) == 1  # item 1 fails as written: nothing searched
-    assert any(c.value.startswith("smollm2 fails this item as written, so no rewrite can add to its error rate.")
+    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) fails this item as written, so no rewrite can add to its error rate.")
                for c in at.caption)
 
 

@@ -330,7 +330,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
 
     from dbpa_core.__main__ import main
     from dbpa_core.present.figures import stability_figure
-    from dbpa_core.paper.stability import RATIOS, RISKS, stability_study
+    from dbpa_core.paper.stability import RATIOS, RISKS, stability_study, target_label
     from dbpa_core.stability.runs import TARGETS
 
     out = tmp_path / "stability.json"
@@ -338,7 +338,9 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     record = json.loads(out.read_text())
     assert record["experiment"] == "stability" and set(record["findings"]) <= {"qa", "secret"}
     models = {(r["task"], r["model"]) for r in record["rows"]}
-    assert {m for _, m in models} == set(TARGETS) and len(models) == len(record["rows"])
+    # the models by the app's display names (as on screen), not their ids
+    assert {m for _, m in models} == {target_label(t) for t in TARGETS} == {
+        "SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"} and len(models) == len(record["rows"])
     for row in record["rows"]:
         assert {"adversarial_fraction", "mean_queries", "curve_ratio", "curve_risk"} <= set(row)
         assert len(row["curve_ratio"]) == len(RATIOS) and len(row["curve_risk"]) == len(RISKS)

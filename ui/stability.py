@@ -23,6 +23,8 @@ from .runs import RunProgress, shared
 #: 1024-1280 px, half a row wide), the whole explanation in the widget's help (:data:`ASSISTANT_HELP`).
 ASSISTANTS = {"local": "Packaged SmolLM2 (offline)", "endpoint": "The sidebar's API model"}
 JUDGES = {"embedding": "Embedding similarity", "llm": "LLM judge (sidebar's API)"}
+#: The perturbation costs (:data:`~dbpa_core.stability.criterion.COSTS`) in words, short enough for their box.
+COST_LABELS = {"paper": "The paper's eq. (1)", "cosine_length": "Cosine + length", "cosine": "Cosine only"}
 ASSISTANT_HELP = ("Packaged SmolLM2 (offline): the packaged SmolLM2-135M, the recorded study's assistant. The "
                   "sidebar's API model: the OpenAI-compatible model chosen in the sidebar proposes the rewrites.")
 JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedding's cosine similarity to the item "
@@ -194,8 +196,11 @@ def show_searches(task: str, *, key: str) -> None:
     from dbpa_core.present import stability_report as sr
 
     searches = [s for s in recorded_searches() if s.item.task == task]
-    columns = st.columns([1, 2])  # the item, a whole question, gets a row of its own below
-    target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), key=f"{key}_{task}_model")
+    from dbpa_core.paper.stability import target_label
+
+    columns = st.columns([3, 2])  # the item, a whole question, gets a row of its own below
+    target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), format_func=target_label,
+                                  key=f"{key}_{task}_model")
     mine = [s for s in searches if s.target == target]
 
     def label(i: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy
+from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy, target_label
 from ..stability.tasks import TASK_LABELS
 from .readings import format_share
 
@@ -161,6 +161,10 @@ def read_table1_gaps(table) -> str:
     return " ".join(notes)
 
 
+#: The paper's datasets as it names them (Table 1: "the Jailbreak and Alpaca dataset").
+PAPER_DATASET_NAMES = {"alpaca": "Alpaca", "jailbreak": "Jailbreak"}
+
+
 def paper_table1_frame(task: str | None = None):
     """Table 1 as printed in the paper (other models, GPT-4 judge): "paper (printed)".
 
@@ -169,7 +173,8 @@ def paper_table1_frame(task: str | None = None):
     import pandas as pd
 
     datasets = PAPER_TABLE1 if task is None else {PAPER_DATASET[task]: PAPER_TABLE1[PAPER_DATASET[task]]}
-    return pd.DataFrame([{"dataset": dataset, "model": model, "Adversarial % (paper, printed)": share,
+    return pd.DataFrame([{"dataset": PAPER_DATASET_NAMES[dataset], "model": model,
+                          "Adversarial % (paper, printed)": share,
                           "# Avg. Queries (paper, printed)": queries}
                          for dataset, models in datasets.items() for model, (share, queries) in models.items()])
 
@@ -215,12 +220,12 @@ def read_search(search) -> str:
     """One sentence for one recorded search: how it went and what it cost in queries."""
     losses = _graded(search)
     if losses[0] == 1:
-        return f"{search.target} fails this item as written, so no rewrite can add to its error rate."
+        return f"{target_label(search.target)} fails this item as written, so no rewrite can add to its error rate."
     proposed = sum(n.status != "original" for n in search.nodes)
     answered = [loss for n, loss in zip(search.nodes, losses) if n.status == "queried"]
     outcome = (f"the {_ordinal(answered.index(1) + 1)} answered rewrite made it fail" if 1 in answered else
                "none made it fail: the item held")
-    return (f"{search.target} gets this item right as written; the assistant proposed {proposed} rewrite"
+    return (f"{target_label(search.target)} gets this item right as written; the assistant proposed {proposed} rewrite"
             f"{'' if proposed == 1 else 's'}, the judge kept {len(answered)} and the target answered them: "
             f"{outcome}.")
 
