@@ -522,5 +522,7 @@ def test_figure1_subtitle_is_readable_and_above_the_plot():
         layout = stability_figure(study, "qa", curve).layout
         assert "<sup>" not in layout.title.text and "<br>" not in layout.title.text
         assert layout.margin.t >= 80  # title (≈17 px) and subtitle (12 px) both above the plot area
+        # the legend at the figure's foot, not under the plot area where it met the two-line x title
+        assert layout.legend.yref == "container" and layout.legend.y == 0 and layout.legend.yanchor == "bottom"
         if curve != "risk":
             assert layout.title.subtitle.text == "1/θ₁ + 1/θ₂ = 1" and layout.title.subtitle.font.size >= 11

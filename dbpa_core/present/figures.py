@@ -417,7 +417,10 @@ def stability_figure(study, task: str, curve: str) -> go.Figure:
                          "θ₁ / θ₂<br>(rewriting ÷ re-weighting price)",
                          yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
                          xaxis_type="linear" if curve == "risk" else "log",
-                         **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": STABILITY_TOP_MARGIN}})
+                         **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": STABILITY_TOP_MARGIN},
+                            # The legend at the figure's foot, below the two-line x title: placed under the plot
+                            # area (LAYOUT's y = -0.25) it overlapped that title once the top margin grew.
+                            "legend": {**LAYOUT["legend"], "yref": "container", "y": 0, "yanchor": "bottom"}})
     if curve != "risk":  # plotly's log axis labels 0.2 and 0.5 as "2" and "5": name every tick in full
         ticks = [v for v in (0.1, 0.2, 0.5, 1, 2, 5, 10) if study.ratios.min() <= v <= study.ratios.max()]
         figure.update_xaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
