@@ -338,6 +338,7 @@ def test_stability_page(app):
     assert at.selectbox(key="stab_browse_qa_model").options == [target_label(t) for t in TARGETS]
     assert ours["Adversarial %"].str.fullmatch(r"\d+ %").all()
     assert "Vicuna-13B" in set(printed["model"]) and "Adversarial % (paper, printed)" in printed.columns
+    assert printed.set_index("model").loc["Vicuna-13B", "Adversarial % (paper, printed)"] == "80.2 %"  # as "50 %"
 
     def readings():
         return [c.value for c in at.caption if "items as written" in c.value]

@@ -142,11 +142,14 @@ def show_task(study, task: str, *, key: str):
         left.caption(gaps)
     printed = sr.paper_table1_frame(task)
     right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
+    share = "Adversarial % (paper, printed)"
+    # As printed, to one decimal, and spelt "80.2 %" as every other percentage on the page (the grid wrote "80.2%").
+    printed[share] = [f"{v * 100:.1f} %" for v in printed[share]]
     right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",
                     # The heading above says "paper (printed)"; the columns keep the paper's own names.
-                    column_config={"Adversarial % (paper, printed)": st.column_config.NumberColumn(
-                        "Adversarial %", format="percent"),
-                        "# Avg. Queries (paper, printed)": st.column_config.NumberColumn("# Avg. Queries", format="%.2f")})
+                    column_config={share: st.column_config.TextColumn("Adversarial %"),
+                                   "# Avg. Queries (paper, printed)": st.column_config.NumberColumn(
+                                       "# Avg. Queries", format="%.2f")})
     for row in study.task_rows(task):
         st.caption(sr.read_table1_row(row))
     st.caption("The paper's models (6–13 B parameters, GPT-4 judge, Vicuna-13B proposing rewrites) are not ours: "
