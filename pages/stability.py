@@ -103,8 +103,10 @@ with guard():
                   "assistant": assistant, "judge": judge, "embedder": settings.embedder.model or settings.embedder.name,
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
-        st.caption(f"{len(items)} item(s) × {targets} target(s): per item, one answer as written, then up to "
-                   f"{n_candidates * depth} rewrites proposed and the kept ones answered, stopping at the first "
+        rewrites = n_candidates * depth
+        st.caption(f"{len(items)} item{'' if len(items) == 1 else 's'} × {targets} target{'' if targets == 1 else 's'}: "
+                   f"per item, one answer as written, then up to {rewrites} rewrite{'' if rewrites == 1 else 's'} "
+                   "proposed and the kept ones answered, stopping at the first "
                    "failure. Every call is kept in the sample store, so a second run replays it.")
         if st.button("Run the live search", type="primary", key="stab_live_run"):
             keep("stability_live", inputs, live_study(settings, request, run=True))

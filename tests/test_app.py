@@ -409,6 +409,8 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     at.number_input(key="stab_live_depth").set_value(1).run()
     at.number_input(key="stab_live_b").set_value(50).run()
     assert not at.exception and not any("Out of date" in w.value for w in at.warning)
+    assert any(c.value.startswith("2 items × 1 target: per item, one answer as written, then up to 1 rewrite proposed")
+               for c in at.caption)  # not "item(s)", "target(s)", "1 rewrites"
     at.button(key="stab_live_run").click().run()
     assert not at.exception, at.exception
     ours = at.dataframe[0].value
