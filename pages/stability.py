@@ -104,7 +104,8 @@ with guard():
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
         rewrites = n_candidates * depth
-        st.caption(f"{len(items)} item{'' if len(items) == 1 else 's'} × {targets} target{'' if targets == 1 else 's'}: "
+        st.caption(f"{len(items)} item{'' if len(items) == 1 else 's'} × {targets} "
+                   f"target{'' if targets == 1 else 's'}: "
                    f"per item, one answer as written, then up to {rewrites} rewrite{'' if rewrites == 1 else 's'} "
                    "proposed and the kept ones answered, stopping at the first "
                    "failure. Every call is kept in the sample store, so a second run replays it.")

@@ -359,11 +359,13 @@ def test_stability_page(app):
 
     # the browser opens on the first item a rewrite broke: its tree ends in the failing answer
     assert tree()["verdict"].iloc[0] == "the item as written" and tree()["fails"].iloc[-1]
-    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) gets this item right") and "made it fail" in c.value for c in at.caption)
+    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) gets this item right") and "made it fail" in c.value
+               for c in at.caption)
     first = tree()["prompt"].iloc[0]
     at.selectbox(key="stab_browse_qa_item").set_value(0).run()
     assert tree()["prompt"].iloc[0] != first and len(tree()) == 1  # item 1 fails as written: nothing searched
-    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) fails this item as written, so no rewrite can add to its error rate.")
+    assert any(c.value.startswith("SmolLM2 Q4_1 (packaged) fails this item as written, so no rewrite can add to its "
+                                  "error rate.")
                for c in at.caption)
 
 
