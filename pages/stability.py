@@ -5,14 +5,15 @@ import hashlib
 import streamlit as st
 
 from dbpa_core.present.stability_report import stability_record, table1_frame
+from dbpa_core.paper.stability import TARGET_LABELS, target_label
 from dbpa_core.stability.criterion import COSTS
 from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGETS
 from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
 from ui.components import downloads, guard
 from ui.freshness import keep, result_area
 from ui.sidebar import current_settings
-from ui.stability import (ASSISTANTS, JUDGES, LiveRequest, live_study, recorded_study, show_ranking, show_searches,
-                          show_task, target_name)
+from ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, LiveRequest, live_study,
+                          recorded_study, show_ranking, show_searches, show_task, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).
 MAX_LIVE_ITEMS = 50
@@ -32,13 +33,15 @@ with guard():
                     key="stab_mode")
     if mode.startswith("Recorded"):
         columns = st.columns([2, 1, 2])
-        cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost",
-                                    help="paper: eq. (1), (1 − cosine similarity) × the larger token-count ratio. "
-                                         "cosine_length: (1 − cos) + 0.5·|log length ratio|; cosine: 1 − cos.")
+        cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost", format_func=COST_LABELS.get,
+                                    help="The paper's eq. (1): (1 − cosine similarity) × the larger token-count "
+                                         "ratio. Cosine + length: (1 − cos) + 0.5·|log length ratio|. Cosine: 1 − cos.")
         n_resamples = int(columns[1].number_input("Bootstrap B", 0, 5000, 200, step=100, key="stab_resamples",
                                                   help="Resamples of the items behind each ranking's support."))
-        columns[2].caption(f"Recorded by scripts/record_stability.py: three local targets, greedy; the packaged "
-                           f"SmolLM2 proposes K = {SEARCH_SETTINGS['n_candidates']} rewrites per round, "
+        columns[2].caption(f"Recorded on this machine with the packaged models: three local targets, greedy "
+                           f"({', '.join(TARGET_LABELS.values())}; the brief prompt is the system prompt "
+                           f"“{TARGETS['smollm2 + brief']['system']}”); the packaged SmolLM2 proposes "
+                           f"K = {SEARCH_SETTINGS['n_candidates']} rewrites per round, "
                            f"{SEARCH_SETTINGS['depth']} rounds; MiniLM embedding judge. The sidebar seed seeds "
                            "the bootstrap.")
         study = recorded_study(cost, 0, settings.seed)
@@ -86,12 +89,13 @@ with guard():
         system = st.text_input("Your model's own system prompt (optional; sent after the item's)", "",
                                key="stab_live_system")
         compare = st.multiselect("Also run these recorded targets on the same items (local, slower)", list(TARGETS),
-                                 key="stab_live_compare")
+                                 format_func=target_label, key="stab_live_compare")
         columns = st.columns(2)
         assistant = columns[0].selectbox("Rewrites proposed by", list(ASSISTANTS) if endpoint else ["local"],
-                                         format_func=ASSISTANTS.get, key="stab_live_assistant")
+                                         format_func=ASSISTANTS.get, key="stab_live_assistant",
+                                         help=ASSISTANT_HELP)
         judge = columns[1].selectbox("Judge of “same meaning”", list(JUDGES) if endpoint else ["embedding"],
-                                     format_func=JUDGES.get, key="stab_live_judge")
+                                     format_func=JUDGES.get, key="stab_live_judge", help=JUDGE_HELP)
         request = LiveRequest(task, tuple(items), settings.sampler.instance, system.strip(), tuple(compare), assistant,
                               judge, settings.embedder, n_candidates, depth, settings.seed, n_live_resamples)
         inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,
@@ -99,8 +103,11 @@ with guard():
                   "assistant": assistant, "judge": judge, "embedder": settings.embedder.model or settings.embedder.name,
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
-        st.caption(f"{len(items)} item(s) × {targets} target(s): per item, one answer as written, then up to "
-                   f"{n_candidates * depth} rewrites proposed and the kept ones answered, stopping at the first "
+        rewrites = n_candidates * depth
+        st.caption(f"{len(items)} item{'' if len(items) == 1 else 's'} × {targets} "
+                   f"target{'' if targets == 1 else 's'}: "
+                   f"per item, one answer as written, then up to {rewrites} rewrite{'' if rewrites == 1 else 's'} "
+                   "proposed and the kept ones answered, stopping at the first "
                    "failure. Every call is kept in the sample store, so a second run replays it.")
         if st.button("Run the live search", type="primary", key="stab_live_run"):
             keep("stability_live", inputs, live_study(settings, request, run=True))
@@ -112,5 +119,9 @@ with guard():
                 live = shown.result
                 with show_task(live, live.tasks[0], key="stab_live"):
                     show_ranking(live, live.tasks[0])
-                downloads(table=table1_frame(live), record=stability_record(live), name="stability_live",
+                # The file names the run's inputs (the inputs above keyed the result; here in words).
+                asked = {**inputs, "assistant": ASSISTANTS[assistant], "judge": JUDGES[judge],
+                         "target temperature": settings.sampler.temperature,
+                         "item prompts": [item.prompt for item in items]}
+                downloads(table=table1_frame(live), record=stability_record(live, inputs=asked), name="stability_live",
                           current=shown.current)

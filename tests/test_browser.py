@@ -359,6 +359,15 @@ def choose(label: str, ready: str):
     return action
 
 
+def backend(name: str):
+    """A view reached by choosing the sampler backend ``name`` in the sidebar (a live run needs one that answers)."""
+    def action(page, tmp_path):
+        page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+        page.get_by_role("option", name=name).click()
+        wait_until_idle(page)
+    return action
+
+
 def then(*actions):
     def action(page, tmp_path):
         for step in actions:
@@ -401,7 +410,10 @@ VIEWS = {
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
                   ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
     "model_audit": [("paper", shown("Highest power AUC")), ("audit", choose("One recorded audit", "Decision"))],
-    "stability": [("first", shown("of 200 resamples"))],
+    # the live run's form, up to its selectboxes (their chosen values were cut at 1024 and 1280 px)
+    "stability": [("first", shown("of 200 resamples")),
+                  ("live", then(backend("Local SmolLM2-135M (CPU)"), choose("Live run", "Items"),
+                                choose("The shipped items", "Rewrites proposed by")))],
 }
 HEADINGS = {slug: heading for slug, _, heading in PAGES} | {"reproduce": "Reproduce the paper"}
 

@@ -330,7 +330,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
 
     from dbpa_core.__main__ import main
     from dbpa_core.present.figures import stability_figure
-    from dbpa_core.paper.stability import RATIOS, RISKS, stability_study
+    from dbpa_core.paper.stability import RATIOS, RISKS, stability_study, target_label
     from dbpa_core.stability.runs import TARGETS
 
     out = tmp_path / "stability.json"
@@ -338,7 +338,9 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     record = json.loads(out.read_text())
     assert record["experiment"] == "stability" and set(record["findings"]) <= {"qa", "secret"}
     models = {(r["task"], r["model"]) for r in record["rows"]}
-    assert {m for _, m in models} == set(TARGETS) and len(models) == len(record["rows"])
+    # the models by the app's display names (as on screen), not their ids
+    assert {m for _, m in models} == {target_label(t) for t in TARGETS} == {
+        "SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"} and len(models) == len(record["rows"])
     for row in record["rows"]:
         assert {"adversarial_fraction", "mean_queries", "curve_ratio", "curve_risk"} <= set(row)
         assert len(row["curve_ratio"]) == len(RATIOS) and len(row["curve_risk"]) == len(RISKS)
@@ -401,7 +403,7 @@ def test_the_shipped_searches_are_consistent():
 def test_readings_of_the_stability_numbers():
     from dbpa_core.present.stability_report import read_adversarial_fraction, read_mean_queries, read_stability
 
-    assert "on 25%" in read_adversarial_fraction(0.25, 12) and "12 items" in read_adversarial_fraction(0.25, 12)
+    assert "on 25 %" in read_adversarial_fraction(0.25, 12) and "12 items" in read_adversarial_fraction(0.25, 12)
     assert "nothing left" in read_adversarial_fraction(float("nan"), 0)
     assert "2.5 questions" in read_mean_queries(2.5) and "no query count" in read_mean_queries(float("nan"))
     assert read_stability(0.0, 0.5).startswith("R = 0") and "∞" in read_stability(float("inf"), 0.5)
@@ -445,3 +447,82 @@ def test_read_items_from_an_uploaded_file():
         read_items(b"question,answers\nWhat?,x\nWhat?,y\n", "qa.csv", "qa")
     with pytest.raises(ValueError, match="upload a .csv or .jsonl file"):
         read_items(b"x", "qa.txt", "qa")
+
+
+def _recorded_study(**changes):
+    """The recorded study without bootstrap, its first QA row changed by ``changes``."""
+    from dataclasses import replace
+
+    from dbpa_core.paper.stability import stability_study
+
+    study = stability_study(n_resamples=0)
+    first = next(i for i, r in enumerate(study.rows) if r.task == "qa")
+    rows = list(study.rows)
+    rows[first] = replace(rows[first], **changes)
+    return replace(study, rows=tuple(rows)), rows[first]
+
+
+def test_table1_export_and_screen_agree():
+    """Table 1 (ours): the CSV's share columns say "%" and hold percentages, the screen shows the same numbers as
+    "50 %"; a number that is not defined is an empty CSV cell and "—" on screen with a footnote, never "None"."""
+    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.stability_report import read_table1_gaps, table1_frame, table1_shown
+
+    study, row = _recorded_study(baseline_risk=0.5, adversarial_fraction=0.25, mean_queries=float("nan"))
+    table = table1_frame(study, "qa")
+    first = table[table["model"] == row.target].iloc[0]
+    assert first["error rate as written (%)"] == 50 and first["Adversarial %"] == 25
+    assert list(table.columns) == ["task", "model", "items", "error rate as written (%)", "Adversarial %",
+                                   "# Avg. Queries", "R at r = 50 %, θ₁ = θ₂ = 2", "rank kept in bootstrap (%)"]
+    shown = table1_shown(table)
+    line = shown[shown["model"] == row.target].iloc[0]
+    assert line["error rate as written (%)"] == "50 %" and line["Adversarial %"] == "25 %"
+    assert line["# Avg. Queries"] == "—" and "None" not in shown.to_string()
+    assert "no rewrite made the model fail" in read_table1_gaps(table)
+    header, *lines = frame_csv(table).splitlines()
+    assert "Adversarial %" in header and ",50.0,25.0,," in next(x for x in lines if row.target in x)
+    full = table1_shown(table1_frame(_recorded_study()[0]))
+    assert full["# Avg. Queries"].str.fullmatch(r"\d+\.\d\d|—").all()
+    assert full["Adversarial %"].str.fullmatch(r"\d+ %|<1 %|—").all()
+
+
+def test_stability_readings_count_and_spell_percent_as_the_project_does():
+    """One item is "1 item"; every percentage reads "75 %" (format_share), never "75%"; with one model the
+    readings say that a ranking needs two or more models instead of ordering one."""
+    import re
+    from dataclasses import replace
+
+    from dbpa_core.present.stability_report import (ranking_finding, read_adversarial_fraction, read_figure,
+                                                    read_rank_support, read_sensitive, read_table1_row,
+                                                    stability_lines)
+
+    assert read_adversarial_fraction(0.0, 1).startswith("Of the 1 item the model got right") and "0 %" in (
+        read_adversarial_fraction(0.0, 1))
+    study, _ = _recorded_study()
+    texts = [ranking_finding(study, t) for t in study.tasks] + [read_sensitive(study, t) for t in study.tasks]
+    texts += [read_figure(study, t, c) for t in study.tasks for c in ("ratio", "risk", "ratio_high")]
+    texts += [read_table1_row(r) for r in study.rows] + [read_rank_support("m", 1.0, 100)] + stability_lines(study)
+    assert not [t for t in texts if re.search(r"\d%", t)]
+    assert "most stable first" in ranking_finding(study, "qa")
+    alone = replace(study, rows=tuple(r for r in study.rows if r.task == "qa")[:1])
+    finding = ranking_finding(alone, "qa")
+    assert "a ranking needs two or more models" in finding and "most stable first" not in finding
+    for curve in ("ratio", "risk", "ratio_high"):
+        reading = read_figure(alone, "qa", curve)
+        assert "most stable first" not in reading and "no order to read" in reading and "R = " in reading
+
+
+def test_figure1_subtitle_is_readable_and_above_the_plot():
+    """Figure 1's constraint 1/θ₁ + 1/θ₂ = c: a 12 px subtitle in a top margin that holds it (as <sup> in the title
+    it was ~8 px and sat on the y axis's top tick label)."""
+    from dbpa_core.present.figures import stability_figure
+
+    study, _ = _recorded_study()
+    for curve in ("ratio", "ratio_high", "risk"):
+        layout = stability_figure(study, "qa", curve).layout
+        assert "<sup>" not in layout.title.text and "<br>" not in layout.title.text
+        assert layout.margin.t >= 80  # title (≈17 px) and subtitle (12 px) both above the plot area
+        # the legend at the figure's foot, not under the plot area where it met the two-line x title
+        assert layout.legend.yref == "container" and layout.legend.y == 0 and layout.legend.yanchor == "bottom"
+        if curve != "risk":
+            assert layout.title.subtitle.text == "1/θ₁ + 1/θ₂ = 1" and layout.title.subtitle.font.size >= 11

@@ -19,11 +19,17 @@ from .components import show_table
 from .resources import embedder_for, sampler_for, store
 from .runs import RunProgress, shared
 
-#: Where the live run's rewrites and verdicts come from.
-ASSISTANTS = {"local": "Packaged SmolLM2-135M (offline, the recording's assistant)",
-              "endpoint": "The sidebar's OpenAI-compatible model"}
-JUDGES = {"embedding": "Embedding similarity ≥ a threshold calibrated on the shipped labelled pairs",
-          "llm": "LLM judge: the sidebar's OpenAI-compatible model answers yes / no"}
+#: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
+#: 1024-1280 px, half a row wide), the whole explanation in the widget's help (:data:`ASSISTANT_HELP`).
+ASSISTANTS = {"local": "Packaged SmolLM2 (offline)", "endpoint": "The sidebar's API model"}
+JUDGES = {"embedding": "Embedding similarity", "llm": "LLM judge (sidebar's API)"}
+#: The perturbation costs (:data:`~dbpa_core.stability.criterion.COSTS`) in words, short enough for their box.
+COST_LABELS = {"paper": "The paper's eq. (1)", "cosine_length": "Cosine + length", "cosine": "Cosine only"}
+ASSISTANT_HELP = ("Packaged SmolLM2 (offline): the packaged SmolLM2-135M, the recorded study's assistant. The "
+                  "sidebar's API model: the OpenAI-compatible model chosen in the sidebar proposes the rewrites.")
+JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedding's cosine similarity to the item "
+              "as written is at least a threshold calibrated on the shipped labelled pairs. LLM judge: the sidebar's "
+              "OpenAI-compatible model answers yes / no.")
 
 
 @st.cache_data(max_entries=8, show_spinner="Table 1 and Figure 1 from the recorded searches…")
@@ -128,19 +134,22 @@ def show_task(study, task: str, *, key: str):
     # One above the other: side by side, each grid cut its last columns at a projector's 1024 px.
     left = right = st.container()
     left.markdown("**Table 1 · ours**")
-    left.dataframe(ours[["model", "error rate (original)", "Adversarial %", "# Avg. Queries"]], hide_index=True,
+    shown = sr.table1_shown(ours)  # the numbers of the CSV, as text: "50 %", "—" where not defined
+    left.dataframe(shown[["model", sr.TABLE1_SHARES[0], sr.TABLE1_SHARES[1], sr.TABLE1_QUERIES]], hide_index=True,
                    width="stretch", key=f"{key}_{task}_table1",
-                   column_config={"error rate (original)": st.column_config.NumberColumn("error as written",
-                                                                                         format="percent"),
-                                  "Adversarial %": st.column_config.NumberColumn(format="percent"),
-                                  "# Avg. Queries": st.column_config.NumberColumn(format="%.2f")})
+                   column_config={sr.TABLE1_SHARES[0]: st.column_config.TextColumn("error as written")})
+    if gaps := sr.read_table1_gaps(ours):
+        left.caption(gaps)
     printed = sr.paper_table1_frame(task)
     right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
+    share = "Adversarial % (paper, printed)"
+    # As printed, to one decimal, and spelt "80.2 %" as every other percentage on the page (the grid wrote "80.2%").
+    printed[share] = [f"{v * 100:.1f} %" for v in printed[share]]
     right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",
                     # The heading above says "paper (printed)"; the columns keep the paper's own names.
-                    column_config={"Adversarial % (paper, printed)": st.column_config.NumberColumn(
-                        "Adversarial %", format="percent"),
-                        "# Avg. Queries (paper, printed)": st.column_config.NumberColumn("# Avg. Queries", format="%.2f")})
+                    column_config={share: st.column_config.TextColumn("Adversarial %"),
+                                   "# Avg. Queries (paper, printed)": st.column_config.NumberColumn(
+                                       "# Avg. Queries", format="%.2f")})
     for row in study.task_rows(task):
         st.caption(sr.read_table1_row(row))
     st.caption("The paper's models (6–13 B parameters, GPT-4 judge, Vicuna-13B proposing rewrites) are not ours: "
@@ -172,7 +181,8 @@ def show_ranking(study, task: str) -> None:
 
     st.markdown("**Do the rankings cross?**")
     st.write(sr.ranking_finding(study, task))
-    for row in study.task_rows(task):
+    rows = study.task_rows(task)
+    for row in rows if len(rows) > 1 else ():  # one model "keeps its place" in every resample: nothing to say
         st.caption(sr.read_rank_support(row.target, row.rank_support, study.settings["n_resamples"]))
 
 
@@ -189,8 +199,11 @@ def show_searches(task: str, *, key: str) -> None:
     from dbpa_core.present import stability_report as sr
 
     searches = [s for s in recorded_searches() if s.item.task == task]
-    columns = st.columns([1, 2])  # the item, a whole question, gets a row of its own below
-    target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), key=f"{key}_{task}_model")
+    from dbpa_core.paper.stability import target_label
+
+    columns = st.columns([3, 2])  # the item, a whole question, gets a row of its own below
+    target = columns[0].selectbox("Model", list(dict.fromkeys(s.target for s in searches)), format_func=target_label,
+                                  key=f"{key}_{task}_model")
     mine = [s for s in searches if s.target == target]
 
     def label(i: int) -> str:

@@ -14,12 +14,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 from ..stability.criterion import paper_thetas, ratio_curve, stability_criterion, stability_curve
 from ..stability.runs import StabilityRun, recorded_runs
 from ..stability.tasks import TASKS
+from .cvd_roc import MODEL_LABELS
+
+#: The recorded targets (:data:`~dbpa_core.stability.runs.TARGETS`) by the names the rest of the app gives the local
+#: models (:data:`~dbpa_core.paper.cvd_roc.MODEL_LABELS`), not their ids: "+ brief prompt" is the packaged model
+#: under the system prompt "Answer in one short sentence.".
+TARGET_LABELS = MappingProxyType({"smollm2": MODEL_LABELS["smollm2"], "smollm2-q2_k": MODEL_LABELS["smollm2-q2_k"],
+                                  "smollm2 + brief": f"{MODEL_LABELS['smollm2']} + brief prompt"})
+
+
+def target_label(name: str) -> str:
+    """A target's name on screen and in exports: a recorded target's display name, any other name as it is."""
+    return TARGET_LABELS.get(name, name)
 
 #: Table 1 as printed in the paper (GPT-4 judge, Vicuna-13B assistant; "-": Llama2 excluded from the jailbreak
 #: task).  Other models than ours: shown beside our numbers for scale, never compared row by row.
@@ -202,7 +215,7 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
     if not isinstance(n_resamples, int | np.integer) or n_resamples < 0:
         raise ValueError(f"`n_resamples` must be a non-negative integer; got {n_resamples!r}.")
     # Where the searches came from, for the record: a live run's export must not name the recorded file.
-    source = "assets/recorded/audits/stability_search.json.gz" if runs is None else "live search (runs passed in)"
+    source = "assets/recorded/audits/stability_search.json.gz" if runs is None else "live search on this machine"
     runs = recorded_runs(cost=cost) if runs is None else runs
     theta = paper_thetas(1.0, c=PAPER_C)
     rng = np.random.default_rng(seed)
@@ -213,7 +226,8 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
         support = _rank_support(task_runs, n_resamples, rng)
         for run, kept in zip(task_runs, support):
             rows.append(StabilityRow(
-                task, run.target, run.n_items, run.baseline_risk, run.adversarial_fraction, run.mean_queries,
+                task, target_label(run.target), run.n_items, run.baseline_risk, run.adversarial_fraction,
+                run.mean_queries,
                 ratio_curve(run.losses, run.costs, PAPER_R, RATIOS, c=PAPER_C),
                 stability_curve(run.losses, run.costs, RISKS, theta1=theta[0], theta2=theta[1]),
                 ratio_curve(run.losses, run.costs, HIGH_R, RATIOS, c=PAPER_C), _headline(run.losses, run.costs), float(kept), _sensitive(run)))

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy
+from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy, target_label
 from ..stability.tasks import TASK_LABELS
+from .readings import format_share
 
 
 def read_adversarial_fraction(fraction: float, n_held: int) -> str:
     """One sentence for Table 1's "Adversarial %"."""
     if np.isnan(fraction):
         return "The model failed every original item, so there was nothing left for a rewrite to break."
-    return (f"Of the {n_held} items the model got right as written, a rewrite that keeps the meaning made it fail "
-            f"on {fraction:.0%}.")
+    return (f"Of the {n_held} item{'' if n_held == 1 else 's'} the model got right as written, a rewrite that keeps "
+            f"the meaning made it fail on {format_share(fraction)}.")
 
 
 def read_mean_queries(queries: float) -> str:
@@ -32,25 +33,27 @@ def read_mean_queries(queries: float) -> str:
 def read_stability(value: float, r: float) -> str:
     """One sentence for R(β, r)."""
     if value == 0:
-        return f"R = 0: the model already fails at least {r:.0%} of the items without any shift."
+        return f"R = 0: the model already fails at least {format_share(r)} of the items without any shift."
     if not np.isfinite(value):
-        return f"R = ∞: no shift found here pushes the error rate to {r:.0%}."
+        return f"R = ∞: no shift found here pushes the error rate to {format_share(r)}."
     return (f"R = {value:.3g}: the cheapest shift (rewriting and re-weighting items) that pushes the error rate to "
-            f"{r:.0%} costs {value:.3g}; larger means more stable.")
+            f"{format_share(r)} costs {value:.3g}; larger means more stable.")
 
 
 def read_rank_support(target: str, support: float, n_resamples: int) -> str:
     """One sentence for a model's bootstrap rank support."""
     if n_resamples == 0:
         return f"{target}: no bootstrap was run, so how firmly it holds its place is not measured."
-    return (f"{target} keeps its place in the order at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2 in {support:.0%} of "
+    return (f"{target} keeps its place in the order at r = {format_share(PAPER_R)}, θ₁ = θ₂ = 2 in "
+            f"{format_share(support)} of "
             f"{n_resamples:,} resamples of the items (the closer to 100 %, the less the order hangs on a few items).")
 
 
 def read_table1_row(row) -> str:
     """Table 1's three numbers of one model in plain words."""
     held = int(round(row.n_items * (1 - row.baseline_risk)))
-    return (f"{row.target}: fails {row.baseline_risk:.0%} of the {row.n_items} items as written. "
+    return (f"{row.target}: fails {format_share(row.baseline_risk)} of the {row.n_items} "
+            f"item{'' if row.n_items == 1 else 's'} as written. "
             f"{read_adversarial_fraction(row.adversarial_fraction, held)} {read_mean_queries(row.mean_queries)} "
             f"{read_stability(row.headline, PAPER_R)}")
 
@@ -62,19 +65,37 @@ def _order_text(study: StabilityStudy, task: str, curve: str, point: int) -> str
     return study.order(task, curve, point)
 
 
+def _read_one_curve(study: StabilityStudy, task: str, curve: str) -> str:
+    """Figure 1's reading with one model: its own curve in numbers; an order needs two or more models."""
+    (row,) = study.task_rows(task)
+    values = study.curves(task, curve)[0]
+    alone = "one model only, so there is no order to read (a ranking needs two or more models)"
+    if curve == "risk":
+        top = len(study.risks) - 2  # the last r below 100 %
+        return (f"R is 0 up to {row.target}'s own error rate ({format_share(row.baseline_risk)}) and then rises: a "
+                f"shift must pay to push the error rate above what the model already gets wrong; at r = "
+                f"{format_share(study.risks[top])} R = {values[top]:.3g}; {alone}.")
+    r = HIGH_R if curve == "ratio_high" else PAPER_R
+    return (f"At r = {format_share(r)}: R = {values[0]:.3g} where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}), "
+            f"{values[-1]:.3g} where re-weighting is cheap (θ₁/θ₂ = {study.ratios[-1]:g}); {alone}.")
+
+
 def read_figure(study: StabilityStudy, task: str, curve: str) -> str:
     """One sentence per Figure 1 chart: the order where each price is low, and whether the curves cross."""
+    rows = study.task_rows(task)
+    if len(rows) == 1:
+        return _read_one_curve(study, task, curve)
     crossed = study.crossings(task, curve)
     cross = ("the curves of " + "; ".join(f"{a} and {b}" for a, b in crossed) + " cross, so the order depends on "
              "the setting") if crossed else "no curves cross, so one order holds along the whole curve"
     if curve == "risk":
-        own = ", ".join(f"{r.target} {r.baseline_risk:.0%}" for r in study.task_rows(task))
+        own = ", ".join(f"{r.target} {format_share(r.baseline_risk)}" for r in rows)
         top = len(study.risks) - 2  # the last r below 100 %
         return (f"R is 0 up to each model's own error rate ({own}) and then rises: a shift must pay to push the "
-                f"error rate above what the model already gets wrong; at r = {study.risks[top]:.0%} most stable "
-                f"first: {_order_text(study, task, curve, top)}; {cross}.")
+                f"error rate above what the model already gets wrong; at r = {format_share(study.risks[top])} most "
+                f"stable first: {_order_text(study, task, curve, top)}; {cross}.")
     r = HIGH_R if curve == "ratio_high" else PAPER_R
-    return (f"At r = {r:.0%}: where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}) most stable first: "
+    return (f"At r = {format_share(r)}: where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}) most stable first: "
             f"{_order_text(study, task, curve, 0)}; where re-weighting is cheap (θ₁/θ₂ = {study.ratios[-1]:g}): "
             f"{_order_text(study, task, curve, -1)}; {cross}.")
 
@@ -84,23 +105,64 @@ def read_sensitive(study: StabilityStudy, task: str) -> str:
     if not any(r.sensitive for r in study.task_rows(task)):
         return ("No rewrite enters the cheapest shift for any model here: it only re-weights the items the model "
                 "already fails as written, so there is no winning rewrite to show.")
-    return (f"The items the cheapest shift to r = {PAPER_R:.0%} (θ₁ = θ₂ = 2) up-weights most, each asked in the "
-            "rewrite it picks (cost by eq. (1): a small cost is a near-copy of the question) and the answer that "
-            "rewrite got.")
+    return (f"The items the cheapest shift to r = {format_share(PAPER_R)} (θ₁ = θ₂ = 2) up-weights most, each asked "
+            "in the rewrite it picks (cost by eq. (1): a small cost is a near-copy of the question) and the answer "
+            "that rewrite got.")
+
+
+#: Table 1's (ours) share columns: named "%" and holding percentages (50.0), as the screen shows them ("50 %");
+#: a CSV once said "Adversarial %" above 0.5 while the screen read 50 %.
+TABLE1_SHARES = ("error rate as written (%)", "Adversarial %", "rank kept in bootstrap (%)")
+TABLE1_QUERIES = "# Avg. Queries"
+#: What a "—" in Table 1 (ours) stands for: a number that is not defined, never a missing one.
+NOT_DEFINED = "—"
 
 
 def table1_frame(study: StabilityStudy, task: str | None = None):
-    """Table 1 (ours) with the baseline error and R at the headline setting (one task, or all)."""
+    """Table 1 (ours) with the baseline error and R at the headline setting (one task, or all).
+
+    The shares are percentages (0-100) under column names that say "%"; a
+    number that is not defined (no rewrite broke the model: no queries per
+    success; every item failed as written: no Adversarial %) is NaN, an empty
+    CSV cell, shown as "—" by :func:`table1_shown` with :func:`read_table1_gaps`.
+    """
     import pandas as pd
 
     rows = study.rows if task is None else study.task_rows(task)
     return pd.DataFrame({
         "task": [TASK_LABELS[r.task] for r in rows], "model": [r.target for r in rows],
-        "items": [r.n_items for r in rows], "error rate (original)": [r.baseline_risk for r in rows],
-        "Adversarial %": [r.adversarial_fraction for r in rows], "# Avg. Queries": [r.mean_queries for r in rows],
-        f"R at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2": [r.headline for r in rows],
-        "rank kept in bootstrap": [r.rank_support for r in rows],
+        "items": [r.n_items for r in rows], TABLE1_SHARES[0]: [100 * r.baseline_risk for r in rows],
+        TABLE1_SHARES[1]: [100 * r.adversarial_fraction for r in rows],
+        TABLE1_QUERIES: [r.mean_queries for r in rows],
+        f"R at r = {format_share(PAPER_R)}, θ₁ = θ₂ = 2": [r.headline for r in rows],
+        TABLE1_SHARES[2]: [100 * r.rank_support for r in rows],
     })
+
+
+def table1_shown(table):
+    """Table 1 (ours) as the screen shows it, from the frame the CSV is written from (:func:`table1_frame`):
+    whole percentages ("50 %"), queries to two decimals, "—" where a number is not defined (never "None")."""
+    shown = table.copy()
+    for column in TABLE1_SHARES:
+        shown[column] = [NOT_DEFINED if np.isnan(v) else format_share(v / 100) for v in table[column]]
+    shown[TABLE1_QUERIES] = [NOT_DEFINED if np.isnan(v) else f"{v:.2f}" for v in table[TABLE1_QUERIES]]
+    return shown
+
+
+def read_table1_gaps(table) -> str:
+    """The footnote of Table 1 (ours): why a cell reads "—"; "" when none does."""
+    notes = []
+    if table[TABLE1_SHARES[1]].isna().any():
+        notes.append(f"{NOT_DEFINED} under Adversarial %: the model failed every item as written, so there was "
+                     "nothing left for a rewrite to break.")
+    if table[TABLE1_QUERIES].isna().any():
+        notes.append(f"{NOT_DEFINED} under # Avg. Queries: no rewrite made the model fail, so there is no count of "
+                     "queries per success (the paper's average is over successful rewrites only).")
+    return " ".join(notes)
+
+
+#: The paper's datasets as it names them (Table 1: "the Jailbreak and Alpaca dataset").
+PAPER_DATASET_NAMES = {"alpaca": "Alpaca", "jailbreak": "Jailbreak"}
 
 
 def paper_table1_frame(task: str | None = None):
@@ -111,7 +173,8 @@ def paper_table1_frame(task: str | None = None):
     import pandas as pd
 
     datasets = PAPER_TABLE1 if task is None else {PAPER_DATASET[task]: PAPER_TABLE1[PAPER_DATASET[task]]}
-    return pd.DataFrame([{"dataset": dataset, "model": model, "Adversarial % (paper, printed)": share,
+    return pd.DataFrame([{"dataset": PAPER_DATASET_NAMES[dataset], "model": model,
+                          "Adversarial % (paper, printed)": share,
                           "# Avg. Queries (paper, printed)": queries}
                          for dataset, models in datasets.items() for model, (share, queries) in models.items()])
 
@@ -157,12 +220,12 @@ def read_search(search) -> str:
     """One sentence for one recorded search: how it went and what it cost in queries."""
     losses = _graded(search)
     if losses[0] == 1:
-        return f"{search.target} fails this item as written, so no rewrite can add to its error rate."
+        return f"{target_label(search.target)} fails this item as written, so no rewrite can add to its error rate."
     proposed = sum(n.status != "original" for n in search.nodes)
     answered = [loss for n, loss in zip(search.nodes, losses) if n.status == "queried"]
     outcome = (f"the {_ordinal(answered.index(1) + 1)} answered rewrite made it fail" if 1 in answered else
                "none made it fail: the item held")
-    return (f"{search.target} gets this item right as written; the assistant proposed {proposed} rewrite"
+    return (f"{target_label(search.target)} gets this item right as written; the assistant proposed {proposed} rewrite"
             f"{'' if proposed == 1 else 's'}, the judge kept {len(answered)} and the target answered them: "
             f"{outcome}.")
 
@@ -175,6 +238,9 @@ def ranking_finding(study: StabilityStudy, task: str) -> str:
     """One paragraph: do the models' curves cross along θ1/θ2 and along r, and does R order them as Table 1
     does? (the paper's §3 finding "evaluation should not rely on one single metric")."""
     label = TASK_LABELS[task]
+    if len(study.task_rows(task)) < 2:
+        return (f"{label}: only {study.task_rows(task)[0].target} was run on these items, and a ranking needs two or "
+                "more models: there is nothing to cross or to order. Run other models on the same items to compare.")
     headline = study.order(task, "risk", int(np.argmin(np.abs(study.risks - PAPER_R))))
     ratio, risk = study.crossings(task, "ratio"), study.crossings(task, "risk")
     high = study.crossings(task, "ratio_high")
@@ -183,7 +249,7 @@ def ranking_finding(study: StabilityStudy, task: str) -> str:
     def pairs(found):
         return "; ".join(f"{a} and {b}" for a, b in found)
 
-    parts = [f"{label}: at r = {PAPER_R:.0%}, θ₁ = θ₂ = 2, most stable first: {headline}",
+    parts = [f"{label}: at r = {format_share(PAPER_R)}, θ₁ = θ₂ = 2, most stable first: {headline}",
              f"curves cross along θ₁/θ₂ for {pairs(ratio)}" if ratio else "no curves cross along θ₁/θ₂",
              f"along r for {pairs(risk)}" if risk else "none cross along r",
              f"along θ₁/θ₂ at r = 75 % for {pairs(high)}" if high else "none along θ₁/θ₂ at r = 75 % either",
@@ -200,8 +266,12 @@ def _number(value: float):
     return value if np.isfinite(value) else ("inf" if value > 0 else "-inf") if np.isinf(value) else None
 
 
-def stability_record(study: StabilityStudy) -> dict:
-    """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``."""
+def stability_record(study: StabilityStudy, *, inputs: dict | None = None) -> dict:
+    """``{"experiment": "stability", "rows", "settings", …}`` for ``reproduce stability --json``.
+
+    ``inputs``: what a live run was asked (the items, K, rounds, the models, the judge, the system prompt…),
+    recorded under ``"inputs"`` so that the file says which run it is.
+    """
     rows = [{"task": r.task, "model": r.target, "label": f"{r.task} · {r.target}", "n_items": r.n_items,
              "baseline_risk": r.baseline_risk, "adversarial_fraction": _number(r.adversarial_fraction),
              "mean_queries": _number(r.mean_queries), "curve_ratio": [_number(v) for v in r.curve_ratio],
@@ -212,7 +282,8 @@ def stability_record(study: StabilityStudy) -> dict:
             "settings": {**study.settings, "ratios": study.ratios.tolist(), "risks": study.risks.tolist()},
             "findings": {task: ranking_finding(study, task) for task in study.tasks},
             "paper_printed": {task: {m: {"adversarial_fraction": a, "mean_queries": q} for m, (a, q) in models.items()}
-                              for task, models in PAPER_TABLE1.items()}}
+                              for task, models in PAPER_TABLE1.items()},
+            **({"inputs": dict(inputs)} if inputs is not None else {})}
 
 
 def stability_lines(study: StabilityStudy) -> list[str]:
@@ -223,8 +294,8 @@ def stability_lines(study: StabilityStudy) -> list[str]:
     lines = ["Table 1 (ours):", render(table1_frame(study))]
     lines += [ranking_finding(study, task) for task in study.tasks]
     for task in study.tasks:
-        lines.append(f"Most sensitive items ({TASK_LABELS[task]}, r = {PAPER_R:.0%}, θ₁ = θ₂ = 2), with the winning "
-                     "rewrite and the answer it got:")
+        lines.append(f"Most sensitive items ({TASK_LABELS[task]}, r = {format_share(PAPER_R)}, θ₁ = θ₂ = 2), with the "
+                     "winning rewrite and the answer it got:")
         for row in study.task_rows(task):
             for item in row.sensitive[:3]:
                 answer = " ".join(item.answer.split())[:80]
