@@ -77,8 +77,9 @@ with guard():
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
         extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
                  f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
-                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples))} "
-                 f"({mmd.n_resamples} within-prompt re-splits)."]
+                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples, exact=mmd.exact))} "
+                 + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
+                    else f"({mmd.n_resamples} random within-prompt re-splits).")]
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
     else:

@@ -99,8 +99,10 @@ with guard():
         request = LiveRequest(task, tuple(items), settings.sampler.instance, system.strip(), tuple(compare), assistant,
                               judge, settings.embedder, n_candidates, depth, settings.seed, n_live_resamples)
         inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,
-                  "first n": len(items), "system prompt": system.strip(), "also run": list(compare),
-                  "assistant": assistant, "judge": judge, "embedder": settings.embedder.model or settings.embedder.name,
+                  "first n": len(items), "system prompt": system.strip(),
+                  # By name: an "Out of date" warning prints these, old → new, and the JSON names them so too
+                  "also run": [target_label(t) for t in compare], "assistant": ASSISTANTS[assistant],
+                  "judge": JUDGES[judge], "target answers": "greedy (T = 0)", "embedder": settings.embedder.model or settings.embedder.name,
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
         rewrites = n_candidates * depth
@@ -120,8 +122,7 @@ with guard():
                 with show_task(live, live.tasks[0], key="stab_live"):
                     show_ranking(live, live.tasks[0])
                 # The file names the run's inputs (the inputs above keyed the result; here in words).
-                asked = {**inputs, "assistant": ASSISTANTS[assistant], "judge": JUDGES[judge],
-                         "target temperature": settings.sampler.temperature,
-                         "item prompts": [item.prompt for item in items]}
+                # The target is asked greedily (dbpa_core.stability.search): not at the sidebar's temperature.
+                asked = {**inputs, "item prompts": [item.prompt for item in items]}
                 downloads(table=table1_frame(live), record=stability_record(live, inputs=asked), name="stability_live",
                           current=shown.current)

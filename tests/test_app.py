@@ -129,7 +129,7 @@ def test_many_perturbations(app):
     at.button(key="plan_simulate").click().run()
     assert not at.exception
     (reading,) = [m.value for m in at.markdown if m.value.startswith("At the planned k = 103")]
-    assert "within Monte Carlo error of the 80% planned" in reading, reading
+    assert "within Monte Carlo error of the 80 % planned" in reading, reading
 
 
 def banners(at, fpr: str) -> list[str]:
@@ -446,6 +446,9 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     assert asked["target"] == "local SmolLM2 (sidebar)" and asked["system prompt"] == ""
     assert asked["assistant"] == "Packaged SmolLM2 (offline)" and asked["judge"] == "Embedding similarity"
     assert asked["embedder"] and asked["seed"] == 0 and asked["task"] == "General QA"
+    # the target answers greedily whatever the sidebar's temperature (stability.search): the file says so
+    assert asked["target answers"] == "greedy (T = 0)" and "target temperature" not in asked
+    assert asked["also run"] == []
 
     def calls() -> int:
         with sqlite3.connect(tmp_path / "store.sqlite") as db:
@@ -460,6 +463,9 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     sent.clear()
     at.number_input(key="stab_live_n").set_value(1).run()
     assert any("Out of date" in w.value for w in at.warning)
+    at.multiselect(key="stab_live_compare").set_value(["smollm2-q2_k"]).run()
+    (stale,) = [w.value for w in at.warning if "Out of date" in w.value]
+    assert "SmolLM2 Q2_K" in stale and "smollm2-q2_k" not in stale  # the warning names models as the page does
     assert "stability_live.json" not in sent  # no download of a result that no longer answers the inputs
 
 

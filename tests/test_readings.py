@@ -23,7 +23,7 @@ def test_readings():
     assert decision(0.01, 0.05) == "REJECT H₀"
     assert decision(0.05, 0.05) == "REJECT H₀"
     assert decision(0.2, 0.05) == "FAIL TO REJECT H₀"
-    assert "1.0%" in read_pvalue(0.01, 999)
+    assert "1.0 %" in read_pvalue(0.01, 999)
     assert "not proof" in read_decision(0.3, 0.05)
 
 
@@ -110,3 +110,18 @@ def test_tables_are_shown_for_people_and_keep_their_numbers():
     assert list(shown["TPR at FPR ≤ 5%"]) == ["80 %", "25 %"]
     assert list(shown["targets"]) == ["40", "1,200"]
     assert "model" not in people_formatters(frame) and frame["ω sd"].iloc[0] == 8.6e-17
+
+
+@pytest.mark.parametrize("n", [4, 10, 40, 200])
+def test_the_rut_sentence_quotes_the_5_percent_point_of_the_p_value_beside_it(n):
+    """The W² sentence's "more than c in only 5 % of audits" is the point of the same finite-n law scipy's
+    p-value uses: at c, scipy's p is 0.05; a trial read W² = 0.456 with p = 0.046 beside "more than 0.46"."""
+    from scipy.stats._hypotests import _cdf_cvm
+
+    from dbpa_core.present.readings import cvm_critical_value, read_rut_statistic
+
+    critical = cvm_critical_value(n)
+    assert 1 - _cdf_cvm(critical, n) == pytest.approx(0.05, abs=1e-5)
+    assert 0.44 < critical < 0.462
+    sentence = read_rut_statistic(0.456, n)
+    assert f"more than {critical:.3f} in only 5 % of audits of {n} prompts" in sentence

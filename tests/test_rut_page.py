@@ -81,8 +81,14 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
     # The MMD's permutation p-value at its floor 1/(B+1) reads as a bound, not "p = 0.000999".
     mmd = next(c.value for c in page.caption if c.value.startswith("MMD"))
-    assert re.search(r"p (≤ 0\.001|= 0\.\d{3}|= \d(\.\d)? × 10⁻\d+) \(1000 within", mmd), mmd
+    assert re.search(r"p (≤ 0\.001|= 0\.\d{3}|= \d(\.\d)? × 10⁻\d+) \(1000 random within", mmd), mmd
     assert "0.000999" not in mmd
+    # Few prompts and answers: every split is enumerated, p is exact and its floor is 1/N (not 1/(N+1))
+    page.number_input(key="rut_n").set_value(2).run()
+    page.number_input(key="rut_m").set_value(3).run()
+    mmd = next(c.value for c in page.caption if c.value.startswith("MMD"))
+    assert "(all 16 within-prompt splits, enumerated: p is exact)" in mmd, mmd
+    assert re.search(r"p (≤ 0\.062|= 0\.\d+) ", mmd) and "0.0588" not in mmd, mmd
 
 
 def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):

@@ -337,7 +337,7 @@ def test_reading_and_figure_of_a_sequential_result():
     sentence = read_sequential(early)
     assert sentence.startswith(f"Stopped after {early.n_per_arm} of at most 200 samples per arm: the change was "
                                "clear early")
-    assert f"{1 - early.n_per_arm / 200:.0%} of the sampling budget saved" in sentence
+    assert f"{100 * (1 - early.n_per_arm / 200):.0f} % of the sampling budget saved" in sentence
     null = d.sequential_dbpa_test(*arms(0.0, seed=3), k_max=30, n_resamples=99, rng=0)
     assert read_sequential(null).startswith("Ran to the maximum of 30 samples per arm")
     futile = d.sequential_dbpa_test(*arms(0.0, seed=8), k_max=200, n_resamples=199, futility=0.3, rng=0)

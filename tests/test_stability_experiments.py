@@ -509,7 +509,30 @@ def test_stability_readings_count_and_spell_percent_as_the_project_does():
     assert "a ranking needs two or more models" in finding and "most stable first" not in finding
     for curve in ("ratio", "risk", "ratio_high"):
         reading = read_figure(alone, "qa", curve)
-        assert "most stable first" not in reading and "no order to read" in reading and "R = " in reading
+        assert "most stable first" not in reading and "no order to read" in reading and "R = " in reading or (
+            "R is 0 at every r" in reading)
+
+    # One model's curve flat at 0 (every item failed as written) or at ∞ (no rewrite broke it): the reading says
+    # so, in Table 1's "∞", instead of "and then rises" beside R = 0 or "R = inf".
+    from types import SimpleNamespace
+
+    def one(baseline: float, value: float):
+        row = SimpleNamespace(target="m", baseline_risk=baseline)
+        risks = (0.0, 0.5, 0.95, 1.0)
+        return SimpleNamespace(task_rows=lambda task: (row,), risks=risks, ratios=(0.5, 2.0),
+                               curves=lambda task, curve: [np.full(len(risks) if curve == "risk" else 2, value)])
+
+    from dbpa_core.present.stability_report import read_high_r_note
+
+    assert read_high_r_note(one(1.0, 0.0), "qa") == ("Not in the paper: the θ curve again at r = 75 %, which m "
+                                                     "already fails as written (R = 0 there).")
+    assert read_high_r_note(one(0.1, 1.0), "qa").endswith("above the models' own error rates.")
+    flat = read_figure(one(1.0, 0.0), "qa", "risk")
+    assert "R is 0 at every r up to 95 %" in flat and "rises" not in flat and "100 % of the items wrong" in flat
+    never = read_figure(one(0.0, np.inf), "qa", "risk")
+    assert "at r = 95 % R = ∞: no shift found here" in never and "rises" not in never
+    assert "inf" not in read_figure(one(0.0, np.inf), "qa", "ratio") and "R = ∞ where rewriting" in (
+        read_figure(one(0.0, np.inf), "qa", "ratio"))
 
 
 def test_figure1_subtitle_is_readable_and_above_the_plot():

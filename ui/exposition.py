@@ -20,7 +20,7 @@ import streamlit as st
 from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.data.assets import ASSETS
 from dbpa_core.present.formatting import format_number
-from dbpa_core.present.readings import (decision, format_pvalue, format_share, read_centroid_distance,
+from dbpa_core.present.readings import (decision, format_percent, format_pvalue, format_share, read_centroid_distance,
                                         read_effect, read_pvalue, read_statistic)
 
 from .components import decision_box, pvalue_metric
@@ -179,7 +179,7 @@ def truth_note(settings: Settings, result) -> str:
     if not result.true_effect:
         return ("Ground truth of the simulated model: this intervention changes nothing, so a rejection would be "
                 "a false positive.")
-    return (f"Ground truth of the simulated model: this intervention moves {result.true_effect:.0%} of the "
+    return (f"Ground truth of the simulated model: this intervention moves {format_percent(result.true_effect)} of the "
             "answer-content distribution (total variation).")
 
 

@@ -162,8 +162,7 @@ def show_task(study, task: str, *, key: str):
         column.caption(sr.read_figure(study, task, curve))
     left, right = st.columns(2)
     left.plotly_chart(stability_figure(study, task, "ratio_high"), width="stretch", key=f"{key}_{task}_ratio_high")
-    left.caption("Not in the paper: the θ curve again at r = 75 %, above the models' own error rates. "
-                 + sr.read_figure(study, task, "ratio_high"))
+    left.caption(sr.read_high_r_note(study, task) + " " + sr.read_figure(study, task, "ratio_high"))
     ranking = right.container()
 
     st.markdown("**Most sensitive items** and their winning rewrites")

@@ -81,7 +81,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
                 f"outputs gave a discrepancy this large, so p is at its floor {'1/N' if exact else '1/(B+1)'} = "
                 f"{format_pvalue(pvalue, n_resamples, exact=exact).removeprefix('≤ ')}; more re-splits could "
                 "only show it smaller.")
-    share = f"{pvalue:.1%}" if pvalue >= 0.01 else f"{pvalue:.2%}"
+    share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)  # "73.0 %": the project's space before %
     return (
         f"If the perturbation changed nothing, a discrepancy at least this large would turn up in about "
         f"{share} of random re-splits of the {n_resamples:,} tried."
@@ -170,7 +170,7 @@ def read_power_check(curve, planned_k: int, target_power: float) -> str:
     verdict = ("within Monte Carlo error of" if low <= target_power <= high else
                "above" if low > target_power else "below")
     return (f"At the planned k = {planned_k}, {hits} of {curve.n_trials} simulated audits detected the shift "
-            f"(power {curve.power[index]:.0%}, 95% interval {low:.0%}–{high:.0%}): {verdict} the {target_power:.0%} "
+            f"(power {format_percent(curve.power[index])}, 95 % interval {format_percent(low)}–{format_percent(high)}): {verdict} the {format_percent(target_power)} "
             "planned.")
 
 
@@ -288,11 +288,28 @@ def p_relation(shown: str) -> str:
     return shown if shown.startswith(("<", "≤")) else f"= {shown}"
 
 
-def read_rut_statistic(statistic: float) -> str:
-    """One sentence that reads the Cramér–von Mises statistic of the RUT's ranks."""
-    # 1/6 is the null mean of W² and 0.461 its asymptotic 95 % point (Anderson & Darling 1952).
+def cvm_critical_value(n: int, level: float = 0.95) -> float:
+    """The ``level`` point of W² under uniformity for n ranks: the law scipy's ``cramervonmises`` p-value uses.
+
+    n = 4 gives 0.445, n → ∞ 0.461 (Anderson & Darling 1952); a sentence quoting 0.461 beside a p-value
+    computed for n = 4 contradicted it (W² = 0.456 with p = 0.046 read "more than 0.46 in only 5 %").
+    """
+    from scipy.optimize import brentq
+
+    try:
+        from scipy.stats._hypotests import _cdf_cvm  # scipy's finite-n law (Csörgő & Faraway 1996)
+    except ImportError:  # pragma: no cover - a scipy without it: the asymptotic point
+        return 0.461
+    return float(brentq(lambda x: _cdf_cvm(x, n) - level, 1e-3, 5.0, xtol=1e-6))
+
+
+def read_rut_statistic(statistic: float, n: int | None = None) -> str:
+    """One sentence that reads the Cramér–von Mises statistic of the RUT's n ranks."""
+    # 1/6 is the null mean of W² for every n; its 95 % point is computed for this n (0.461 as n → ∞).
+    critical = cvm_critical_value(n) if n else 0.461
     return (f"W² = {statistic:.3f} measures how far the ranks' empirical CDF strays from the diagonal; an honest "
-            "target gives about 0.17 on average and more than 0.46 in only 5 % of audits.")
+            f"target gives about 0.17 on average and more than {critical:.3f} in only 5 % of audits"
+            + (f" of {n} prompts." if n else "."))
 
 
 def read_share_bound(bound: float, confidence_level: float = 0.95) -> str:
@@ -314,7 +331,7 @@ def rut_strip(result, alpha: float) -> list[tuple[str, str]]:
 
 def rut_readings(result) -> list[str]:
     """The sentences that read a RUT result's numbers (the decision is read by :func:`read_rut_decision`)."""
-    return [read_rut_statistic(result.statistic), read_rut_pvalue(result.pvalue, result.n_prompts),
+    return [read_rut_statistic(result.statistic, result.n_prompts), read_rut_pvalue(result.pvalue, result.n_prompts),
             read_rut_ks(result.ks_statistic, result.ks_pvalue),
             read_share_bound(result.share_lower_bound, result.confidence_level)]
 
@@ -326,7 +343,7 @@ def read_sequential(result) -> str:
     """
     n, k_max = result.n_per_arm, result.k_max
     where = f"after {n} of at most {k_max} samples per arm"
-    saved = f"{1 - n / k_max:.0%} of the sampling budget saved"
+    saved = f"{format_percent(1 - n / k_max)} of the sampling budget saved"
     if result.reject and n < k_max:
         return (f"Stopped {where}: the change was clear early (stage-wise p = {format_pvalue(result.pvalue)} "
                 f"within the α spent so far), {saved}.")
@@ -391,7 +408,7 @@ def read_explanation(explanation, *, arms=ARM_NAMES) -> list[str]:
     if found:
         return [read_theme(t, explanation.fdr, arms=arms) for t in found] + [
             f"{len(found)} of {m} themes differ in share between the arms (Benjamini–Hochberg across the {m}: on "
-            f"average at most {explanation.fdr:.0%} of themes declared like this are chance groupings)."]
+            f"average at most {format_percent(explanation.fdr)} of themes declared like this are chance groupings)."]
     if m == 1:
         return ["All outputs form one theme, so no theme can be more common in one arm than in the other: the change, "
                 "if any, is diffuse (a shift of the outputs as a whole) rather than a theme."]

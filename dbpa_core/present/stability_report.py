@@ -65,6 +65,11 @@ def _order_text(study: StabilityStudy, task: str, curve: str, point: int) -> str
     return study.order(task, curve, point)
 
 
+def _r_text(value: float) -> str:
+    """R as Table 1's sentences write it: "∞" where no shift found reaches r, else three significant digits."""
+    return "∞" if np.isinf(value) else f"{value:.3g}"
+
+
 def _read_one_curve(study: StabilityStudy, task: str, curve: str) -> str:
     """Figure 1's reading with one model: its own curve in numbers; an order needs two or more models."""
     (row,) = study.task_rows(task)
@@ -72,12 +77,30 @@ def _read_one_curve(study: StabilityStudy, task: str, curve: str) -> str:
     alone = "one model only, so there is no order to read (a ranking needs two or more models)"
     if curve == "risk":
         top = len(study.risks) - 2  # the last r below 100 %
+        at_top = f"at r = {format_share(study.risks[top])} R = {_r_text(values[top])}"
+        if values[top] == 0:  # the model already fails that share as written: nothing to pay, the curve stays at 0
+            return (f"R is 0 at every r up to {format_share(study.risks[top])}: {row.target} already gets "
+                    f"{format_share(row.baseline_risk)} of the items wrong as written, so no shift is needed; "
+                    f"{alone}.")
+        if np.isinf(values[top]):
+            return (f"R is 0 up to {row.target}'s own error rate ({format_share(row.baseline_risk)}); {at_top}: no "
+                    f"shift found here pushes the error rate that high; {alone}.")
         return (f"R is 0 up to {row.target}'s own error rate ({format_share(row.baseline_risk)}) and then rises: a "
-                f"shift must pay to push the error rate above what the model already gets wrong; at r = "
-                f"{format_share(study.risks[top])} R = {values[top]:.3g}; {alone}.")
+                f"shift must pay to push the error rate above what the model already gets wrong; {at_top}; {alone}.")
     r = HIGH_R if curve == "ratio_high" else PAPER_R
-    return (f"At r = {format_share(r)}: R = {values[0]:.3g} where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}), "
-            f"{values[-1]:.3g} where re-weighting is cheap (θ₁/θ₂ = {study.ratios[-1]:g}); {alone}.")
+    return (f"At r = {format_share(r)}: R = {_r_text(values[0])} where rewriting is cheap (θ₁/θ₂ = "
+            f"{study.ratios[0]:g}), {_r_text(values[-1])} where re-weighting is cheap (θ₁/θ₂ = "
+            f"{study.ratios[-1]:g}); {alone}.")
+
+
+def read_high_r_note(study: StabilityStudy, task: str) -> str:
+    """What the extra θ curve at r = HIGH_R is: above the models' own error rates only where it is (a model that
+    already fails 100 % of a live run's items as written is not below 75 %)."""
+    rows = study.task_rows(task)
+    above = [r.target for r in rows if r.baseline_risk >= HIGH_R]
+    where = ("above the models' own error rates" if not above else
+             f"which {', '.join(above)} already fail{'s' if len(above) == 1 else ''} as written (R = 0 there)")
+    return f"Not in the paper: the θ curve again at r = {format_share(HIGH_R)}, {where}."
 
 
 def read_figure(study: StabilityStudy, task: str, curve: str) -> str:
