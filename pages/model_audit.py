@@ -116,7 +116,7 @@ with guard():
         if scores is None:
             st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each.")
             st.stop()
-        target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T={temperature:g}",
+        target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
         settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}

@@ -74,7 +74,8 @@ def test_numbers_for_people():
     assert format_number(2.5e-5) == "2.5 × 10⁻⁵" and format_number(-3.25e7) == "-3.25 × 10⁷"
     assert format_number(123456) == "123,456" and format_number(12.0) == "12"
     assert format_number(float("nan")) == "—"
-    assert format_share(0.569) == "57 %"
+    assert format_share(0.569) == "57 %" and format_share(0.995) == ">99 %" and format_share(1.0) == "100 %"
+    assert format_share(0.004) == "<1 %" and format_share(0.0) == "0 %"
 
 
 def test_log_ticks_are_plain_numbers():

@@ -266,3 +266,12 @@ def test_a_tie_reads_in_plain_names_on_one_line_and_in_ids_in_the_json():
         assert plain == ids.upper().replace(" ≈ ", "\u00a0≈\u00a0")  # "RUT ≈ KS" never broken after the "≈"
     near = power_auc_frame(study).set_index("substitute").loc["near", "highest"]
     assert near == "RUT\u00a0≈\u00a0MMD\u00a0≈\u00a0KS"  # a three-way tie at 20 audits per q: no space to break
+    # Sentences and the JSON that carries them use ordinary spaces; the tie is still named in words
+    lines = findings(study)
+    assert not any("\u00a0" in line for line in lines) and any("RUT ≈ MMD ≈ KS" in line for line in lines)
+    # The paper's 8-bit rows read as printed ("~0.05"), not at our three decimals ("≈ 0.050")
+    from dbpa_core.present.rut_study import printed_frame
+
+    printed = printed_frame(study)
+    cells = [c for column in printed.columns if "power AUC" in column for c in printed[column]]
+    assert "~0.05" in cells and "~0.00" in cells and not any(c.startswith("≈") for c in cells)

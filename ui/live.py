@@ -143,6 +143,7 @@ class LiveDraw:
         from dbpa_core.audit.runner import compare_arms
         from dbpa_core.present.figures import null_histogram, output_clouds, similarity_histograms
         from dbpa_core.present.formatting import discrepancy_symbol
+        from dbpa_core.present.readings import format_pvalue, p_relation
         from dbpa_core.present.projection import project
 
         request = self.request
@@ -167,12 +168,13 @@ class LiveDraw:
                 partial = compare_arms(*arms, label=self.arms[1], similarity=request.similarity,
                                        discrepancy=request.discrepancy, n_resamples=request.n_resamples,
                                        rng=np.random.default_rng(request.seed)).test
+                p_text = p_relation(format_pvalue(partial.pvalue, partial.n_resamples, exact=partial.exact))
                 columns[1].plotly_chart(_compact(null_histogram(partial, label=discrepancy_symbol(request.discrepancy)),
-                                                 f"Null so far: p = {partial.pvalue:.3g}"),
+                                                 f"Null so far: p {p_text}"),
                                         width="stretch", key=f"live_null_{n0}_{n1}")
                 columns[2].plotly_chart(_compact(similarity_histograms(partial), "P0 (blue) and P1 (red)"),
                                         width="stretch", key=f"live_sims_{n0}_{n1}")
-                st.caption(f"On {n0} and {n1} outputs so far, p = {partial.pvalue:.3g}: the share of re-splits at "
+                st.caption(f"On {n0} and {n1} outputs so far, p {p_text}: the share of re-splits at "
                            "least as extreme as the observed one (orange bars). Blue is the original arm, red the "
                            "perturbed one. It settles as outputs arrive; each output is in the store as soon as it "
                            "appears (Cancel keeps it). Not the final result.")

@@ -371,7 +371,9 @@ ARM_NAMES = ("original", "perturbed")
 
 
 def format_share(share: float) -> str:
-    """A share of an arm's outputs as a whole percentage (``"31 %"``; ``"<1 %"`` for a few in many)."""
+    """A share as a whole percentage (``"31 %"``; ``"<1 %"`` for a few in many, ``">99 %"`` for all but a few)."""
+    if 0.995 <= share < 1:  # "100 %" would claim every one (a bootstrap's 199 of 200 read "in 100 % of 200")
+        return ">99 %"
     return "<1 %" if 0 < share < 0.005 else f"{share * 100:.0f} %"
 
 

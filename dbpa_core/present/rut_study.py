@@ -66,7 +66,9 @@ def printed_frame(study: RUTStudy):
     import pandas as pd
 
     def cell(row, method):
-        return ("≈ " if row.approximate else "") + f"{getattr(row, method):.{AUC_DECIMALS}f}"
+        # As printed: the paper's "~0.05" / "~0.00" for the 8-bit rows carry two decimals, not our three.
+        value = getattr(row, method)
+        return f"~{value:.2f}" if row.approximate else f"{value:.{AUC_DECIMALS}f}"
 
     return pd.DataFrame([{"model (paper's)": r.model, "substitute": r.substitute,
                           **{f"{METHOD_SHORT[m]} power AUC ({PRINTED})": cell(r, m) for m in METHOD_NAMES}}
@@ -113,7 +115,9 @@ def findings(study: RUTStudy) -> list[str]:
                    f"easiest); RUT leads against {wins} of {len(of_kind)}, {ties} tied with another method within "
                    "Monte Carlo error.")
     lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
-    tied = [f"{label(n)} ({leader_text(study, n, plain=True)})" for n in names if leaders[n] is None]
+    # Ordinary spaces in a sentence (and the JSON, which carries the findings): no-break ones only in the table
+    tied = [f"{label(n)} ({leader_text(study, n, plain=True).replace(chr(0xA0), ' ')})" for n in names
+            if leaders[n] is None]
     parts = [f"{METHOD_NAMES[m]} against {', '.join(label(n) for n in v)}" for m, v in lead.items() if v]
     out.append("Highest power AUC beyond Monte Carlo error: " + ("; ".join(parts) or "none")
                + (f"; ties: {', '.join(tied)}" if tied else "") + ".")
