@@ -48,7 +48,8 @@ with guard():
     left, right = st.columns([3, 1])
     score = left.selectbox("Score (by the reference model)", SCORES, format_func=SCORE_NAMES.get, key="rut_score",
                            help="log-rank: mean log of each token's rank under the reference model (the paper's "
-                                "choice, §4.2); log-rank ratio (LRR): minus the log-likelihood over the summed log-ranks.")
+                                "choice, §4.2); log-rank ratio (LRR): minus the log-likelihood over the summed "
+                                "log-ranks.")
     alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
     # One stream for the choice of recorded answers, the ranks' tie-breaking uniforms and the MMD's re-splits.
     rng = np.random.default_rng(settings.seed)

@@ -4,6 +4,7 @@ import hashlib
 
 import streamlit as st
 
+from dbpa_core.present.formatting import counted
 from dbpa_core.present.stability_report import stability_record, table1_frame
 from dbpa_core.paper.stability import TARGET_LABELS, target_label
 from dbpa_core.stability.criterion import COSTS
@@ -102,13 +103,13 @@ with guard():
                   "first n": len(items), "system prompt": system.strip(),
                   # By name: an "Out of date" warning prints these, old → new, and the JSON names them so too
                   "also run": [target_label(t) for t in compare], "assistant": ASSISTANTS[assistant],
-                  "judge": JUDGES[judge], "target answers": "greedy (T = 0)", "embedder": settings.embedder.model or settings.embedder.name,
+                  "judge": JUDGES[judge], "target answers": "greedy (T = 0)",
+                  "embedder": settings.embedder.model or settings.embedder.name,
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
         rewrites = n_candidates * depth
-        st.caption(f"{len(items)} item{'' if len(items) == 1 else 's'} × {targets} "
-                   f"target{'' if targets == 1 else 's'}: "
-                   f"per item, one answer as written, then up to {rewrites} rewrite{'' if rewrites == 1 else 's'} "
+        st.caption(f"{counted(len(items), 'item')} × {counted(targets, 'target')}: "
+                   f"per item, one answer as written, then up to {counted(rewrites, 'rewrite')} "
                    "proposed and the kept ones answered, stopping at the first "
                    "failure. Every call is kept in the sample store, so a second run replays it.")
         if st.button("Run the live search", type="primary", key="stab_live_run"):

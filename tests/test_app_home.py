@@ -389,7 +389,8 @@ def test_the_live_time_left_says_what_it_covers():
 
     assert time_left(4, 4, 10.0, more_arms=5) == ("0.4 outputs/s measured · about 10 s left for these two arms "
                                                   "(re-read at each output) · then 5 more arms behind the bar")
-    assert time_left(240, 2, 2.0) == "1 outputs/s measured · about 4 min left for these two arms (re-read at each output)"
+    assert time_left(240, 2, 2.0) == ("1 outputs/s measured · about 4 min left for these two arms (re-read at each "
+                                       "output)")
     assert time_left(0, 8, 9.0, more_arms=1) == "all outputs drawn · then 1 more arm behind the bar"
     assert time_left(3, 1, 9.0) == "measuring the throughput…"
 

@@ -74,6 +74,10 @@ def test_numbers_for_people():
     assert format_number(2.5e-5) == "2.5 × 10⁻⁵" and format_number(-3.25e7) == "-3.25 × 10⁷"
     assert format_number(123456) == "123,456" and format_number(12.0) == "12"
     assert format_number(float("nan")) == "—"
+    from dbpa_core.present.formatting import counted
+
+    assert [counted(1, "item"), counted(2, "item"), counted(5, "more arm"), counted(0, "rewrite")] == [
+        "1 item", "2 items", "5 more arms", "0 rewrites"]
     assert format_share(0.569) == "57 %" and format_share(0.995) == ">99 %" and format_share(1.0) == "100 %"
     assert format_share(0.004) == "<1 %" and format_share(0.0) == "0 %"
 

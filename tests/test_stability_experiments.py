@@ -340,7 +340,8 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     models = {(r["task"], r["model"]) for r in record["rows"]}
     # the models by the app's display names (as on screen), not their ids
     assert {m for _, m in models} == {target_label(t) for t in TARGETS} == {
-        "SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"} and len(models) == len(record["rows"])
+        "SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"}
+    assert len(models) == len(record["rows"])
     for row in record["rows"]:
         assert {"adversarial_fraction", "mean_queries", "curve_ratio", "curve_risk"} <= set(row)
         assert len(row["curve_ratio"]) == len(RATIOS) and len(row["curve_risk"]) == len(RISKS)

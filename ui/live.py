@@ -17,6 +17,8 @@ import time
 import numpy as np
 import streamlit as st
 
+from dbpa_core.present.formatting import counted, discrepancy_symbol
+
 #: Backends whose outputs come from a model as the run goes (the others are computed or replayed at once).
 LIVE_BACKENDS = ("local", "openai")
 #: Shortest time between two redraws: a redraw embeds, tests and plots, and on the local backend sampling
@@ -37,7 +39,7 @@ def time_left(n_left: int, n_new: int, elapsed: float, *, more_arms: int = 0) ->
     It is re-read as each output arrives (a batch of long answers may end at once, so it can stand still a
     while); ``more_arms`` other arms drawn after these two are not in it, and it says so.
     """
-    then = f" · then {more_arms} more arm{'s' if more_arms != 1 else ''} behind the bar" if more_arms else ""
+    then = f" · then {counted(more_arms, 'more arm')} behind the bar" if more_arms else ""
     if n_left <= 0:
         return "all outputs drawn" + then
     if n_new < 2 or elapsed < 2:
@@ -142,7 +144,6 @@ class LiveDraw:
         """Redraw the view from the outputs drawn so far."""
         from dbpa_core.audit.runner import compare_arms
         from dbpa_core.present.figures import null_histogram, output_clouds, similarity_histograms
-        from dbpa_core.present.formatting import discrepancy_symbol
         from dbpa_core.present.readings import format_pvalue, p_relation
         from dbpa_core.present.projection import project
 
@@ -153,8 +154,9 @@ class LiveDraw:
         arms = [self._arm(label, prompt) for label, prompt in
                 zip(self.arms, (request.original, request.perturbations[0].prompt))]
         with self.slot.container(border=True, key=f"live_{id(self)}_{n0}_{n1}"):
+            left = time_left(n_left, self.new, time.monotonic() - self.started, more_arms=self.more_arms)
             st.markdown(f"**Live: {n0} of {self.k} {self.names[0]} and {n1} of {self.k} {self.names[1]} outputs "
-                        f"drawn** · {time_left(n_left, self.new, time.monotonic() - self.started, more_arms=self.more_arms)}")
+                        f"drawn** · {left}")
             # Three short charts side by side: with Cancel and the bar above them they fit in a 1280×900
             # window, so everything that moves is in view while it moves.
             # Each chart in a box of fixed height from the first redraw on: the view does not jump as they come.

@@ -118,8 +118,8 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     *numbers, (decision_label, decision_value) = rut_strip(result, alpha)
     # A short label (five metrics share 1280 px); the level goes with the value and the help.
     numbers.append(("Substituted share", f"≥ {format_percent(result.share_lower_bound)}"))
-    helps = {"Substituted share": f"{format_percent(result.confidence_level)} lower bound on the share of answers that did not "
-                                  "come from the claimed model, valid whatever model replaced it."}
+    helps = {"Substituted share": f"{format_percent(result.confidence_level)} lower bound on the share of answers "
+                                  "that did not come from the claimed model, valid whatever model replaced it."}
     # Three cards per row: five in one row cut "Reference answers m" and "Substituted share" at 1024 px.
     for start in range(0, len(numbers), 3):
         for column, (label, value) in zip(st.columns(3), numbers[start:start + 3]):

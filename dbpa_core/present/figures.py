@@ -155,7 +155,8 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
         # The label sits on the plot's side of the arrow (xanchor), so it is never cut by the chart's edge.
         figure.add_annotation(x=edge, y=peak * 0.55, ax=-30 if right else 30, ay=0,
                               xanchor="right" if right else "left",
-                              text=f"T<sub>obs</sub> = {format_number(observed)}<br>beyond every<br>re-split (axis broken)",
+                              text=f"T<sub>obs</sub> = {format_number(observed)}<br>beyond every<br>re-split "
+                                   "(axis broken)",
                               showarrow=True, arrowhead=2, arrowwidth=2, align="center",
                               bgcolor="white", bordercolor="black")
         figure.add_vline(x=edge, line=dict(color="black", width=3, dash="dash"))

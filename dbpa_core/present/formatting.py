@@ -57,6 +57,11 @@ DISCREPANCY_SYMBOLS = {"jsd": "JSD", "js_distance": "JS distance", "euclidean": 
                        "ks": "KS", "energy": "energy", "mmd": "MMD²", "centroid": "centroid²"}
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless n is 1: ``"1 item"``, ``"2 items"``, ``"5 more arms"``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def discrepancy_symbol(name: str) -> str:
     """``"jsd"`` → ``"JSD"``: the name a card or an axis shows for a discrepancy code (the code itself if unknown)."""
     return DISCREPANCY_SYMBOLS.get(str(name).lower(), str(name))
@@ -103,8 +108,8 @@ def people_formatters(frame) -> dict:
     p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
     rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages,
     booleans as yes/no, integers with thousands separators, other numbers by :func:`format_number` (or with
-    ``frame.attrs["decimals"]`` fixed decimals, where a table holds one quantity).  The values themselves stay numbers (the
-    CSV and the tests read them); only what is shown changes."""
+    ``frame.attrs["decimals"]`` fixed decimals, where a table holds one quantity).  The values themselves stay
+    numbers (the CSV and the tests read them); only what is shown changes."""
     import pandas as pd
 
     from .readings import format_pvalue, format_share

@@ -170,8 +170,8 @@ def read_power_check(curve, planned_k: int, target_power: float) -> str:
     verdict = ("within Monte Carlo error of" if low <= target_power <= high else
                "above" if low > target_power else "below")
     return (f"At the planned k = {planned_k}, {hits} of {curve.n_trials} simulated audits detected the shift "
-            f"(power {format_percent(curve.power[index])}, 95 % interval {format_percent(low)}–{format_percent(high)}): {verdict} the {format_percent(target_power)} "
-            "planned.")
+            f"(power {format_percent(curve.power[index])}, 95 % interval {format_percent(low)}–"
+            f"{format_percent(high)}): {verdict} the {format_percent(target_power)} planned.")
 
 
 def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
@@ -254,8 +254,8 @@ def read_rut_pvalue(pvalue: float, n_prompts: int) -> str:
     """One sentence that reads the RUT's p-value."""
     if pvalue < RUT_PVALUE_RESOLUTION:
         return (f"If the target were the claimed model, ranks this far from uniform over {n_prompts} prompts would "
-                f"occur in fewer than {format_percent(RUT_PVALUE_RESOLUTION, 1)} of audits (the Cramér–von Mises approximation "
-                "cannot say how much fewer).")
+                f"occur in fewer than {format_percent(RUT_PVALUE_RESOLUTION, 1)} of audits (the Cramér–von Mises "
+                "approximation cannot say how much fewer).")
     return (f"If the target were the claimed model, ranks at least this far from uniform over {n_prompts} prompts "
             f"would occur in about {format_percent(pvalue, 1)} of audits.")
 
@@ -374,7 +374,7 @@ def format_share(share: float) -> str:
     """A share as a whole percentage (``"31 %"``; ``"<1 %"`` for a few in many, ``">99 %"`` for all but a few)."""
     if 0.995 <= share < 1:  # "100 %" would claim every one (a bootstrap's 199 of 200 read "in 100 % of 200")
         return ">99 %"
-    return "<1 %" if 0 < share < 0.005 else f"{share * 100:.0f} %"
+    return "<1 %" if 0 < share < 0.005 else format_percent(share)
 
 
 def theme_name(theme, n_terms: int = 3) -> str:

@@ -122,7 +122,7 @@ def share_bound_curves(curves: dict, labels: dict | None = None) -> go.Figure:
                                     line=dict(color=MODEL_COLOURS[index % len(MODEL_COLOURS)])))
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
                                 name="true share q"))
-    figure.update_layout(title=f"Lower bound on the substituted share ({format_percent(1 - next(iter(curves.values())).alpha)}), "
-                               "mean over audits",
+    level = format_percent(1 - next(iter(curves.values())).alpha)
+    figure.update_layout(title=f"Lower bound on the substituted share ({level}), mean over audits",
                          xaxis_title="true share q", yaxis_title="lower bound", yaxis_range=[0, 1.02], **LAYOUT)
     return figure

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy, target_label
 from ..stability.tasks import TASK_LABELS
+from .formatting import counted
 from .readings import format_share
 
 
@@ -18,8 +19,8 @@ def read_adversarial_fraction(fraction: float, n_held: int) -> str:
     """One sentence for Table 1's "Adversarial %"."""
     if np.isnan(fraction):
         return "The model failed every original item, so there was nothing left for a rewrite to break."
-    return (f"Of the {n_held} item{'' if n_held == 1 else 's'} the model got right as written, a rewrite that keeps "
-            f"the meaning made it fail on {format_share(fraction)}.")
+    return (f"Of the {counted(n_held, 'item')} the model got right as written, a rewrite that keeps the meaning made "
+            f"it fail on {format_share(fraction)}.")
 
 
 def read_mean_queries(queries: float) -> str:
@@ -52,8 +53,7 @@ def read_rank_support(target: str, support: float, n_resamples: int) -> str:
 def read_table1_row(row) -> str:
     """Table 1's three numbers of one model in plain words."""
     held = int(round(row.n_items * (1 - row.baseline_risk)))
-    return (f"{row.target}: fails {format_share(row.baseline_risk)} of the {row.n_items} "
-            f"item{'' if row.n_items == 1 else 's'} as written. "
+    return (f"{row.target}: fails {format_share(row.baseline_risk)} of the {counted(row.n_items, 'item')} as written. "
             f"{read_adversarial_fraction(row.adversarial_fraction, held)} {read_mean_queries(row.mean_queries)} "
             f"{read_stability(row.headline, PAPER_R)}")
 
@@ -248,8 +248,8 @@ def read_search(search) -> str:
     answered = [loss for n, loss in zip(search.nodes, losses) if n.status == "queried"]
     outcome = (f"the {_ordinal(answered.index(1) + 1)} answered rewrite made it fail" if 1 in answered else
                "none made it fail: the item held")
-    return (f"{target_label(search.target)} gets this item right as written; the assistant proposed {proposed} rewrite"
-            f"{'' if proposed == 1 else 's'}, the judge kept {len(answered)} and the target answered them: "
+    return (f"{target_label(search.target)} gets this item right as written; the assistant proposed "
+            f"{counted(proposed, 'rewrite')}, the judge kept {len(answered)} and the target answered them: "
             f"{outcome}.")
 
 
