@@ -91,7 +91,7 @@ with guard():
     if limit < 5:
         raise ValueError("`Backend`: fewer than 5 responses per arm were recorded for this scenario; pick another "
                          "scenario or a live backend in the sidebar.")
-    st.session_state["home_k"] = min(st.session_state.get("home_k", 40), limit)
+    st.session_state["home_k"] = max(5, min(st.session_state.get("home_k", 40), limit))  # within the slider
 
     top = st.columns([1.3, 1])
     top[0].selectbox("Scenario", list(all_scenarios), format_func=lambda s: all_scenarios[s].title,

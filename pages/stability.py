@@ -8,7 +8,7 @@ from dbpa_core.present.formatting import counted
 from dbpa_core.present.stability_report import stability_record, table1_frame
 from dbpa_core.paper.stability import TARGET_LABELS, target_label
 from dbpa_core.stability.criterion import COSTS
-from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGETS
+from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGET_MAX_TOKENS, TARGETS
 from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
 from ui.components import downloads, guard
 from ui.freshness import keep, result_area
@@ -104,6 +104,9 @@ with guard():
                   # By name: an "Out of date" warning prints these, old → new, and the JSON names them so too
                   "also run": [target_label(t) for t in compare], "assistant": ASSISTANTS[assistant],
                   "judge": JUDGES[judge], "target answers": "greedy (T = 0)",
+                  "target max tokens": TARGET_MAX_TOKENS[task],
+                  "rewrites": f"T = {SEARCH_SETTINGS['assistant_temperature']:g}, "
+                              f"≤ {SEARCH_SETTINGS['assistant_max_tokens']} tokens",
                   "embedder": settings.embedder.model or settings.embedder.name,
                   "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
         targets = 1 + len(compare)
@@ -111,7 +114,9 @@ with guard():
         st.caption(f"{counted(len(items), 'item')} × {counted(targets, 'target')}: "
                    f"per item, one answer as written, then up to {counted(rewrites, 'rewrite')} "
                    "proposed and the kept ones answered, stopping at the first "
-                   "failure. Every call is kept in the sample store, so a second run replays it.")
+                   f"failure. The targets answer greedily (T = 0) in at most {TARGET_MAX_TOKENS[task]} tokens, as "
+                   "the recorded study, whatever the sidebar's temperature and max tokens. Every call is kept in "
+                   "the sample store, so a second run replays it.")
         if st.button("Run the live search", type="primary", key="stab_live_run"):
             keep("stability_live", inputs, live_study(settings, request, run=True))
         with result_area("stability_live", inputs,

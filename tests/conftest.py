@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,33 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/servers.py
 HYPOTEST = Path(os.environ.get("DBPA_HYPOTEST_DIR", REPO.parent / "shared" / "data" / "hypotest"))
+
+
+class _Unexpected(logging.Handler):
+    """Keeps what ui.components.guard logs when a page meets an error it has no message for."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.seen: list[str] = []
+
+    def emit(self, record):
+        if str(record.msg).startswith("unexpected error"):
+            self.seen.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_page_error():
+    """Fail any test during which a page hit the guard's "unexpected error" (a bug shown to the user as a bare
+    exception name), whether or not the test looked at the page's messages."""
+    handler = _Unexpected()
+    logger = logging.getLogger("dbpa_explorer")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if handler.seen:
+        pytest.fail("a page met an unexpected error:\n" + handler.seen[0], pytrace=False)
 
 
 def hypotest_source() -> Path:

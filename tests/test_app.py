@@ -55,6 +55,17 @@ def tables(at) -> list:
     return joined
 
 
+def grid_text(element):
+    """A grid (st.dataframe) as the reader sees it: the text of its cells where the page formats its numbers
+    (a pandas Styler), its values otherwise."""
+    from streamlit import dataframe_util
+
+    styler = element.proto.arrow_data.styler
+    if styler.display_values:
+        return dataframe_util.convert_arrow_bytes_to_pandas_df(styler.display_values)
+    return element.value
+
+
 def open_page(at, name):
     at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, at.exception
@@ -328,7 +339,10 @@ def test_stability_page(app):
     from dbpa_core.stability.runs import TARGETS
 
     at = open_page(app, "stability")
-    ours, printed = at.dataframe[0].value, at.dataframe[1].value
+    ours, printed = grid_text(at.dataframe[0]), grid_text(at.dataframe[1])
+    # The grids keep numbers (a click on a header sorts "9 %" before "100 %") and write them as the readings do.
+    assert at.dataframe[0].value["Adversarial %"].dtype.kind == "f" and at.dataframe[0].proto.placeholder == "—"
+    assert at.dataframe[1].value["Adversarial % (paper, printed)"].dtype.kind == "f"
     # the app's display names of the local models, the paper's name of the dataset; no developer path on screen
     assert list(ours["model"]) == ["SmolLM2 Q4_1 (packaged)", "SmolLM2 Q2_K", "SmolLM2 Q4_1 (packaged) + brief prompt"]
     assert any(m.value == "**Table 1 · paper (printed)** · Alpaca" for m in at.markdown)
@@ -402,7 +416,7 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
 
     sent = capture_downloads(monkeypatch)
     # The home page draws by itself on the local backend: keep its draw tiny.
-    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=3, home_b=100, timeout=1500)
+    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
     at = open_page(at, "stability")
     at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
     at.radio(key="stab_live_source").set_value("shipped").run()
@@ -415,7 +429,7 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
                for c in at.caption)  # not "item(s)", "target(s)", "1 rewrites"
     at.button(key="stab_live_run").click().run()
     assert not at.exception, at.exception
-    ours = at.dataframe[0].value
+    ours = grid_text(at.dataframe[0])
     assert list(ours["model"]) == ["local SmolLM2 (sidebar)"]
     assert ours["error rate as written (%)"].iloc[0] in ("0 %", "50 %", "100 %")
     assert "None" not in ours.to_string()  # a number that is not defined reads "—", with a footnote saying why
@@ -448,6 +462,10 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     assert asked["embedder"] and asked["seed"] == 0 and asked["task"] == "General QA"
     # the target answers greedily whatever the sidebar's temperature (stability.search): the file says so
     assert asked["target answers"] == "greedy (T = 0)" and "target temperature" not in asked
+    # ... and at the recorded study's length, not the sidebar's max tokens (8 here): the page and the file say so
+    assert asked["target max tokens"] == 24 and asked["rewrites"] == "T = 0.9, ≤ 24 tokens"
+    assert any("at most 24 tokens, as the recorded study, whatever the sidebar's temperature and max tokens"
+               in c.value for c in at.caption)
     assert asked["also run"] == []
 
     def calls() -> int:
@@ -458,7 +476,7 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     stored = calls()
     assert stored > 0
     at.button(key="stab_live_run").click().run()  # every call is in the store: replayed, nothing new drawn
-    assert not at.exception and calls() == stored and at.dataframe[0].value.equals(ours)
+    assert not at.exception and calls() == stored and grid_text(at.dataframe[0]).equals(ours)
 
     sent.clear()
     at.number_input(key="stab_live_n").set_value(1).run()

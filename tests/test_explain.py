@@ -356,3 +356,16 @@ def test_audit_spec_with_explain_reports_it(tmp_path, monkeypatch, capsys):
     assert perturbation["explanation"]["n_resamples"] == 200 and record["settings"]["explain"] == {"fdr": 0.1}
     assert "What changed: " in (tmp_path / "out" / "report.html").read_text()
     assert "what changed:" in capsys.readouterr().out
+
+
+def test_theme_shares_keep_their_precision_and_read_as_the_sentences():
+    """The themes table (its CSV) keeps a share as measured: 1 output in 400 is 0.25 %, not 0; the screen's table
+    writes it as the sentence does ("<1"), never "0", which would say no output is in the theme."""
+    from dbpa_core.present.explanation import shown_share
+    from dbpa_core.present.readings import format_share
+
+    assert shown_share(0.25) == "<1" and format_share(1 / 400) == "<1 %"
+    assert shown_share(99.75) == ">99" and shown_share(0.0) == "0" and shown_share(100.0) == "100"
+    for count, n in ((155, 200), (1, 3), (2, 3), (31, 40), (7, 2000), (1999, 2000)):
+        percent = round(100 * count / n, 4)  # as themes_table stores it
+        assert shown_share(percent) + " %" == format_share(count / n), (count, n)

@@ -431,7 +431,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         table["p"] = [unbroken(format_pvalue(value, found.n_resamples)) for value in table["p"]]
         table["q (BH)"] = [format_pvalue(value) for value in table["q (BH)"]]
         for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
-            table[column] = [f"{value:g}" for value in table[column]]
+            table[column] = [ex.shown_share(value) for value in table[column]]
         st.table(table, hide_index=True)  # static: every cell wraps, nothing is cut
         st.caption(f"Each row is a theme: the share of each arm's outputs in it, its permutation p and its q after "
                    f"Benjamini–Hochberg; only rows marked *yes* (q ≤ {fdr:g}) are differences beyond chance, the "

@@ -134,22 +134,24 @@ def show_task(study, task: str, *, key: str):
     # One above the other: side by side, each grid cut its last columns at a projector's 1024 px.
     left = right = st.container()
     left.markdown("**Table 1 · ours**")
-    shown = sr.table1_shown(ours)  # the numbers of the CSV, as text: "50 %", "—" where not defined
-    left.dataframe(shown[["model", sr.TABLE1_SHARES[0], sr.TABLE1_SHARES[1], sr.TABLE1_QUERIES]], hide_index=True,
-                   width="stretch", key=f"{key}_{task}_table1",
-                   column_config={sr.TABLE1_SHARES[0]: st.column_config.TextColumn("error as written")})
+    # The grid keeps the CSV's numbers and writes them as the readings do ("50 %"): a click on a header sorts
+    # by number ("9 %" before "100 %", not after it as text), and a number that is not defined reads "—".
+    columns = ["model", sr.TABLE1_SHARES[0], sr.TABLE1_SHARES[1], sr.TABLE1_QUERIES]
+    left.dataframe(ours[columns].style.format(sr.table1_formatters(), subset=columns[1:], na_rep=sr.NOT_DEFINED),
+                   hide_index=True, width="stretch", key=f"{key}_{task}_table1", placeholder=sr.NOT_DEFINED,
+                   column_config={sr.TABLE1_SHARES[0]: st.column_config.Column("error as written")})
     if gaps := sr.read_table1_gaps(ours):
         left.caption(gaps)
     printed = sr.paper_table1_frame(task)
     right.markdown(f"**Table 1 · paper (printed)** · {printed['dataset'].iloc[0]}")
-    share = "Adversarial % (paper, printed)"
-    # As printed, to one decimal, and spelt "80.2 %" as every other percentage on the page (the grid wrote "80.2%").
-    printed[share] = [f"{v * 100:.1f} %" for v in printed[share]]
-    right.dataframe(printed.drop(columns="dataset"), hide_index=True, width="stretch", key=f"{key}_{task}_paper",
+    share, queries = "Adversarial % (paper, printed)", "# Avg. Queries (paper, printed)"
+    # As printed, to one decimal, spelt "80.2 %" as every other percentage on the page; sorted by number.
+    printed = printed.drop(columns="dataset")
+    right.dataframe(printed.style.format({share: lambda v: f"{v * 100:.1f} %", queries: "{:.2f}"}),
+                    hide_index=True, width="stretch", key=f"{key}_{task}_paper", placeholder=sr.NOT_DEFINED,
                     # The heading above says "paper (printed)"; the columns keep the paper's own names.
-                    column_config={share: st.column_config.TextColumn("Adversarial %"),
-                                   "# Avg. Queries (paper, printed)": st.column_config.NumberColumn(
-                                       "# Avg. Queries", format="%.2f")})
+                    column_config={share: st.column_config.Column("Adversarial %"),
+                                   queries: st.column_config.Column("# Avg. Queries")})
     for row in study.task_rows(task):
         st.caption(sr.read_table1_row(row))
     st.caption("The paper's models (6–13 B parameters, GPT-4 judge, Vicuna-13B proposing rewrites) are not ours: "

@@ -50,9 +50,10 @@ def themes_table(explanation, *, arms=ARM_NAMES):
 
     rows = [{
         "theme": theme_name(t, n_terms=5),
-        # Whole percentages, as the sentences and the chart give them (format_share): one share, one reading.
-        f"{arms[1]} (%)": int(f"{100 * t.share_y:.0f}"),
-        f"{arms[0]} (%)": int(f"{100 * t.share_x:.0f}"),
+        # Percentages as measured (the CSV's; 0.4 stays 0.4, not 0; four decimals, so rounding them again for
+        # the screen gives the sentences' whole percentage): :func:`shown_share` writes them as the sentences do.
+        f"{arms[1]} (%)": round(100 * t.share_y, 4),
+        f"{arms[0]} (%)": round(100 * t.share_x, 4),
         "outputs": t.count_x + t.count_y,
         "p": t.pvalue,
         "q (BH)": t.qvalue,
@@ -60,6 +61,12 @@ def themes_table(explanation, *, arms=ARM_NAMES):
         "typical output": t.examples[0] if t.examples else "",
     } for t in _ordered(explanation)]
     return pd.DataFrame(rows)
+
+
+def shown_share(percent: float) -> str:
+    """A share of :func:`themes_table` (in %) as the screen's table writes it under its "(%)" header: the
+    sentences' whole percentage, "<1" and ">99" where rounding would claim none or all of the outputs."""
+    return format_share(percent / 100).removesuffix(" %")
 
 
 def representatives_table(explanation, *, arms=ARM_NAMES):

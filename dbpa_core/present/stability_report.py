@@ -162,13 +162,20 @@ def table1_frame(study: StabilityStudy, task: str | None = None):
     })
 
 
+def table1_formatters() -> dict:
+    """How the screen writes each number column of :func:`table1_frame`: whole percentages ("50 %", "<1 %")
+    and queries to two decimals.  The grid formats the numbers it keeps (so a click on a column header sorts
+    by number, not as text: "100 %" after "9 %"); NaN, a number that is not defined, reads :data:`NOT_DEFINED`."""
+    formatters = {column: (lambda v: format_share(v / 100)) for column in TABLE1_SHARES}
+    return {**formatters, TABLE1_QUERIES: (lambda v: f"{v:.2f}")}
+
+
 def table1_shown(table):
-    """Table 1 (ours) as the screen shows it, from the frame the CSV is written from (:func:`table1_frame`):
-    whole percentages ("50 %"), queries to two decimals, "—" where a number is not defined (never "None")."""
+    """Table 1 (ours) as the screen writes it, from the frame the CSV is written from (:func:`table1_frame`),
+    as text: :func:`table1_formatters`, and "—" where a number is not defined (never "None")."""
     shown = table.copy()
-    for column in TABLE1_SHARES:
-        shown[column] = [NOT_DEFINED if np.isnan(v) else format_share(v / 100) for v in table[column]]
-    shown[TABLE1_QUERIES] = [NOT_DEFINED if np.isnan(v) else f"{v:.2f}" for v in table[TABLE1_QUERIES]]
+    for column, write in table1_formatters().items():
+        shown[column] = [NOT_DEFINED if np.isnan(v) else write(v) for v in table[column]]
     return shown
 
 
