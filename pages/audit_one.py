@@ -6,7 +6,7 @@ from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, cost_note, guard, null_and_similarities, provenance, report_settings,
+from ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance, report_settings,
                            result_downloads, result_strip, sequential_strip, settings_inputs, show_prompt, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
@@ -49,8 +49,8 @@ with guard():
     # Two rows, so that every box shows its whole value at a projector's 1024 px (issue 29: one row of five
     # cut "cosine" and the discrepancy's name).
     columns = st.columns(3)
-    k = columns[0].number_input("Samples per arm k", 2, 500, 20 if settings.sampler.backend != "simulated" else 40,
-                                key="one_k")
+    k = k_input(columns[0], settings, [(original.prompt, original.system), (perturbed.prompt, perturbed.system)],
+                default=20 if settings.sampler.backend != "simulated" else 40, key="one_k")
     n_resamples = columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="one_b")
     alpha = columns[2].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="one_alpha")
     columns = st.columns([1, 2])

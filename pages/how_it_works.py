@@ -21,7 +21,7 @@ st.write(
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
 from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
-                           provenance, show_prompt, show_table, what_changed)
+                           provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
@@ -112,7 +112,7 @@ with guard():
     n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
                                             key="home_b")
     if settings.sampler.backend == "recorded":
-        st.caption(f"Recorded backend: {limit} responses per prompt were recorded, so k is at most {limit}.")
+        st.caption(recorded_cap_note(limit))
     resample = st.session_state.setdefault("home_resample", 0)
 
     st.subheader("01 · Two prompts")

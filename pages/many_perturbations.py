@@ -9,7 +9,7 @@ from dbpa_core.present.readings import read_family, read_power_check, read_seque
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power
-from ui.components import (cost_note, detection_and_control, family_downloads, guard, provenance,
+from ui.components import (cost_note, detection_and_control, family_downloads, guard, k_input, provenance,
                            settings_inputs, show_table, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
@@ -33,7 +33,8 @@ with guard():
                             default=[p.id for p in scenario.perturbations], key=f"many_chosen_{scenario.id}",
                             format_func=lambda p: f"{scenario.perturbation(p).label} [{scenario.perturbation(p).kind}]")
     columns = st.columns([1, 1, 1, 1.6, 1.2])  # room for "holm-sidak" and "simes-hochberg" at 1024 px
-    k = int(columns[0].number_input("Samples per arm k", 2, 500, 30, key="many_k"))
+    arms = [(scenario.prompt, scenario.system)] + [scenario.apply(p) for p in chosen]
+    k = k_input(columns[0], settings, arms, default=30, key="many_k")
     n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="many_b"))
     discrepancy = columns[2].selectbox("ω", DISCREPANCY_NAMES, key="many_discrepancy")
     symbol = discrepancy_symbol(discrepancy)  # as cards, axes and reports name it ("JSD")
@@ -44,7 +45,7 @@ with guard():
                            "drawn per arm)", key="many_sequential")
     batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="many_batch")) if sequential else None
 
-    cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in chosen], k)
+    cost_note(settings, [prompt for prompt, _ in arms], k)
     # What the tests depend on; the correction and α only re-adjust the same p-values, so a change of
     # either recomputes the family's decisions instead of marking them out of date.
     inputs = {**settings_inputs(settings), "scenario": scenario.title, "perturbations": chosen, "k": k,

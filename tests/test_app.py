@@ -143,6 +143,31 @@ def test_many_perturbations(app):
     assert "within Monte Carlo error of the 80 % planned" in reading, reading
 
 
+def test_recorded_backend_caps_k_at_what_was_recorded(tmp_path, monkeypatch):
+    """On the recorded backend (20 responses per prompt) both pages cap "Samples per arm k" at 20 and say so, so
+    their default run works (trial 5: k = 40 and 30 failed after seconds naming the sampler's `n`); the cost box
+    says the answers are replayed, not generated."""
+    at = start(tmp_path, monkeypatch, backend="recorded", one_k=40)  # a k kept from the simulated backend
+    open_page(at, "audit_one")
+    assert at.number_input(key="one_k").value == 20 and at.number_input(key="one_k").max == 20
+    assert any("20 responses per prompt were recorded, so k is at most 20" in c.value for c in at.caption)
+    (cost,) = [i.value for i in at.info if "recorded answers" in i.value]
+    assert cost.startswith("This run replays 40 recorded answers (no generation calls") and "makes" not in cost
+    at.number_input(key="one_b").set_value(100).run()
+    at.button(key="one_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(m.label == "Decision" for m in at.metric)
+    open_page(at, "many_perturbations")
+    assert at.number_input(key="many_k").value == 20  # the default 30, capped
+    at.selectbox(key="many_scenario").set_value("seasons_question").run()
+    at.multiselect(key="many_chosen_seasons_question").set_value(["eli5", "typo"]).run()
+    at.number_input(key="many_b").set_value(100).run()
+    assert any(i.value.startswith("This run replays 60 recorded answers") for i in at.info)
+    at.button(key="many_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(tables(at)[0]) == 2
+
+
 def banners(at, fpr: str) -> list[str]:
     """The TPR / FPR page's best-model banner at an allowed FPR (a success when a model is named, else a warning)."""
     return [s.value for s in (*at.success, *at.warning) if f"At FPR ≤ {fpr}" in s.value]

@@ -23,6 +23,15 @@ def test_local_runs_are_free_and_unknown_prices_say_so():
     assert unknown.total_cost is None and "unknown price" in unknown.reading()
 
 
+def test_recorded_backend_replays_and_makes_no_calls():
+    """The recorded backend replays answers generated once: its reading must not say it makes calls (trial 5)."""
+    recorded = estimate_cost(["p", "q"], 20, max_tokens=10, sampler_model="recorded")
+    assert recorded.replayed and recorded.total_cost == 0.0
+    assert recorded.reading() == ("This run replays 40 recorded answers (no generation calls: nothing is generated) "
+                                  "and embeds ≤400 tokens: free, everything runs on this machine.")
+    assert not estimate_cost(["p"], 5, max_tokens=10, sampler_model="local").replayed
+
+
 def test_token_rule():
     assert estimate_tokens("") == 0 and estimate_tokens("abcde") == 2
 

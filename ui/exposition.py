@@ -24,7 +24,8 @@ from dbpa_core.present.readings import (decision, format_percent, format_pvalue,
                                         read_effect, read_pvalue, read_statistic)
 
 from .components import decision_box, pvalue_metric
-from .resources import embedder_for, sampler_for, store
+from .components import recorded_limit as arms_limit
+from .resources import embedder_for, store
 from .runs import scenario_request
 from .settings import Settings
 
@@ -106,9 +107,8 @@ def recorded_limit(scenario) -> int:
     """The largest N every arm of ``scenario`` has recorded responses for (0 if an arm has none)."""
     from dbpa_core.audit.request import AuditRequest
 
-    sampler = sampler_for(SamplerConfig("recorded"))
     arms = AuditRequest.from_scenario(scenario, sampler=SamplerConfig("recorded")).arm_requests()
-    return min(sampler.available(arm.prompt, arm.system) for arm in arms)
+    return arms_limit([(arm.prompt, arm.system) for arm in arms])
 
 
 def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: str, seed: int, slots) -> None:

@@ -36,11 +36,14 @@ class CostEstimate:
     Attributes
     ----------
     calls : int
-        Generation calls (k × arms).
+        Generation calls (k × arms); with ``replayed``, the recorded answers replayed instead.
     input_tokens, output_tokens, embedding_tokens : int
         Token counts (output and embedding are upper bounds from ``max_tokens``).
     generation_cost, embedding_cost : float or None
         US dollars; None when the model's price is unknown.
+    replayed : bool
+        The backend replays recorded answers: no generation call is made (the reading must not say
+        it "makes calls").
     """
 
     calls: int
@@ -49,6 +52,7 @@ class CostEstimate:
     embedding_tokens: int
     generation_cost: float | None
     embedding_cost: float | None
+    replayed: bool = False
 
     @property
     def total_cost(self) -> float | None:
@@ -64,6 +68,9 @@ class CostEstimate:
             cost = "free, everything runs on this machine"
         else:
             cost = f"at most ${self.total_cost:,.4f}"
+        if self.replayed:
+            return (f"This run replays {self.calls:,} recorded answers (no generation calls: nothing is generated) "
+                    f"and embeds ≤{self.embedding_tokens:,} tokens: {cost}.")
         return (f"This run makes {self.calls:,} generation calls (≈{self.input_tokens:,} prompt tokens, "
                 f"≤{self.output_tokens:,} output tokens) and embeds ≤{self.embedding_tokens:,} tokens: {cost}.")
 
@@ -105,4 +112,6 @@ def estimate_cost(prompts: list[str], k: int, *, max_tokens: int, sampler_model:
     generation_cost = None if generation is None else (
         input_tokens * generation["input"] + output_tokens * generation["output"]) / 1e6
     embedding_cost = None if embedding is None else output_tokens * embedding / 1e6
-    return CostEstimate(calls, input_tokens, output_tokens, output_tokens, generation_cost, embedding_cost)
+    # The recorded backend replays answers generated once (scripts/record_samples.py): no call is made.
+    return CostEstimate(calls, input_tokens, output_tokens, output_tokens, generation_cost, embedding_cost,
+                        replayed=sampler_model == "recorded")
