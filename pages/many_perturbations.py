@@ -70,8 +70,6 @@ with guard():
             provenance(settings)
             table = family_frame(family)
             stops = [r.test for r in family.results] if family.kind == "sequential" else []
-            if stops:
-                table.insert(2, "samples per arm", [test.n_per_arm for test in stops])
             detection_and_control(family)
             show_table(table)
             m = len(family.results)

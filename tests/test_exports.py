@@ -147,3 +147,27 @@ def test_the_family_table_marks_p_at_its_floor_on_screen():
     assert "0.002" in family_csv(family) and "≤" not in family_csv(family)
     kept = table[["perturbation", "p"]]  # the page shows parts of a wide table: the floor goes with them
     assert people_formatters(kept)["p"](table["p"][at_floor[0]]) == "≤\u00a00.002"
+
+
+def test_a_sequential_familys_csv_carries_the_samples_each_arm_drew():
+    """Each sequential test stops on its own: the table (screen and CSV alike) says how many samples each arm drew,
+    so a CSV of an early stop does not read like a run at the largest k (trial 5: the CSV lacked the column)."""
+    from dbpa_core.stats.corrections import adjust_pvalues
+    from dbpa_core.stats.sequential import sequential_dbpa_test
+
+    data = np.random.default_rng(0)
+    shifts = (3.0, 0.0)
+    tests = [sequential_dbpa_test(lambda n: data.normal(size=(n, 4)), lambda n, s=s: data.normal(size=(n, 4)) + s,
+                                  alpha=0.025, k_max=30, batch_size=10, discrepancy="energy", n_resamples=199, rng=1)
+             for s in shifts]
+    drawn = [t.n_per_arm for t in tests]
+    assert drawn[0] < 30 == drawn[1]  # the clear change stopped early, the null ran to k_max
+    results = tuple(SimpleNamespace(label=f"p{i}", kind="target" if s else "control", test=t, true_effect=None)
+                    for i, (s, t) in enumerate(zip(shifts, tests)))
+    family = SimpleNamespace(results=results, adjusted=adjust_pvalues([t.pvalue for t in tests], alpha=0.05))
+    table = family_frame(family)
+    assert list(table.columns[:3]) == ["perturbation", "kind", "samples per arm"]
+    assert list(table["samples per arm"]) == drawn
+    rows = family_csv(family).splitlines()
+    assert rows[0].startswith("perturbation,kind,samples per arm,") and rows[1].startswith(f"p0,target,{drawn[0]},")
+    assert "samples per arm" not in family_frame(make_family()).columns  # a fixed-k family has one k for all

@@ -101,13 +101,17 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
 def family_frame(family):
     """The family's table (a DataFrame): the one the app shows and the CSV holds.
 
-    The simulated model's true effects are a column only when every perturbation has one.
+    The simulated model's true effects are a column only when every perturbation has one.  A sequential
+    family has a "samples per arm" column: each perturbation stops on its own, and a CSV without it read like
+    a run at the largest k (trial 5).
     """
     results = family.results
     known = all(r.true_effect is not None for r in results)
     table = family_table([r.label for r in results], [r.kind for r in results], [r.test.statistic for r in results],
                          [r.test.pvalue for r in results], family.adjusted,
                          true_effects=[r.true_effect for r in results] if known else None)
+    if any(r.test.kind == "sequential" for r in results):
+        table.insert(2, "samples per arm", [r.test.n_per_arm for r in results])
     fixed = all(r.test.kind != "sequential" for r in results)  # a sequential p has no single floor
     floors = {(r.test.n_resamples, r.test.exact) for r in results} if fixed else set()
     if len(floors) == 1:
