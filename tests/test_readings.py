@@ -130,3 +130,23 @@ def test_the_rut_sentence_quotes_the_5_percent_point_of_the_p_value_beside_it(n)
     assert 0.44 < critical < 0.462
     sentence = read_rut_statistic(0.456, n)
     assert f"more than {critical:.3f} in only 5 % of audits of {n} prompts" in sentence
+
+
+def test_an_exact_test_reads_as_every_split_not_random_re_splits():
+    """k = 4 per arm: the test enumerates all C(8, 4) = 70 splits, so p is exact; the reading says so and
+    never "random re-splits … tried" (trial 5), nor that more re-splits could lower a floor it has reached."""
+    from dbpa_core import dbpa_test
+
+    import numpy as np
+
+    data = np.random.default_rng(2)
+    result = dbpa_test(data.normal(size=(4, 3)), data.normal(size=(4, 3)) + 0.3, n_resamples=200, rng=0)
+    assert result.exact and result.n_resamples == 70
+    sentence = read_pvalue(result.pvalue, result.n_resamples, exact=True)
+    assert "random" not in sentence and "tried" not in sentence and "about" not in sentence
+    assert "of all 70 splits of the pooled outputs (every split was counted: p is exact)" in sentence
+    assert f"in {round(result.pvalue * 100, 1)} %" in sentence
+    floor = read_pvalue(1 / 70, 70, exact=True)
+    assert floor.startswith("Of all 70 splits of the pooled outputs, only the observed one") and "1/N = 0.014" in floor
+    assert "re-splits" not in floor
+    assert "about 20.0 % of random re-splits of the 1,000 tried" in read_pvalue(0.2, 1000)  # a random test is unchanged

@@ -75,12 +75,24 @@ def decision(pvalue: float, alpha: float) -> str:
 
 
 def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
-    """One sentence that reads a permutation p-value."""
-    if at_floor(pvalue, n_resamples, exact=exact):
-        return (f"None of the {n_resamples:,} {'possible splits' if exact else 'random re-splits'} of the pooled "
-                f"outputs gave a discrepancy this large, so p is at its floor {'1/N' if exact else '1/(B+1)'} = "
-                f"{format_pvalue(pvalue, n_resamples, exact=exact).removeprefix('≤ ')}; more re-splits could "
-                "only show it smaller.")
+    """One sentence that reads a permutation p-value.
+
+    With ``exact`` the test enumerated every split of the pooled outputs (``n_resamples`` is their number):
+    the sentence says so, and that p is then exact, not a share of random re-splits (trial 5: an exact test
+    of k = 4 per arm read as "about 20 % of random re-splits of the 70 tried").
+    """
+    if exact:
+        if at_floor(pvalue, n_resamples, exact=True):
+            return (f"Of all {n_resamples:,} splits of the pooled outputs, only the observed one gave a discrepancy "
+                    f"this large, so p is at its floor 1/N = {format_pvalue(pvalue, n_resamples, exact=True).removeprefix('≤ ')}: "
+                    "the smallest p these outputs can give; only more outputs per arm could show it smaller.")
+        share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)
+        return (f"If the perturbation changed nothing, a discrepancy at least this large would turn up in {share} "
+                f"of all {n_resamples:,} splits of the pooled outputs (every split was counted: p is exact).")
+    if at_floor(pvalue, n_resamples):
+        return (f"None of the {n_resamples:,} random re-splits of the pooled outputs gave a discrepancy this large, "
+                f"so p is at its floor 1/(B+1) = {format_pvalue(pvalue, n_resamples).removeprefix('≤ ')}; more "
+                "re-splits could only show it smaller.")
     share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)  # "73.0 %": the project's space before %
     return (
         f"If the perturbation changed nothing, a discrepancy at least this large would turn up in about "
