@@ -93,8 +93,10 @@ with guard():
                     st.plotly_chart(sequential_path(family.results[shown_path].test, label=symbol),
                                     width="stretch", key="many_path_figure")
             explanations = None
-            if st.toggle("What changed: the themes whose share moved in each perturbation (a SPEC's "
-                         "`explain: true`), on screen and in the downloads", key="many_explain"):
+            if st.toggle("What changed: the themes of the answers whose share moved, per perturbation, on screen "
+                         "and in the downloads", key="many_explain",
+                         help="The answers are grouped by meaning into themes; each theme's share is compared "
+                              "between the original and the perturbed answers. In a SPEC file: `explain: true`."):
                 pick = st.selectbox("What changed in", range(m), key="many_explained",
                                     format_func=lambda i: family.results[i].label)
                 changed = what_changed(Audited.of_request(request, pick, family), key="many", seed=settings.seed,
@@ -105,7 +107,7 @@ with guard():
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")
     columns = st.columns(4)
-    effect = columns[0].number_input("Effect ω (Cohen's d)", 0.05, 5.0, 0.5, 0.05, key="plan_effect",
+    effect = columns[0].number_input("Effect size (Cohen's d)", 0.05, 5.0, 0.5, 0.05, key="plan_effect",
                                      help="The shift of the outputs' mean, in standard deviations of one output: "
                                           "0.2 small, 0.5 medium, 0.8 large.")
     power = columns[1].slider("Power 1 − β", 0.5, 0.99, 0.8, key="plan_power")
@@ -115,7 +117,7 @@ with guard():
     st.metric("Samples per arm k needed", needed)
     st.caption(f"To detect a shift of {effect:g} standard deviations with probability {power:.0%} while testing {m} "
                f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
-               "(k = 2((z₁₋α/(2m) + z₁₋β)/ω)², the normal approximation; the paper gives the rule up to its "
+               "(k = 2((z₁₋α/(2m) + z₁₋β)/d)², the normal approximation; the paper gives the rule up to its "
                "constant). It holds for a shift along one direction that the embedding keeps; when many directions "
                "do not move, DBPA needs more — check the plan by simulation.")
     plan_resamples = resamples_for(plan_alpha / m)

@@ -119,6 +119,12 @@ def test_many_perturbations(app):
     at.button(key="many_run").click().run()
     table = tables(at)[0]
     assert len(table) == 6 and "p adjusted (Bonferroni)" in table.columns
+    # Plain words for a stakeholder: the SPEC key only in the tooltip; ω names the JS distance, not Cohen's d.
+    explain = at.toggle(key="many_explain")
+    assert "SPEC" not in explain.label and "explain: true" not in explain.label and "`" not in explain.label
+    assert "explain: true" in explain.help
+    assert at.number_input(key="plan_effect").label == "Effect size (Cohen's d)"
+    assert not any("/ω)²" in c.value for c in at.caption)
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
     table = tables(at)[0]
