@@ -63,6 +63,6 @@ with guard():
             st.caption("Blue bars: the model's answers differ significantly from the reference's after Bonferroni "
                        "correction; grey: no difference shown at this sample size. "
                        + read_family(comparison.adjusted.n_rejected, len(comparison.results), alpha, "bonferroni",
-                                     claim="models are declared to answer differently from the reference"))
+                                     noun="model", claim="declared to answer differently from the reference"))
             show_table(table)
             family_downloads(comparison, settings, name="alignment", current=shown.current)

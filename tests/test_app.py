@@ -130,7 +130,7 @@ def test_many_perturbations(app):
     table = tables(at)[0]
     assert "p adjusted (Holm)" in table.columns
     n_declared = int((table["decision"] == "REJECT H₀").sum())
-    assert any(f"{n_declared} of 6 perturbations are declared" in c.value and "Holm correction" in c.value
+    assert any(f"{n_declared} of 6 perturbations {'is' if n_declared == 1 else 'are'} declared" in c.value and "Holm correction" in c.value
                for c in at.caption)
     assert not any("Out of date" in w.value for w in at.warning)
     # Clearing the perturbations leaves the old table marked out of date, not current.

@@ -55,8 +55,12 @@ def test_table_has_the_exposition_columns(app):
         if not p.startswith("≤"):
             assert float(adjusted) == pytest.approx(min(1.0, 6 * float(p)), rel=0.02, abs=1e-3)
     mars = table.iloc[5]
-    assert mars["decision"] == "REJECT H₀" and mars["p"].startswith("≤ 0.0")  # the floor, short: never cut
-    assert any("declared to change" in c.value for c in app.caption)
+    # the floor, short and on one line (a no-break space after "≤": at 1024 px "≤" and "0.0012" wrapped apart)
+    assert mars["decision"] == "REJECT H₀" and mars["p"].startswith("≤\u00a00.0")
+    assert not any("≤ " in cell for cell in [*table["p"], *table["p·Bonferroni"]])
+    n_declared = int((table["decision"] == "REJECT H₀").sum())
+    verb = "is" if n_declared == 1 else "are"
+    assert f"{n_declared} of 6 perturbations {verb} declared to change" in captions(app)
 
 
 def test_statistic_toggle_shows_its_own_effect(app):

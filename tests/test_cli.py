@@ -150,7 +150,7 @@ def test_html_report_renders_offline(tmp_path, monkeypatch):
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
         assert page.locator(".js-plotly-plot").count() == 3  # ω bars + one null per perturbation
         verdicts = page.locator(".verdict")  # the decision first, then the simulated backend's synthetic note
-        assert "1 of 2 perturbations are declared to change" in verdicts.first.inner_text()
+        assert "1 of 2 perturbations is declared to change" in verdicts.first.inner_text()
         assert "Synthetic outputs" in verdicts.nth(1).inner_text()
         (REPO / "test-artifacts" / "screenshots").mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(REPO / "test-artifacts" / "screenshots" / "html_report.png"), full_page=True)

@@ -40,7 +40,8 @@ def test_a_recorrected_family_exports_its_own_correction_everywhere():
     assert [p["decision"] for p in record["perturbations"]] == list(table["decision"])
     assert family_csv(family) == table.to_csv(index=False, lineterminator="\r\n")  # RFC 4180 rows
     page = family_html(family, record)
-    assert f"{n_declared} of 6 perturbations are declared to change the output distribution (Holm correction" in page
+    verb = "is" if n_declared == 1 else "are"
+    assert f"{n_declared} of 6 perturbations {verb} declared to change the output distribution (Holm correction" in page
     assert "bonferroni" not in page
 
 

@@ -150,3 +150,14 @@ def test_an_exact_test_reads_as_every_split_not_random_re_splits():
     assert floor.startswith("Of all 70 splits of the pooled outputs, only the observed one") and "1/N = 0.014" in floor
     assert "re-splits" not in floor
     assert "about 20.0 % of random re-splits of the 1,000 tried" in read_pvalue(0.2, 1000)  # a random test is unchanged
+
+
+def test_a_familys_verb_agrees_with_its_count():
+    from dbpa_core.present.readings import read_family
+
+    assert read_family(1, 6, 0.05, "bonferroni").startswith(
+        "1 of 6 perturbations is declared to change the output distribution (Bonferroni correction;")
+    assert read_family(2, 6, 0.05, "holm").startswith("2 of 6 perturbations are declared")
+    assert read_family(0, 1, 0.05, "bonferroni").startswith("0 of 1 perturbation are declared")
+    assert read_family(1, 3, 0.05, "bonferroni", noun="model", claim="declared to answer differently").startswith(
+        "1 of 3 models is declared to answer differently (")

@@ -19,7 +19,7 @@ import streamlit as st
 
 from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.data.assets import ASSETS
-from dbpa_core.present.formatting import format_number
+from dbpa_core.present.formatting import format_number, unbroken
 from dbpa_core.present.readings import (decision, format_percent, format_pvalue, format_share, read_centroid_distance,
                                         read_effect, read_pvalue, read_statistic)
 
@@ -166,8 +166,9 @@ def exposition_table(family, *, label: str, simulated: bool):
         "perturbation": [f"{i}. {r.label}" for i, r in enumerate(family.results, start=1)],
         "true effect" + (" (simulated)" if simulated else ""): [true_effect_text(r, simulated) for r in family.results],
         f"observed {label}": [format_number(r.test.statistic) for r in family.results],
-        "p": [format_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact) for r in family.results],
-        "p·Bonferroni": [format_pvalue(p) for p in adjusted.pvalues_adjusted],
+        # "≤ 0.0012" kept on one line (a no-break space): at 1024 px the cell wrapped after the "≤".
+        "p": [unbroken(format_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact)) for r in family.results],
+        "p·Bonferroni": [unbroken(format_pvalue(p)) for p in adjusted.pvalues_adjusted],
         "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
     })
 

@@ -120,13 +120,20 @@ def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m:
             f"α = {alpha:g}: no change declared (which is not proof of no change).")
 
 
-def read_family(n_rejected: int, m: int, alpha: float, method: str, *,
-                claim: str = "perturbations are declared to change the output distribution") -> str:
-    """One sentence that reads a family's outcome ("2 of 8 <claim> (holm correction; …)")."""
+def read_family(n_rejected: int, m: int, alpha: float, method: str, *, noun: str = "perturbation",
+                claim: str = "declared to change the output distribution") -> str:
+    """One sentence that reads a family's outcome ("2 of 8 perturbations are <claim> (Holm correction; …)").
+
+    The verb agrees with the count: "1 of 6 perturbations is declared …" (trial 5 read "1 of 6 … are").
+    """
+    from .formatting import counted
+
     controls = ("the chance of any false alarm among them is kept at or below"
                 if not method.startswith("fdr") else "the expected share of false alarms among detections is kept "
                                                         "at or below")
-    return f"{n_rejected} of {m} {claim} ({correction_name(method)} correction; {controls} α = {alpha:g})."
+    verb = "is" if n_rejected == 1 else "are"
+    return (f"{n_rejected} of {counted(m, noun)} {verb} {claim} ({correction_name(method)} correction; {controls} "
+            f"α = {alpha:g}).")
 
 
 def read_statistic(statistic: float, null_mean: float, label: str) -> str:
