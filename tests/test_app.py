@@ -174,6 +174,26 @@ def test_recorded_backend_caps_k_at_what_was_recorded(tmp_path, monkeypatch):
     assert len(tables(at)[0]) == 2
 
 
+def test_a_sequential_familys_nine_columns_are_drawn_compact(app):
+    """Nine columns (a sequential family's "samples per arm" added) overflowed the page at 1024 px by a few pixels
+    and cut the decision ("FAIL TC / REJECT", trial 5): a table of more than 8 columns has its cells' side padding
+    halved (the width itself is checked in a browser)."""
+    at = open_page(app, "many_perturbations")
+    at.number_input(key="many_k").set_value(20).run()
+    at.number_input(key="many_b").set_value(200).run()
+    at.toggle(key="many_sequential").set_value(True).run()
+    at.button(key="many_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (element,) = [t for t in at.table if "samples per arm" in t.value.columns]
+    assert len(element.value.columns) == 9
+    styles = element.proto.arrow_data.styler.styles
+    assert " th { padding-left: 3px; padding-right: 3px" in styles and " td { padding-left: 3px" in styles
+    at.toggle(key="many_sequential").set_value(False).run()
+    at.button(key="many_run").click().run()
+    (element,) = [t for t in at.table if "perturbation" in t.value.columns]
+    assert len(element.value.columns) == 8 and "padding" not in element.proto.arrow_data.styler.styles
+
+
 def banners(at, fpr: str) -> list[str]:
     """The TPR / FPR page's best-model banner at an allowed FPR (a success when a model is named, else a warning)."""
     return [s.value for s in (*at.success, *at.warning) if f"At FPR ≤ {fpr}" in s.value]
