@@ -45,7 +45,7 @@ with guard():
         prompt = Prompt(scenario.prompt, scenario.system)
         results = [family(settings, models_request(settings, prompt, options[reference], options[name], label=name,
                                                    k=k, n_resamples=n_resamples),
-                          label=f"Sampling {reference} and {name}").results[0]
+                          label=f"Sampling {reference} and {name}", k_label="Samples per model k").results[0]
                    for name in others]
         keep("align", inputs, alignment_family(results, settings={"reference": reference}))
 

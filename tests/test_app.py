@@ -228,6 +228,21 @@ def test_tpr_fpr(app):
     assert any("at least one scenario and one model" in e.value for e in at.error)
 
 
+def test_a_k_above_the_recording_names_the_pages_k_box(app):
+    """The recorded reference holds 20 answers per prompt: k = 30 is refused before any work, naming the box a
+    user sees ("Samples per model k"), not the sampler's parameter `n` (trial 5)."""
+    at = open_page(app, "alignment")
+    at.radio(key="align_source").set_value("live").run()
+    at.selectbox(key="align_scenario").set_value("seasons_question").run()
+    at.multiselect(key="align_models").set_value(["simulated T=1.0"]).run()
+    at.number_input(key="align_k").set_value(30).run()
+    at.button(key="align_run").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("`Samples per model k`: only 20 responses were recorded for the arm") and "`n`" not in error
+    assert "set Samples per model k to at most 20" in error
+
+
 def test_alignment(app):
     at = open_page(app, "alignment")
     at.radio(key="align_source").set_value("live").run()

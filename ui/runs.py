@@ -208,8 +208,24 @@ def calls_a_paid_api(settings: Settings, request: AuditRequest) -> bool:
     return False
 
 
+def _within_recorded(request: AuditRequest, backends: dict, k_label: str) -> None:
+    """Refuse, before any work, a k above what the recorded backend holds for an arm, naming the page's k box.
+
+    The sampler's own message names its parameter ``n``, which no page shows, and came only after the other
+    arms were drawn and embedded (trial 5).  An arm with nothing recorded is left to the sampler's message.
+    """
+    k = request.sequential.k_max if request.sequential is not None else request.k
+    for arm in request.arm_requests():
+        if arm.sampler.backend != "recorded":
+            continue
+        available = backends["sampler_for"](arm.sampler).available(arm.prompt, arm.system)
+        if 0 < available < k:
+            raise ValueError(f"`{k_label}`: only {available} responses were recorded for the arm “{arm.label}”; "
+                             f"set {k_label} to at most {available}, or pick a live backend in the sidebar.")
+
+
 def family(settings: Settings, request: AuditRequest, *, progress: RunProgress | None = None,
-           label: str = "Sampling", live: str | None = None):
+           label: str = "Sampling", live: str | None = None, k_label: str = "Samples per arm k"):
     """The :class:`~dbpa_core.audit.results.FamilyResult` of ``request``, from the shared cache or run now.
 
     ``progress`` is the run's overall bar when this request is one step of a
@@ -218,12 +234,14 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
     first, in a :class:`ui.live.LiveDraw` (outputs in the clouds, P0/P1 and
     the null as they arrive), then the other arms behind the bar.  A fixed-k
     result is cached without its correction and α (they only re-read the
-    same p-values) and re-corrected here.
+    same p-values) and re-corrected here.  ``k_label`` is the page's name of
+    its k box, which an error about k names.
     """
     from dbpa_core.audit.runner import NotStored
 
     tested = request.tests_only()
     backends = _backends(settings, tested)
+    _within_recorded(tested, backends, k_label)
     try:
         result = _result(tested.key, tested, backends)
     except NotStored:
