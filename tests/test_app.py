@@ -245,6 +245,9 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     at.button(key="byo_run").click().run()
     assert not at.exception
     assert metric(at, "Decision") == "REJECT H₀"
+    # The file's own embeddings have 8 numbers each: the page says the test ran in 8 dimensions, not MiniLM's 384.
+    captions = " ".join(c.value for c in at.caption)
+    assert "full embedding space (8 dimensions)" in captions and "384" not in captions
     at.file_uploader(key="byo_file").set_value(("same.jsonl", _samples_file(0.0), "application/json")).run()
     stale = [w.value for w in at.warning if "Out of date" in w.value]
     assert stale and "shifted.jsonl" in stale[0] and "same.jsonl" in stale[0]
