@@ -224,6 +224,8 @@ def expected_aucs(scenarios, models, *, k, n_resamples):
 def test_byo_without_file(app):
     at = open_page(app, "byo_samples")
     assert any("No file yet" in c.value for c in at.caption)
+    (example,) = at.code  # the file format's example wraps: at 1024 px its second line's "}" was out of sight
+    assert example.proto.wrap_lines and example.value.endswith('cross the road?"}')
 
 
 def _samples_file(shift: float) -> bytes:
