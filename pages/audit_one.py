@@ -93,8 +93,8 @@ with guard():
             else:
                 result_strip(result.test, alpha, label=symbol, current=shown.current)
             if result.true_effect is not None and settings.sampler.backend == "simulated":
-                st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect:.0%} of the answer "
-                           f"content ({'a real change' if result.true_effect else 'no change at all'}).")
+                st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect * 100:.0f} % of the "
+                           f"answer content ({'a real change' if result.true_effect else 'no change at all'}).")
             coordinates = clouds(result.original, result.perturbed, method=projection, key="one_clouds",
                                  seed=settings.seed)
             if result.test.kind == "fixed":

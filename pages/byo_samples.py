@@ -21,7 +21,8 @@ st.write(f"Upload one CSV or JSONL file with a column `arm` (two values, e.g. or
          f"`text` — or `embedding` (a JSON list of numbers) to skip embedding. Up to {MAX_BYTES // 2**20} MB and "
          f"{MAX_ROWS:,} rows, at most {MAX_SAMPLES:,} per arm.")
 st.code('{"arm": "original", "text": "Stop smoking and take a statin."}\n'
-        '{"arm": "perturbed", "text": "Why did the statin cross the road?"}', language="json")
+        '{"arm": "perturbed", "text": "Why did the statin cross the road?"}', language="json",
+        wrap_lines=True)  # at 1024 px the second line's closing brace was scrolled out of sight
 
 with guard():
     upload = st.file_uploader("Samples file", type=["csv", "jsonl", "json", "ndjson"], key="byo_file")

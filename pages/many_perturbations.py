@@ -74,7 +74,7 @@ with guard():
             show_table(table)
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
-                       f"{min(1, 1 - (1 - alpha) ** m):.0%} without correction. "
+                       f"{min(1, 1 - (1 - alpha) ** m) * 100:.0f} % without correction. "
                        + read_family(family.adjusted.n_rejected, m, alpha, correction))
             st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
@@ -115,8 +115,8 @@ with guard():
     plan_alpha = columns[3].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="plan_alpha")
     needed = required_sample_size(effect, alpha=plan_alpha, power=power, m=m)
     st.metric("Samples per arm k needed", needed)
-    st.caption(f"To detect a shift of {effect:g} standard deviations with probability {power:.0%} while testing {m} "
-               f"perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
+    st.caption(f"To detect a shift of {effect:g} standard deviations with probability {power * 100:.0f} % while "
+               f"testing {m} perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
                "(k = 2((z₁₋α/(2m) + z₁₋β)/d)², the normal approximation; the paper gives the rule up to its "
                "constant). It holds for a shift along one direction that the embedding keeps; when many directions "
                "do not move, DBPA needs more — check the plan by simulation.")
@@ -142,5 +142,5 @@ with guard():
         st.markdown(read_power_check(curve, needed, power))
         st.caption(f"Each point is the share of simulated audits that reject at α/m = {plan_alpha / m:.2g} "
                    f"(B = {plan_resamples:,} re-splits): two arms of k outputs, one a normal shift of {effect:g} "
-                   "standard deviations from the other, tested by DBPA with the energy distance; bars are 95% "
+                   "standard deviations from the other, tested by DBPA with the energy distance; bars are 95 % "
                    "intervals.")

@@ -9,8 +9,7 @@ from dbpa_core.present.readings import format_pvalue, p_relation
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
-from dbpa_core.rut.mmd import hamming_mmd_test
-from dbpa_core.rut.power import draw_audit
+from dbpa_core.rut.power import recorded_audit
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test
 from ui.components import downloads, guard
@@ -51,8 +50,6 @@ with guard():
                                 "choice, §4.2); log-rank ratio (LRR): minus the log-likelihood over the summed "
                                 "log-ranks.")
     alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
-    # One stream for the choice of recorded answers, the ranks' tie-breaking uniforms and the MMD's re-splits.
-    rng = np.random.default_rng(settings.seed)
     extra = []
     if mode == "audit":
         pools = rut_pools()
@@ -70,10 +67,12 @@ with guard():
                                                 key="rut_n"))
         m = int(columns[3].number_input("Reference answers m", 2, pools.reference.n_answers - 1,
                                         min(100, pools.reference.n_answers - 1), key="rut_m"))
-        audit = draw_audit(pools, next(iter(pools.substitutes)) if target == "reference" else target,
-                           0.0 if target == "reference" else q, n_prompts=n_prompts, m=m, score=score, rng=rng)
+        # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit).
+        recorded = recorded_audit(pools, next(iter(pools.substitutes)) if target == "reference" else target,
+                                  0.0 if target == "reference" else q, n_prompts=n_prompts, m=m, score=score,
+                                  n_resamples=1000, seed=settings.seed)
+        audit, mmd, result = recorded.audit, recorded.mmd, recorded.rut
         scores = AuditScores.from_rows(audit.prompts, audit.target_scores, audit.reference_scores)
-        mmd = hamming_mmd_test(audit.target_tokens, audit.reference_tokens, n_resamples=1000, rng=rng)
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
         extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
@@ -121,7 +120,7 @@ with guard():
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
         settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}
-
-    result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=rng)
+        result = rank_uniformity_test(scores.target_scores, scores.reference_scores,
+                                      rng=np.random.default_rng(settings.seed))
     show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
                 extra=extra)

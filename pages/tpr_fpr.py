@@ -60,10 +60,8 @@ with guard():
         comparison = shown.result
         if comparison is not None:
             best = comparison.best_model_at(max_fpr)
-            detail = (f"at α = {comparison.rocs[best.model].tpr_at_fpr(max_fpr)[1]:.3g} it flags that share of the "
-                      f"target perturbations while false alarms on controls stay within {max_fpr:.0%}"
-                      if best.model else "")
-            show_best(best, detail, current=shown.current)
+            alpha = comparison.rocs[best.model].tpr_at_fpr(max_fpr)[1] if best.model else None
+            show_best(best, alpha=alpha, current=shown.current)
             st.caption("Outputs: " + "; ".join(models) + " · the simulated models' texts are synthetic, their "
                        "controls and targets hold by construction.")
             st.plotly_chart(roc_curves(comparison.rocs, max_fpr=max_fpr, best=best.model), width="stretch",

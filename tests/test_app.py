@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,13 @@ def grid_text(element):
     return element.value
 
 
+def unspaced_percents(at) -> list[str]:
+    """The page's sentences and titles that write a percentage without the project's space ("57%", not
+    "57 %", :func:`dbpa_core.present.readings.format_percent`)."""
+    kinds = ("title", "subheader", "markdown", "caption", "info", "success", "warning", "error")
+    return [e.value for kind in kinds for e in getattr(at, kind) if re.search(r"\d%", e.value)]
+
+
 def open_page(at, name):
     at.switch_page(f"pages/{name}.py").run()
     assert not at.exception, at.exception
@@ -82,6 +90,8 @@ def test_audit_one(app):
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("calls" in i.value for i in at.info)  # the cost estimate before running
     assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
+    assert any(re.search(r"moves \d+ % of the answer content", c.value) for c in at.caption)  # read "57%"
+    assert not unspaced_percents(at), unspaced_percents(at)
     assert len(at.download_button) == 1  # the result as JSON; the HTML report is built on a click (issue 29)
     assert any(b.key == "audit_result_html_prepare" for b in at.button)
     at.radio(key="one_source").set_value("Type both prompts").run()
@@ -125,6 +135,8 @@ def test_many_perturbations(app):
     assert "explain: true" in explain.help
     assert at.number_input(key="plan_effect").label == "Effect size (Cohen's d)"
     assert not any("/ω)²" in c.value for c in at.caption)
+    assert any(re.search(r"could reach \d+ % without correction", c.value) for c in at.caption)  # read "34%"
+    assert not unspaced_percents(at), unspaced_percents(at)
     # Changing the correction re-adjusts the same p-values: the table, the sentence and the exports follow.
     at.selectbox(key="many_correction").set_value("holm").run()
     table = tables(at)[0]
@@ -147,6 +159,12 @@ def test_many_perturbations(app):
     assert not at.exception
     (reading,) = [m.value for m in at.markdown if m.value.startswith("At the planned k = 103")]
     assert "within Monte Carlo error of the 80 % planned" in reading, reading
+    # the chart's title and its caption write α/m = 0.05/8 the same way ("0.00625" above "0.0063" before)
+    from test_app_home import chart  # it imports this module
+
+    assert chart(at, "plan_curve")["layout"]["title"]["text"].startswith("Power at α = 0.0063 (")
+    assert any("reject at α/m = 0.0063 " in c.value and "bars are 95 % intervals" in c.value for c in at.caption)
+    assert not unspaced_percents(at), unspaced_percents(at)
 
 
 def test_recorded_backend_caps_k_at_what_was_recorded(tmp_path, monkeypatch):
@@ -209,7 +227,11 @@ def test_tpr_fpr(app):
     at.number_input(key="roc_b").set_value(100).run()
     at.button(key="roc_run").click().run()
     assert not at.exception
-    assert len(banners(at, "5%")) == 1  # Fig 2's reading: a best model, or none on a tie / at TPR 0
+    (banner,) = banners(at, "5 %")  # Fig 2's reading: a best model, or none on a tie / at TPR 0
+    assert "that share" not in banner and "%" not in banner.replace(" %", "")  # "5 %", as the project writes it
+    if "the best is" in banner:  # both shares written out: the targets' share flagged, the controls' bound
+        assert re.search(r"\(TPR (\d+) %\): at α = \S+ it flags \1 % of the targets while flagging at most 5 % "
+                         r"of the controls\.$", banner), banner
     summary = tables(at)[0]
     assert list(summary["model"]) == ["simulated T=0.5", "simulated T=2.0"]
     # the AUCs are those of the same audits run without the app (controls vs targets of both scenarios)
@@ -219,8 +241,9 @@ def test_tpr_fpr(app):
     assert summary["AUC"].iloc[0] > 0.7  # at T = 0.5 the targets' p-values are smaller than the controls'
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
-    assert len(banners(at, "20%")) == 1
+    assert len(banners(at, "20 %")) == 1
     assert "TPR at FPR ≤ 0.2" in tables(at)[0].columns
+    assert not unspaced_percents(at), unspaced_percents(at)
     assert not any("Out of date" in w.value for w in at.warning)
     at.number_input(key="roc_k").set_value(12).run()
     assert any("Out of date" in w.value and "k: 10 → 12" in w.value for w in at.warning)
@@ -290,6 +313,8 @@ def expected_aucs(scenarios, models, *, k, n_resamples):
 def test_byo_without_file(app):
     at = open_page(app, "byo_samples")
     assert any("No file yet" in c.value for c in at.caption)
+    (example,) = at.code  # the file format's example wraps: at 1024 px its second line's "}" was out of sight
+    assert example.proto.wrap_lines and example.value.endswith('cross the road?"}')
 
 
 def _samples_file(shift: float) -> bytes:
@@ -311,6 +336,9 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     at.button(key="byo_run").click().run()
     assert not at.exception
     assert metric(at, "Decision") == "REJECT H₀"
+    # The file's own embeddings have 8 numbers each: the page says the test ran in 8 dimensions, not MiniLM's 384.
+    captions = " ".join(c.value for c in at.caption)
+    assert "full embedding space (8 dimensions)" in captions and "384" not in captions
     at.file_uploader(key="byo_file").set_value(("same.jsonl", _samples_file(0.0), "application/json")).run()
     stale = [w.value for w in at.warning if "Out of date" in w.value]
     assert stale and "shifted.jsonl" in stale[0] and "same.jsonl" in stale[0]
@@ -342,6 +370,13 @@ def test_case_studies_open_on_the_papers_responses(app):
     assert len(table) == 8  # 7 personas and the doctor's two halves
     assert {"p · this project", "p · reference run", "stars GPT-4 · paper (printed)"} <= set(table.columns)
     assert any("significant" in i.value for i in at.info)
+    # the chart writes each p as the table does: "p ≤ 0.001" at the floor 1/(B+1) (it read "p = 0.001")
+    from test_app_home import chart  # it imports this module
+
+    labels = chart(at, "persona_paper_table2_bars")["data"][0]["text"]
+    shown = [p.replace("\u00a0", " ") for p in table["p · this project"]]
+    assert "≤ 0.001" in shown
+    assert labels == [f"p {p}" if p.startswith("≤") else f"p = {p}" for p in shown], (labels, shown)
     at = open_page(at, "alignment")
     assert at.radio(key="align_source").value == "paper"
     # TPR / FPR opens on the paper's own responses (a detection: targets flagged beside controls, issue 29), and
@@ -350,6 +385,12 @@ def test_case_studies_open_on_the_papers_responses(app):
     assert at.radio(key="roc_source").value == "paper"
     assert not at.exception
     assert any("Agreement with the paper" in i.value for i in at.info)
+    # the best model's banner writes both shares out ("that share … that share" read as 48 % twice)
+    (banner,) = banners(at, "5 %")
+    assert re.fullmatch(r"At FPR ≤ 5 % the best is \S+ \(TPR (\d+) %\): it flags \1 % of the targets while "
+                        r"flagging at most 5 % of the controls\.", banner), banner
+    assert not unspaced_percents(at), unspaced_percents(at)  # "TPR 48%", "FPR ≤ 1%" in the agreement
+    assert "TPR at FPR ≤ 5 % · this project" in tables(at)[0].columns
     at.radio(key="roc_source").set_value("recorded").run()
     assert not at.exception
     summary = tables(at)[0]

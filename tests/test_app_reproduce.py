@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +11,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO
-from test_app import tables
+from test_app import capture_downloads, tables, unspaced_percents
+from test_app_home import chart
 from dbpa_core import paper
 from dbpa_core.paper import embeddings
 from dbpa_core.paper import printed as pr
@@ -39,6 +42,11 @@ def test_reproduce_page(page, monkeypatch):
     # the printed column is the transcription (Table 2), not the reference run's file
     assert list(table["ω GPT-4 · paper (printed)"]) == [v.value for v in pr.TABLE2.column("GPT-4")]
     assert any("Agreement with the paper" in i.value and "randomly drawn patient" in i.value for i in at.info)
+    # the chart's bar labels write each p as the table does: "p ≤ 0.001" at the floor 1/(B+1), not "p = 0.001"
+    shown = [p.replace("\u00a0", " ") for p in table["p · this project"]]
+    labels = chart(at, "reproduce_table2_bars")["data"][0]["text"]
+    assert "≤ 0.001" in shown
+    assert labels == [f"p {p}" if p.startswith("≤") else f"p = {p}" for p in shown], (labels, shown)
     assert any("re-splits" in c.value for c in at.caption)  # every number has its reading
     assert any("seed 0" in c.value for c in at.caption)
     at.selectbox(key="reproduce_persona").set_value("child").run()
@@ -60,6 +68,7 @@ def test_reproduce_page(page, monkeypatch):
         assert not at.table
         assert at.button(key="reproduce_embed")
     # with them (as shipped) it runs at once: nothing to embed; both setups, each with its agreement
+    sent = capture_downloads(monkeypatch)
     at.number_input(key="reproduce_b").set_value(100).run()
     assert not at.exception
     assert "reproduce_embed" not in [b.key for b in at.button]
@@ -69,10 +78,22 @@ def test_reproduce_page(page, monkeypatch):
     assert models == [len(paper.load_recording().models), len(paper.PARAPHRASE_MODELS)]
     assert sum("Agreement with the paper" in i.value for i in at.info) == 2
     assert any("Confound" in c.value for c in at.caption)
+    assert list(best["allowed FPR"]) == ["1 %", "5 %"] and not unspaced_percents(at), unspaced_percents(at)
+    # the CSV holds the three tables on the screen: the best models and each setup's
+    csv = pd.read_csv(io.BytesIO(sent["reproduce_fig1.csv"]), dtype=str, keep_default_na=False)
+    assert list(csv["table"].value_counts(sort=False)) == [len(t) for t in tables(at)]
     # the appendix reuses the persona embeddings: three tables in their printed form, each with its agreement
     at.radio(key="reproduce_experiment").set_value("appendix").run()
     assert not at.exception
     assert len(tables(at)) == 3
+    # its CSV holds all three tables on the screen (it held Table 4 alone), each row named by its table
+    csv = pd.read_csv(io.BytesIO(sent["reproduce_appendix.csv"]), dtype=str, keep_default_na=False)
+    counts = csv["table"].value_counts(sort=False)
+    assert list(counts.index) == ["C.2 · distance measures (Table 4)", "C.3 · embedding cost (Table 5)",
+                                  "C.4 · text similarities (Table 6)"]
+    assert list(counts) == [len(t) for t in tables(at)]
+    assert list(csv.loc[csv["table"].str.contains("Table 6"), "persona"]) == list(tables(at)[2]["persona"])
+    assert "ROUGE-2 · paper (printed)" in csv.columns and "perturbations" in csv.columns
     assert "Euclidean · paper (printed)" in tables(at)[0].columns
     assert "ROUGE-2 · paper (printed)" in tables(at)[2].columns
     assert any("Total Tokens column" in i.value for i in at.info)

@@ -10,6 +10,7 @@ import pytest
 from dbpa_core import adjust_pvalues
 from dbpa_core.audit import Arm, compare_arms, compare_family
 from dbpa_core.audit.experiments import BestModel, alignment_family, best_model, persona_grid, rates_experiment
+from dbpa_core.present.reproduction import best_model_reading
 
 
 def arm(label: str, shift: float, seed: int, k: int = 15) -> Arm:
@@ -62,7 +63,7 @@ def test_best_model_is_none_on_a_tie_or_when_no_target_is_flagged():
     tied = rates_experiment(run_family, ["first", "second"], ["s"])
     best = tied.best_model_at(0.5)
     assert best.model is None and best.tied == ("first", "second") and best.tpr == 1.0
-    assert "tie" in best.sentence() and "none is declared best" in best.sentence()
+    assert best_model_reading(best) == "At FPR ≤ 50 % first, second tie at TPR 100 %, so none is declared best."
     assert best_model({"a": 0.0, "b": 0.0}, 0.01) == BestModel(0.01, None, 0.0, ())
     assert best_model({"a": 0.4, "b": 0.6, "c": 0.6}, 0.05).tied == ("b", "c")
     assert best_model({"a": 0.4, "b": 0.6}, 0.05) == BestModel(0.05, "b", 0.6, ())

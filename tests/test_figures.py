@@ -122,7 +122,22 @@ def test_best_model_bars_outline_only_a_declared_best():
     first, second = figure.data
     assert list(first.y) == [1.0, 0.0] and first.marker.line.color == ("black", "rgba(0,0,0,0)")
     assert set(second.marker.line.color) == {"rgba(0,0,0,0)"}  # no best declared: nothing outlined
-    assert [t.name for t in figure.data] == ["allowed FPR 1%", "allowed FPR 5%"]
+    assert [t.name for t in figure.data] == ["allowed FPR 1 %", "allowed FPR 5 %"]  # the project's "5 %"
+    assert list(first.text) == ["100 %", "0 %"]
+
+
+def test_power_curve_title_writes_alpha_as_the_planner_caption_does():
+    """The planner's title read "Power at α = 0.00625" above a caption reading "α/m = 0.0063" (user trial 5):
+    both write α/m = 0.05/8 to two significant digits."""
+    from types import SimpleNamespace
+
+    from dbpa_core.present.figures import power_curve
+
+    power = np.array([0.3, 0.8])
+    curve = SimpleNamespace(sample_sizes=[10, 20], power=power, ci_low=power - 0.1, ci_high=power + 0.1,
+                            alpha=0.05 / 8, n_trials=60)
+    assert power_curve(curve).layout.title.text == f"Power at α = {0.05 / 8:.2g} (60 simulated audits per k)"
+    assert power_curve(curve).layout.title.text.startswith("Power at α = 0.0063 (")
 
 
 def test_the_null_names_the_observed_value_as_a_reader_writes_it(results):
@@ -137,3 +152,26 @@ def test_the_null_names_the_observed_value_as_a_reader_writes_it(results):
         assert any(a.text.startswith("T<sub>obs</sub> = ") for a in figure.layout.annotations)
     (label,) = [a for a in null_histogram(same, label="JSD").layout.annotations if a.text.startswith("T<sub>")]
     assert abs(label.xshift) >= 4
+
+
+def test_bar_labels_write_a_pvalue_at_its_floor_as_the_table_does(results):
+    """Table 2's chart read "p = 0.001" where the table beside it read "≤ 0.001" (user trial 5): given the
+    tests' B, a p at its floor 1/(B+1) is labelled "p ≤ …"; a p above the floor, and an adjusted p (no B
+    given), keep "= …"."""
+    from dbpa_core.present.figures import discrepancy_bars
+    from dbpa_core.present.readings import format_pvalue
+
+    same, shifted = results
+    assert shifted.pvalue == pytest.approx(1 / 801) and same.pvalue > 0.01  # the fixture's floor and a plain p
+    pvalues = [same.pvalue, shifted.pvalue]
+    figure = discrepancy_bars(["same", "shifted"], [same.statistic, shifted.statistic], pvalues, alpha=0.05,
+                              title="t", pvalue_label="p", n_resamples=[800, 800], exact=[False, False])
+    assert list(figure.data[0].text) == [f"p = {format_pvalue(same.pvalue)}", "p ≤ 0.0012"]
+    assert list(figure.data[0].text)[1] == f"p {format_pvalue(shifted.pvalue, 800)}"
+    one_b = discrepancy_bars(["same", "shifted"], [1, 2], pvalues, alpha=0.05, title="t", pvalue_label="p",
+                             n_resamples=800)
+    assert list(one_b.data[0].text) == list(figure.data[0].text)
+    adjusted = discrepancy_bars(["same", "shifted"], [1, 2], pvalues, alpha=0.05, title="t")
+    assert list(adjusted.data[0].text)[1] == f"adjusted p = {format_pvalue(shifted.pvalue)}"
+    with pytest.raises(ValueError, match="`n_resamples` and `exact` must be one value or one per bar"):
+        discrepancy_bars(["a", "b"], [1, 2], pvalues, alpha=0.05, title="t", n_resamples=[800])

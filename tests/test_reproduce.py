@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -24,6 +25,7 @@ from dbpa_core import paper
 from dbpa_core.paper import printed as pr
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
+from dbpa_core.present.readings import format_percent
 from dbpa_core.stats.similarity import embedding_similarity_matrix
 
 B = 1000
@@ -146,11 +148,24 @@ def test_fig1_best_model_is_none_on_a_tie():
     tied = paper.ROCStudy("recorded_cvd", (make("a", roc), make("b", roc), make("c", weak)), {})
     best = tied.best_at(0.05)
     assert best.model is None and best.tied == ("a", "b") and best.tpr == 1.0
-    assert "tie" in best.sentence() and tied.best_depends_on_fpr() is None
+    assert "tie" in rp.best_model_sentence(best) and tied.best_depends_on_fpr() is None
     alone = paper.ROCStudy("recorded_cvd", (make("a", roc), make("c", weak)), {})
     assert alone.best_at(0.05).model == "a"
     nothing = paper.ROCStudy("recorded_cvd", (make("c", weak),), {})
     assert nothing.best_at(0.01) == paper.BestModel(0.01, None, 0.0, ())
+
+
+def test_best_model_reading_writes_both_shares_out():
+    """The banner read "it flags that share of the targets while flagging at most that share of the controls"
+    (user trial 5: "that share" twice read as 48 % both times); it names both shares, "48 %" and "5 %"."""
+    best = paper.BestModel(0.05, "Phi-3-mini", 0.475, ())
+    assert rp.best_model_sentence(best) == "at FPR ≤ 5 % the best is Phi-3-mini (TPR 48 %)"
+    assert rp.best_model_reading(best) == ("At FPR ≤ 5 % the best is Phi-3-mini (TPR 48 %): it flags 48 % of the "
+                                           "targets while flagging at most 5 % of the controls.")
+    assert rp.best_model_reading(best, alpha=0.0123456).endswith(
+        ": at α = 0.0123 it flags 48 % of the targets while flagging at most 5 % of the controls.")
+    assert rp.best_model_reading(paper.BestModel(0.01, None, 0.0, ())) == (
+        "At FPR ≤ 1 % no model flags any target, so none is best.")
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +206,8 @@ def test_recorded_cvd_aucs_are_reproducible_for_a_fixed_seed(cvd, minilm, shared
     # the agreement sentence states the measured shares behind the AUCs (AUC < 0.5: controls flagged more)
     sentence = rp.roc_agreement(cvd)
     controls = [float((m.control_pvalues < 0.05).mean()) for m in cvd.models]
-    assert f"flags {min(controls):.0%}–{max(controls):.0%} of the controls" in sentence
+    assert f"flags {format_percent(min(controls))}–{format_percent(max(controls))} of the controls" in sentence
+    assert not re.search(r"\d%", sentence)  # "57 %", the project's way, never "57%"
     assert ("moved more with a control" in sentence) == any(m.pooled.auc < 0.5 for m in cvd.models)
     assert f"k = {recording.k}, {len(recording.seeds)} seeds" in sentence
 
@@ -253,6 +269,27 @@ def test_appendix_tables_in_the_papers_form(minilm, shared_store):
     assert len(record["agreement"]) == 3 and "Total Tokens column" in record["agreement"][1]
     frame = rt.grid_frame(result.omega)
     assert frame.loc[frame.persona == "child", "Euclidean · paper (printed)"].item() == "57.03***"
+
+
+def test_stacked_frame_keeps_every_table_shown():
+    """Appendix C's CSV held Table 4 alone while Tables 5 and 6 stood beside it (user trial 5): the stacked
+    frame holds every table, each row named by its table, each table's own numbers as they are."""
+    import pandas as pd
+
+    from dbpa_core.present.exports import frame_csv
+
+    omega = pd.DataFrame({"persona": ["doctor", "nurse"], "JSD · this project": ["0.343", "0.367 ***"]})
+    costs = pd.DataFrame({"perturbations": [10, 100], "tokens · this project": [1234, 12340]})
+    stacked = rt.stacked_frame([("C.2 · Table 4", omega), ("C.3 · Table 5", costs)])
+    assert list(stacked.columns) == ["table", "persona", "JSD · this project", "perturbations",
+                                     "tokens · this project"]
+    assert list(stacked["table"]) == ["C.2 · Table 4"] * 2 + ["C.3 · Table 5"] * 2
+    lines = frame_csv(stacked).splitlines()
+    assert lines[1:] == ["C.2 · Table 4,doctor,0.343,,", "C.2 · Table 4,nurse,0.367 ***,,",
+                         "C.3 · Table 5,,,10,1234", "C.3 · Table 5,,,100,12340"]  # "10", not "10.0"
+    assert rt.stacked_frame([("Table 2", omega)]) is omega  # one table: its CSV as before, no "table" column
+    with pytest.raises(ValueError, match="`tables` must hold at least one"):
+        rt.stacked_frame([])
 
 
 def test_sample_size_rule_for_the_papers_settings():

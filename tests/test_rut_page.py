@@ -169,3 +169,16 @@ def test_figures_span_the_unit_interval_and_record_is_complete():
     assert record["dropped_prompts"] == ["d"] and len(record["ranks"]) == 3 and record["pvalue"] == result.pvalue
     assert dict(rut_strip(result, 0.05))["Prompts"] == "3"
     assert record["share_lower_bound"] == result.share_lower_bound and "lower bound" in record["share_reading"]
+
+
+def test_the_paper_views_default_audit_is_the_one_audit_views_audit(page):
+    """The paper view's "default audit" (Q2_K at q = 0.5, seed 0) and the one-audit view at the same settings
+    are one audit, with the same numbers: they were two draws of one stream at different points (46 and 47 of
+    100 substituted on the shipped pools, W² 5.75 and 5.21), and neither view said why."""
+    substituted = metric(page, "Substituted answers (true)")
+    bound = metric(page, "Lower bound (95 %)")
+    page.radio(key="rut_mode").set_value("audit").run()
+    assert (page.selectbox(key="rut_target").value, page.slider(key="rut_q").value) == ("smollm2-q2_k", 0.5)
+    captions = " ".join(c.value for c in page.caption)
+    assert f"{substituted} target answers actually came from the substitute" in captions, (substituted, captions)
+    assert metric(page, "Substituted share") == f"≥ {bound}"

@@ -30,6 +30,9 @@ def test_default_arm():
 @pytest.mark.parametrize(("data", "name", "match"), [
     (b"arm,text\noriginal,ok\n,missing arm\n", "s.csv", r"s.csv, row 3: column `arm`"),
     (b"arm,words\noriginal,ok\n", "s.csv", "no column `text`"),
+    # The header lacks `arm`: the file is named, not "row 2" as if one row were at fault, with the columns found.
+    (b"group,text\na,ok\nb,fine\n", "s.csv", r"^s.csv: the header has no `arm` column \(found: `group`, `text`\)"),
+    (b'{"group": "a", "text": "x"}\n', "s.jsonl", r"^s.jsonl: no line has an `arm` field"),
     (b'{"arm": "a", "text": "x"}\nnot json\n', "s.jsonl", r"s.jsonl, line 2: not valid JSON"),
     (b'{"arm": "a"}\n', "s.jsonl", r"line 1: column `text` is missing"),
     (b'[1, 2]', "s.json", r"item 1: expected an object"),

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.formatting import format_number, unbroken
+from dbpa_core.present.formatting import counted, format_number, unbroken
 from dbpa_core.present.readings import (decision, format_pvalue, pvalue_floor_note, read_decision, read_effect,
                                         read_pvalue, read_statistic, significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
@@ -23,8 +23,11 @@ from dbpa_core.samplers import redact, redact_logs, redact_url
 log = logging.getLogger("dbpa_explorer")
 redact_logs()  # this logger and the HTTP clients' never write a credential
 
-PROJECTION_CAVEAT = ("The test runs in the full embedding space (384 dimensions for MiniLM); this picture is a "
-                     "2-D projection, so arms that overlap here can still differ, and the reverse.")
+def projection_caveat(dimensions: int) -> str:
+    """Why the 2-D picture may disagree with the test, with the embeddings' real dimension (384 for MiniLM;
+    an uploaded file's own embeddings have theirs)."""
+    return (f"The test runs in the full embedding space ({counted(dimensions, 'dimension')}); this picture is a "
+            "2-D projection, so arms that overlap here can still differ, and the reverse.")
 
 
 @contextmanager
@@ -182,7 +185,7 @@ def clouds(original, perturbed, *, method: str, key: str, seed: int = 0):
                            method=method.upper())
     event = st.plotly_chart(figure, key=key, on_select="rerun", selection_mode=("points", "box", "lasso"),
                             width="stretch")
-    st.caption(PROJECTION_CAVEAT)
+    st.caption(projection_caveat(embeddings.shape[1]))
     chosen = sorted({int(p["customdata"]) for p in (event.selection.points if event and event.selection else [])
                      if "customdata" in p})
     if chosen:
@@ -487,7 +490,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
                 for text in theme.examples:
                     st.code(text or "(empty output)", language=None, wrap_lines=True)
         picture = ("The same 2-D picture as the outputs above:" if same_picture else
-                   f"{PROJECTION_CAVEAT} Outputs in 2-D ({method.upper()}):")
+                   f"{projection_caveat(np.shape(original.embeddings)[1])} Outputs in 2-D ({method.upper()}):")
         if coordinates is None:
             coordinates = projection(np.vstack([original.embeddings, perturbed.embeddings]), method, seed=seed)
         texts = list(original.texts) + list(perturbed.texts)

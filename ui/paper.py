@@ -13,7 +13,7 @@ import streamlit as st
 
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
-from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
+from dbpa_core.present.readings import format_percent, read_decision, read_pvalue, read_statistic
 
 from .components import downloads, show_table
 from .resources import embedder_for, store
@@ -109,6 +109,8 @@ def show_table2(result, *, key: str = "reproduce"):
     st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
                                   [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
                                   label="ω (JS distance)", pvalue_label="p",
+                                  n_resamples=[r.test.n_resamples for r in result.rows],
+                                  exact=[r.test.exact for r in result.rows],
                                   title="ω of each persona against the doctor baseline (blue: p ≤ 0.05)"),
                     width="stretch", key=f"{key}_table2_bars")
     show_table(rt.persona_frame(result, formatted=True))
@@ -128,11 +130,11 @@ def show_table2(result, *, key: str = "reproduce"):
     return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
 
 
-def show_best(best, detail: str, *, current: bool = True) -> None:
-    """Fig 2's banner: the best model at an allowed FPR with ``detail``, or why none is named (tie, TPR 0)."""
-    sentence = best.sentence()
+def show_best(best, *, alpha: float | None = None, current: bool = True) -> None:
+    """Fig 2's banner: the best model at an allowed FPR and what its TPR means, or why none is named (tie,
+    TPR 0); ``alpha``, the threshold that achieves it, where the page has it."""
     show = (st.success if best.model else st.warning) if current else st.caption
-    show(f"{sentence[0].upper()}{sentence[1:]}" + (f": {detail}." if best.model else "."))
+    show(rp.best_model_reading(best, alpha=alpha))
 
 
 def show_roc_study(study, max_fpr: float, *, key: str):
@@ -142,7 +144,7 @@ def show_roc_study(study, max_fpr: float, *, key: str):
 
     st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
     best = study.best_at(max_fpr)
-    show_best(best, "it flags that share of the targets while flagging at most that share of the controls")
+    show_best(best)
     roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model, auc_label="pooled AUC")
     st.plotly_chart(roc, width="stretch", key=f"{key}_roc")
     st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "
@@ -168,7 +170,7 @@ def show_roc_study(study, max_fpr: float, *, key: str):
 def show_fig1(result, *, key: str = "reproduce"):
     """Figs 1–2 on both setups: the recorded cvd_nice answers and the paper's shipped paraphrases."""
     max_fpr = st.select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05, key=f"{key}_fpr",
-                               format_func=lambda f: f"{f:.0%}")
+                               format_func=format_percent)
     best = rt.best_model_frame(result)
     show_table(best)
     st.caption("Fig. 2's reading: the model with the highest TPR at each allowed FPR. The paper's choices are "
@@ -235,9 +237,9 @@ def show_sample_size(result, *, key: str = "reproduce"):
     table = rt.sample_size_frame(result)
     agreement(rp.agreement(result))
     show_table(table)
-    st.caption(f"Samples per arm k that detect an effect ω (Cohen's d) with {result.power:.0%} power when m "
-               f"perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is the "
-               f"smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
+    st.caption(f"Samples per arm k that detect an effect ω (Cohen's d) with {format_percent(result.power)} power "
+               f"when m perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is "
+               f"the smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
     return [("§3.2: sample size", rp.agreement(result), [table], [])]
 
 
@@ -261,7 +263,9 @@ def show_experiment(experiment: str, n_resamples: int = 1000, seed: int = 0, *, 
                              "project's numbers beside the paper's printed ones and the reference run's.", sections,
                              record["settings"])
 
-    downloads(table=sections[0][2][0], record=record, report_html=report, name=f"{key}_{experiment}")
+    # one CSV of every table on the screen (Appendix C shows three, Figs 1–2 three), built from the same frames
+    shown = rt.stacked_frame((title, table) for title, _, frames, _ in sections for table in frames)
+    downloads(table=shown, record=record, report_html=report, name=f"{key}_{experiment}")
 
 
 def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None:
@@ -293,7 +297,7 @@ def recorded_or_live(key: str, live_label: str, seed: int) -> None:
     columns = st.columns(2)
     n_resamples = int(columns[0].number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
     max_fpr = columns[1].select_slider("Allowed false-positive rate", [0.01, 0.05, 0.10], 0.05,
-                                       key=f"{key}_paper_fpr", format_func=lambda f: f"{f:.0%}")
+                                       key=f"{key}_paper_fpr", format_func=format_percent)
     setup = "recorded_cvd" if source == "recorded" else "shipped_paraphrases"
     if source == "paper":
         ensure_embedded("fig1", key=f"{key}_paper")

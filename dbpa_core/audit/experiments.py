@@ -32,20 +32,13 @@ class BestModel:
     ``model`` is None when no model flags any target at this FPR (TPR 0 everywhere) or when the highest
     TPR is shared (``tied`` lists the models sharing it): the paper names one model per allowed FPR
     (§4.2, Fig. 2), and breaking a tie by position or by AUC would name one the rates do not single out.
+    :func:`dbpa_core.present.reproduction.best_model_sentence` reads it.
     """
 
     max_fpr: float
     model: str | None
     tpr: float
     tied: tuple[str, ...]
-
-    def sentence(self) -> str:
-        if self.tpr == 0:
-            return f"at FPR ≤ {self.max_fpr:.0%} no model flags any target, so none is best"
-        if self.model is None:
-            return (f"at FPR ≤ {self.max_fpr:.0%} {', '.join(self.tied)} tie at TPR {self.tpr:.0%}, "
-                    "so none is declared best")
-        return f"at FPR ≤ {self.max_fpr:.0%} the best is {self.model} (TPR {self.tpr:.0%})"
 
 
 def best_model(tprs: Mapping[str, float], max_fpr: float) -> BestModel:

@@ -100,6 +100,13 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
     texts: dict[str, list[str]] = {}
     vectors: dict[str, list[list[float]]] = {}
     has_embeddings = any("embedding" in row for _, row in rows)
+    if default_arm is None and rows and not any("arm" in row for _, row in rows):
+        # The header (or every JSON line) lacks the column: say so, not "row 2" as if one row were at fault.
+        lacking = ("the header has no `arm` column" if filename.lower().endswith(".csv")
+                   else "no line has an `arm` field")
+        found = ", ".join(f"`{key}`" for key in rows[0][1]) or "none"
+        raise ValueError(f"{filename}: {lacking} (found: {found}); add an `arm` naming each output's arm "
+                         "(e.g. original / perturbed), or rename the column that does.")
     dimension, missing = None, 0
     for where, row in rows:
         arm = row.get("arm", default_arm)

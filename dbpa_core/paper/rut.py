@@ -24,8 +24,8 @@ import numpy as np
 
 from .._validation import check_positive_int
 from ..rut.pools import RUTPools, load_rut_pools
-from ..rut.power import DrawnAudit, draw_audit, power_study, score_selection
-from ..rut.uniformity import RUTResult, rank_uniformity_test
+from ..rut.power import DrawnAudit, power_study, recorded_audit, score_selection
+from ..rut.uniformity import RUTResult
 from .embeddings import Progress
 
 #: Where the printed values come from.
@@ -150,9 +150,10 @@ def rut_study(*, store=None, n_resamples: int = 1000, seed: int = 0, progress: P
     selection = score_selection(pools, n_prompts=min(10, len(pools.prompts)), n_trials=n_trials, rng=rng)
     name = DEFAULT_AUDIT["substitute"] if DEFAULT_AUDIT["substitute"] in pools.substitutes else next(
         iter(pools.substitutes))
-    audit = draw_audit(pools, name, DEFAULT_AUDIT["q"], n_prompts=n_prompts, m=m, rng=rng)
-    default = DefaultAudit(name, DEFAULT_AUDIT["q"], audit,
-                           rank_uniformity_test(audit.target_scores, audit.reference_scores, rng=rng))
+    # Its own stream (recorded_audit): the same audit as the one-audit view's at these settings and seed.
+    recorded = recorded_audit(pools, name, DEFAULT_AUDIT["q"], n_prompts=n_prompts, m=m, n_resamples=n_resamples,
+                              seed=seed)
+    default = DefaultAudit(name, DEFAULT_AUDIT["q"], recorded.audit, recorded.rut)
     arms = {s: {"kind": a.kind, "label": a.label} for s, a in pools.substitutes.items()}
     settings = {"n_prompts": n_prompts, "m": m, "n_trials": n_trials, "alpha": 0.05, "n_resamples": n_resamples,
                 "seed": seed, "score": "log_rank", "q": [float(q) for q in next(iter(curves.values())).q],

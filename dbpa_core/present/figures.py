@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .formatting import format_number
-from .readings import format_pvalue
+from .readings import format_percent, format_pvalue, p_relation
 
 ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"
@@ -266,8 +266,8 @@ def best_model_bars(curves: dict, bests: dict, *, title: str = "TPR at each allo
     names = [html.escape(str(name)) for name in curves]
     for max_fpr, best in bests.items():
         tprs = [roc.tpr_at_fpr(max_fpr)[0] for roc in curves.values()]
-        figure.add_trace(go.Bar(x=names, y=tprs, name=f"allowed FPR {max_fpr:.0%}",
-                                text=[f"{t:.0%}" for t in tprs], textposition="outside", cliponaxis=False,
+        figure.add_trace(go.Bar(x=names, y=tprs, name=f"allowed FPR {format_percent(max_fpr)}",
+                                text=[format_percent(t) for t in tprs], textposition="outside", cliponaxis=False,
                                 marker_line=dict(color=["black" if n == best else "rgba(0,0,0,0)" for n in curves],
                                                  width=3)))
     figure.update_layout(title=title, yaxis_title="true-positive rate", yaxis_range=[0, 1.1], barmode="group",
@@ -305,22 +305,33 @@ def power_curve(curve, *, target_power: float | None = None) -> go.Figure:
                      arrayminus=curve.power - curve.ci_low)))
     if target_power is not None:
         figure.add_hline(y=target_power, line=dict(dash="dash"), annotation_text=f"target {target_power:g}")
-    figure.update_layout(title=f"Power at α = {curve.alpha:g} ({curve.n_trials} simulated audits per k)",
+    # α to two significant digits, as the planner's captions write α/m ("0.0063", not "0.00625" above "0.0063")
+    figure.update_layout(title=f"Power at α = {curve.alpha:.2g} ({curve.n_trials} simulated audits per k)",
                          xaxis_title="samples per arm k", yaxis_title="power", yaxis_range=[0, 1.05], **LAYOUT)
     return figure
 
 
 def discrepancy_bars(names, statistics, pvalues, *, alpha: float, title: str, label: str = "ω",
-                     pvalue_label: str = "adjusted p") -> go.Figure:
+                     pvalue_label: str = "adjusted p", n_resamples=None, exact=False) -> go.Figure:
     """One bar of ω per model or perturbation, coloured by significance (paper Fig. 3).
 
     Each bar is labelled with the p-value that decided its colour, named by ``pvalue_label`` (``"adjusted p"``
-    after a correction, ``"p"`` when none), so the label matches the table column beside it.
+    after a correction, ``"p"`` when none), so the label matches the table column beside it.  Given the
+    permutation tests' ``n_resamples`` (one B for every bar, or one per bar) and ``exact`` (likewise), a p at
+    its floor 1/(B+1) reads ``"p ≤ 0.001"``, as the table writes it (:func:`format_pvalue`); without them
+    (adjusted p-values) every p is written as it is.
     """
+    pvalues = [float(p) for p in pvalues]
+    floors = n_resamples if np.ndim(n_resamples) else [n_resamples] * len(pvalues)
+    exacts = exact if np.ndim(exact) else [exact] * len(pvalues)
+    if len(floors) != len(pvalues) or len(exacts) != len(pvalues):
+        raise ValueError(f"`n_resamples` and `exact` must be one value or one per bar ({len(pvalues)}); got "
+                         f"{len(floors)} and {len(exacts)}.")
+    texts = [f"{pvalue_label} {p_relation(format_pvalue(p, b, exact=bool(e)))}"
+             for p, b, e in zip(pvalues, floors, exacts)]
     colours = [ORIGINAL_COLOUR if p <= alpha else NULL_COLOUR for p in pvalues]
     figure = go.Figure(go.Bar(x=list(statistics), y=[html.escape(str(n)) for n in names], orientation="h",
-                              marker_color=colours, text=[f"{pvalue_label} = {format_pvalue(p)}" for p in pvalues],
-                              textposition="outside", cliponaxis=False))
+                              marker_color=colours, text=texts, textposition="outside", cliponaxis=False))
     figure.update_layout(title=title, xaxis_title=label, yaxis=dict(autorange="reversed", automargin=True),
                          **{**LAYOUT, "margin": dict(l=40, r=130, t=50, b=40)})
     return figure

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..audit.experiments import BestModel
 from ..paper import loaders as paper
 from ..paper import printed as pr
 from ..paper.appendix_c import AppendixResult, ChoiceGrid
@@ -24,7 +25,7 @@ from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
 from . import reproduction_tables as tables
 from . import rut_study
-from .readings import at_floor, significance_stars
+from .readings import at_floor, format_percent, significance_stars
 from .stability_report import stability_lines, stability_record
 
 
@@ -51,6 +52,36 @@ def persona_agreement(result: PersonaTable, alpha: float = 0.05) -> str:
             f"p = {doctor.pvalue:.2f}.")
 
 
+def best_model_sentence(best: BestModel) -> str:
+    """Fig 2's reading at one allowed FPR, to go inside a sentence: ``"at FPR ≤ 5 % the best is Phi-3-mini
+    (TPR 48 %)"``, or why none is named (a tie, or no target flagged)."""
+    bound = f"at FPR ≤ {format_percent(best.max_fpr)}"
+    if best.tpr == 0:
+        return f"{bound} no model flags any target, so none is best"
+    if best.model is None:
+        return f"{bound} {', '.join(best.tied)} tie at TPR {format_percent(best.tpr)}, so none is declared best"
+    return f"{bound} the best is {best.model} (TPR {format_percent(best.tpr)})"
+
+
+def best_model_reading(best: BestModel, *, alpha: float | None = None) -> str:
+    """The banner of Fig 2's reading: :func:`best_model_sentence`, and for a named model what its TPR means,
+    with both shares written out (``"it flags 48 % of the targets while flagging at most 5 % of the
+    controls"``: "that share" twice read as 48 % both times in a user trial); ``alpha``, the p-value
+    threshold that achieves it, where the page knows it."""
+    sentence = best_model_sentence(best)
+    sentence = sentence[0].upper() + sentence[1:]
+    if best.model is None:
+        return f"{sentence}."
+    at = f"at α = {alpha:.3g} " if alpha is not None else ""
+    return (f"{sentence}: {at}it flags {format_percent(best.tpr)} of the targets while flagging at most "
+            f"{format_percent(best.max_fpr)} of the controls.")
+
+
+def _share_range(shares) -> str:
+    """The smallest and largest of ``shares`` as percentages: ``"16 %–75 %"``."""
+    return f"{format_percent(min(shares))}–{format_percent(max(shares))}"
+
+
 def _floor_share(model, n_resamples) -> float:
     return float(np.mean([at_floor(p, n_resamples) for p in model.control_pvalues]))
 
@@ -58,7 +89,7 @@ def _floor_share(model, n_resamples) -> float:
 def roc_agreement(study: ROCStudy) -> str:
     """Figs 1–2 on one setup: the printed best models (Fig 2) against this project's, with the reason."""
     aucs = [m.pooled.auc for m in study.models]
-    bests = "; ".join(study.best_at(f).sentence() for f in ALLOWED_FPRS)
+    bests = "; ".join(best_model_sentence(study.best_at(f)) for f in ALLOWED_FPRS)
     printed = f"Printed (Fig. 2), {pr.FIG2_BEST[0.01]} is best at an allowed FPR of 1 % and {pr.FIG2_BEST[0.05]} at 5 %"
     n_resamples = study.settings["n_resamples"]
     if study.setup == "shipped_paraphrases":
@@ -66,13 +97,13 @@ def roc_agreement(study: ROCStudy) -> str:
         controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
         at_the_floor = all(at_floor(float(m.target_pvalues.min()), n_resamples) for m in study.models)
         reason = (f"in every model the smallest target p-value is the floor 1/(B+1) = {1 / (n_resamples + 1):.2g}, "
-                  f"where {min(floor):.0%}–{max(floor):.0%} of the controls also sit, so any α that flags a target "
+                  f"where {_share_range(floor)} of the controls also sit, so any α that flags a target "
                   "flags more than 1 % of the controls" if at_the_floor else
-                  f"{min(floor):.0%}–{max(floor):.0%} of the controls sit at the p-value floor 1/(B+1)")
+                  f"{_share_range(floor)} of the controls sit at the p-value floor 1/(B+1)")
         return (f"{printed}; on the paper's shipped responses with controls and targets tested against a shared "
                 f"original, {sum(a > 0.5 for a in aucs)} of {len(aucs)} models have AUC above 0.5 "
                 f"({min(aucs):.2f}–{max(aucs):.2f}) but {bests}: "
-                f"{min(controls):.0%}–{max(controls):.0%} of the paraphrase controls are significant at 0.05 and "
+                f"{_share_range(controls)} of the paraphrase controls are significant at 0.05 and "
                 f"{reason}; and the target (base) changes the patient and the prompt's format at once.")
     depends = study.best_depends_on_fpr()
     verdict = {True: "the best model does depend on the allowed FPR, as the paper found",
@@ -83,8 +114,8 @@ def roc_agreement(study: ROCStudy) -> str:
     targets = [float((m.target_pvalues < 0.05).mean()) for m in study.models]
     # AUC < 0.5 means controls got the smaller p-values: say so, with the shares that show it.
     reversed_ = sum(a < 0.5 for a in aucs)
-    shares = (f"; at α = 0.05 the test flags {min(controls):.0%}–{max(controls):.0%} of the controls and "
-              f"{min(targets):.0%}–{max(targets):.0%} of the targets"
+    shares = (f"; at α = 0.05 the test flags {_share_range(controls)} of the controls and "
+              f"{_share_range(targets)} of the targets"
               + (f", so in {reversed_} of {len(aucs)} models the answers moved more with a control (a name, a fact "
                  "outside the risk score) than with a clinical value that changes NICE's advice" if reversed_ else ""))
     return (f"{printed}; those models are not local, so in the paper's own setup (cvd_nice, 8 controls and 8 "
@@ -153,7 +184,7 @@ def sample_size_agreement(result: SampleSizeTable) -> str:
     return (f"§3.2 prints the rule, not a table, and only up to a constant (2 here: the two-sample normal "
             f"approximation for ω in Cohen's d, whose planned k the permutation test meets in simulation); at the "
             f"paper's k = {result.k_paper} it detects effects ω ≥ {d[1]:.2f} (Cohen's d) for one perturbation and "
-            f"≥ {d[8]:.2f} with Bonferroni over Table 2's 8 personas ({result.power:.0%} power, α = "
+            f"≥ {d[8]:.2f} with Bonferroni over Table 2's 8 personas ({format_percent(result.power)} power, α = "
             f"{result.alpha:g}): Table 2's printed ω are JS distances, not Cohen's d, so the rule "
             "cannot be checked against them.")
 

@@ -16,7 +16,7 @@ from ..paper.fig3 import AlignmentStudy
 from ..paper.sample_size import SampleSizeTable
 from ..paper.table2 import PersonaTable
 from .formatting import format_number
-from .readings import format_pvalue, significance_stars
+from .readings import format_percent, format_pvalue, significance_stars
 
 #: Table 2's printed columns set beside our GPT responses (the shipped persona answers are GPT's).
 TABLE2_PRINTED_MODELS = ("GPT-4", "GPT-3.5")
@@ -33,6 +33,28 @@ def _frame(columns: dict):
     import pandas as pd
 
     return pd.DataFrame(columns)
+
+
+def stacked_frame(tables):
+    """Every table an experiment shows, as one frame for its one CSV download.
+
+    ``tables`` holds (title, frame) pairs in the order of the screen.  One table comes back as it is; several
+    are stacked under a first column ``"table"`` naming each row's table, each keeping its own columns (empty
+    where another table's column does not apply), so nothing on the screen is missing from the CSV (a user
+    trial downloaded Appendix C's Table 4 alone while Tables 5 and 6 stood beside it).
+    """
+    import pandas as pd
+
+    tables = list(tables)
+    if not tables:
+        raise ValueError("`tables` must hold at least one (title, frame) pair.")
+    if len(tables) == 1:
+        return tables[0][1]
+    columns = ["table"] + list(dict.fromkeys(c for _, frame in tables for c in frame.columns))
+    parts = [frame.assign(table=title).reindex(columns=columns).astype(object) for title, frame in tables]
+    # empty text where a table has no such column: whole numbers that another table leaves empty stay "20"
+    # (a column holding NaN is read as floats, "20.0", by every later step down to the CSV)
+    return pd.concat(parts, ignore_index=True).fillna("")
 
 
 # ------------------------------------------------------------------ Table 2
@@ -74,7 +96,7 @@ def roc_frame(study: ROCStudy):
         col("AUC sd over seeds", pr.THIS_PROJECT): [m.auc_sd for m in models],
     }
     for fpr in ALLOWED_FPRS:
-        columns[col(f"TPR at FPR ≤ {fpr:.0%}", pr.THIS_PROJECT)] = [m.tpr_at_fpr(fpr) for m in models]
+        columns[col(f"TPR at FPR ≤ {format_percent(fpr)}", pr.THIS_PROJECT)] = [m.tpr_at_fpr(fpr) for m in models]
     columns[col("controls p < .05", pr.THIS_PROJECT)] = [float((m.control_pvalues < 0.05).mean()) for m in models]
     columns[col("targets p < .05", pr.THIS_PROJECT)] = [float((m.target_pvalues < 0.05).mean()) for m in models]
     if all(m.reported_pvalues is not None for m in models):
@@ -88,10 +110,12 @@ def best_model_frame(result: Figs12):
     """Fig 2's reading: the best model at each allowed FPR, printed and in each setup (none on a tie)."""
     def name(best):
         if best.model is not None:
-            return f"{best.model} (TPR {best.tpr:.0%})"
-        return f"none: {', '.join(best.tied)} tie at TPR {best.tpr:.0%}" if best.tied else "none (TPR 0 for all)"
+            return f"{best.model} (TPR {format_percent(best.tpr)})"
+        if best.tied:
+            return f"none: {', '.join(best.tied)} tie at TPR {format_percent(best.tpr)}"
+        return "none (TPR 0 for all)"
 
-    columns = {"allowed FPR": [f"{f:.0%}" for f in ALLOWED_FPRS],
+    columns = {"allowed FPR": [format_percent(f) for f in ALLOWED_FPRS],
                col("best model", pr.PRINTED): [pr.FIG2_BEST[f] for f in ALLOWED_FPRS]}
     for study in result.studies:
         columns[col(f"best model, {SETUP_NAMES[study.setup]}", pr.THIS_PROJECT)] = [

@@ -75,9 +75,21 @@ def printed_frame(study: RUTStudy):
                          for r in study.printed])
 
 
+#: Below this power AUC every method is at α at every q (2α for α = 0.05): nothing detects the substitute.
+UNDETECTED_AUC = 0.1
+
+
+def undetected(study: RUTStudy, name: str) -> bool:
+    """Whether every method fails against ``name`` (power AUC < :data:`UNDETECTED_AUC`: power ≈ α at every q)."""
+    return max(study.curves[name].power_auc.values()) < UNDETECTED_AUC
+
+
 def leader_text(study: RUTStudy, name: str, *, plain: bool = False) -> str:
     """The method with the highest power AUC against ``name``, or the methods tied with it: ids for the
-    JSON (``"rut ≈ ks"``), or with ``plain`` the names a person reads (``"RUT ≈ KS"``)."""
+    JSON (``"rut ≈ ks"``), or with ``plain`` the names a person reads (``"RUT ≈ KS"``); ``"none"`` where
+    every method fails (:func:`undetected`), which no method "leads" (0.051 against 0.049 is α against α)."""
+    if undetected(study, name):
+        return "none (power ≈ α)" if plain else "none"
     curves, first = study.curves[name], study.winner(name)
     if study.clear_winner(name) is not None:
         tied = [first]
@@ -109,15 +121,16 @@ def findings(study: RUTStudy) -> list[str]:
             continue
         ranked = sorted(of_kind, key=rut_auc.get)
         wins = sum(leaders[n] == "rut" for n in of_kind)
-        ties = sum(leaders[n] is None for n in of_kind)
+        ties = sum(leaders[n] is None and not undetected(study, n) for n in of_kind)
+        missed = sum(undetected(study, n) for n in of_kind)
         out.append(f"{kind.capitalize()}: RUT's power AUC runs from {rut_auc[ranked[0]]:.{AUC_DECIMALS}f} "
                    f"({label(ranked[0])}, hardest) to {rut_auc[ranked[-1]]:.{AUC_DECIMALS}f} ({label(ranked[-1])}, "
                    f"easiest); RUT leads against {wins} of {len(of_kind)}, {ties} tied with another method within "
-                   "Monte Carlo error.")
+                   "Monte Carlo error" + (f", {missed} detected by no method" if missed else "") + ".")
     lead = {m: [n for n in names if leaders[n] == m] for m in METHOD_NAMES}
     # Ordinary spaces in a sentence (and the JSON, which carries the findings): no-break ones only in the table
     tied = [f"{label(n)} ({leader_text(study, n, plain=True).replace(chr(0xA0), ' ')})" for n in names
-            if leaders[n] is None]
+            if leaders[n] is None and not undetected(study, n)]  # those every method fails: the last finding
     parts = [f"{METHOD_NAMES[m]} against {', '.join(label(n) for n in v)}" for m, v in lead.items() if v]
     out.append("Highest power AUC beyond Monte Carlo error: " + ("; ".join(parts) or "none")
                + (f"; ties: {', '.join(tied)}" if tied else "") + ".")
@@ -125,7 +138,7 @@ def findings(study: RUTStudy) -> list[str]:
     out.append(f"KS on the same ranks has a lower power AUC than Cramér–von Mises against {below} of {len(names)} "
                "substitutes (point estimates: where the line above reports a tie, the gap is within Monte Carlo "
                "error).")
-    failing = [n for n in names if max(study.curves[n].power_auc.values()) < 0.1]
+    failing = [n for n in names if undetected(study, n)]
     if failing:
         out.append(f"Every method fails (power AUC < 0.1, i.e. power ≈ α at every q) against "
                    f"{', '.join(label(n) for n in failing)}, "

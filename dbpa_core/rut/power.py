@@ -37,10 +37,10 @@ import numpy as np
 from scipy import stats
 
 from .._validation import check_choice, check_positive_int, check_probability, check_rng
-from .mmd import hamming_matches
+from .mmd import MMDResult, hamming_matches, hamming_mmd_test
 from .pools import RUTPools
 from .scoring import SCORES
-from .uniformity import substituted_share_bound
+from .uniformity import RUTResult, rank_uniformity_test, substituted_share_bound
 
 METHODS = ("rut", "mmd", "ks")
 #: The paper's grid of substitution probabilities.
@@ -286,6 +286,34 @@ def draw_audit(pools: RUTPools, substitute: str, q: float, *, n_prompts: int = 1
     target_tokens = np.where(substituted[:, None], arm.tokens[rows, alternative], ref_tokens[rows, null_target])
     return DrawnAudit(tuple(pools.prompts[r] for r in rows), target_scores, reference[rows[:, None], references],
                       target_tokens, ref_tokens[rows[:, None], references], substituted)
+
+
+@dataclass(frozen=True, eq=False)
+class RecordedAudit:
+    """One audit drawn from the recorded pools and tested by RUT and by the Hamming-kernel MMD."""
+
+    audit: DrawnAudit = field(repr=False)
+    rut: RUTResult
+    mmd: MMDResult
+
+    @property
+    def n_substituted(self) -> int:
+        """How many target answers came from the substitute (the truth the test does not see)."""
+        return int(self.audit.substituted.sum())
+
+
+def recorded_audit(pools: RUTPools, substitute: str, q: float, *, n_prompts: int = 100, m: int = 100,
+                   score: str = "log_rank", n_resamples: int = 1000, seed: int = 0) -> RecordedAudit:
+    """One audit of ``substitute`` at share ``q`` (:func:`draw_audit`), tested by MMD and then RUT.
+
+    One stream, ``default_rng(seed)``, draws the answers, then the MMD's re-splits, then RUT's tie-breaking
+    uniforms: the paper view's default audit and the one-audit view at the same settings are one audit,
+    the same numbers (they were two draws of one stream at different points: 46 and 47 substituted).
+    """
+    rng = np.random.default_rng(seed)
+    audit = draw_audit(pools, substitute, q, n_prompts=n_prompts, m=m, score=score, rng=rng)
+    mmd = hamming_mmd_test(audit.target_tokens, audit.reference_tokens, n_resamples=n_resamples, rng=rng)
+    return RecordedAudit(audit, rank_uniformity_test(audit.target_scores, audit.reference_scores, rng=rng), mmd)
 
 
 def auroc(positive, negative):

@@ -226,6 +226,7 @@ def test_exported_settings_are_redacted(tmp_path):
         assert SECRET not in file.read_text() and KEY not in file.read_text()
 
 
+@pytest.mark.unexpected_page_error
 def test_the_app_shows_and_logs_errors_without_the_key(caplog):
     from ui.components import guard
 
