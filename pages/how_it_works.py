@@ -19,7 +19,7 @@ st.write(
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import format_pvalue, read_family  # noqa: E402
+from dbpa_core.present.readings import format_pvalue, null_splits, read_family  # noqa: E402
 from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
@@ -68,8 +68,8 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
     left, right = st.columns(2)
     cloud_slot, null_slot = left.empty(), right.empty()
     left.caption("Blue: outputs for x₀; red: outputs for x₁; a cross marks each arm's centroid.")
-    right.caption(f"Grey bars: {label} on random re-splits of the pooled outputs (what chance gives); orange: "
-                  "re-splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
+    right.caption(f"Grey bars: {label} on {null_splits(result.test.exact)} (what chance gives); orange: "
+                  "splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
                   "the observed statistic. Press ▶ on the chart to watch the null build up in place.")
     if stream:
         stream_in_place(result, request, alpha=alpha, statistic=statistic, inputs=inputs, seed=seed,

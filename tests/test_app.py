@@ -347,6 +347,26 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     assert metric(at, "Decision") == "FAIL TO REJECT H₀"
 
 
+def test_byo_an_exact_test_reads_as_every_split(app):
+    """4 outputs per arm: the test counts all 70 splits, and every sentence and caption says so (trial 5 read
+    "at random" and "random re-splits of the 70 tried" under "every split: exact")."""
+    import json
+
+    lines = [json.dumps({"arm": arm, "text": f"{arm} {i}", "embedding": [1.0, float(i), 3.0 * (arm == "b")]})
+             for arm in ("a", "b") for i in range(4)]
+    at = open_page(app, "byo_samples")
+    at.file_uploader(key="byo_file").set_value(("four.jsonl", "\n".join(lines).encode(), "application/json")).run()
+    at.button(key="byo_run").click().run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "permutations B = 70 (every split: exact)" in captions
+    assert "splitting the same outputs in every possible way" in captions and "of all 70 splits" in captions
+    assert "Grey: ω on every split of the pooled outputs" in captions
+    # (the themes below compare their shares with random re-splits of the arm labels: those are random)
+    assert "at random" not in captions and "random re-splits of the pooled" not in captions, captions
+    assert "typical random" not in captions and "than a typical split of the pooled outputs" in captions
+
+
 def test_byo_names_an_arm_too_small_and_says_empty_texts(app):
     """A one-output arm is refused before anything is embedded, naming the arm and the fix; empty texts are
     kept as outputs and said so on the page (as on the command line)."""

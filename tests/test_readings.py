@@ -161,3 +161,15 @@ def test_a_familys_verb_agrees_with_its_count():
     assert read_family(0, 1, 0.05, "bonferroni").startswith("0 of 1 perturbation are declared")
     assert read_family(1, 3, 0.05, "bonferroni", noun="model", claim="declared to answer differently").startswith(
         "1 of 3 models is declared to answer differently (")
+
+
+def test_an_exact_tests_chance_level_reads_as_every_split():
+    """The sentence over the chance level and the null chart's caption say "every split" when the test counted
+    every split of the pooled outputs (k = 4 per arm: 70), "at random" / "random re-splits" otherwise."""
+    from dbpa_core.present.readings import null_splits, read_statistic
+
+    exact = read_statistic(0.9, 0.3, "JSD", exact=True)
+    assert "splitting the same outputs in every possible way gives 0.3 on average" in exact and "random" not in exact
+    assert "re-splitting the same outputs at random gives 0.3" in read_statistic(0.9, 0.3, "JSD")
+    assert null_splits(True) == "every split of the pooled outputs"
+    assert null_splits(False) == "random re-splits of the pooled outputs"

@@ -11,8 +11,8 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.present.formatting import counted, format_number, unbroken
-from dbpa_core.present.readings import (decision, format_pvalue, pvalue_floor_note, read_decision, read_effect,
-                                        read_pvalue, read_statistic, significance_stars)
+from dbpa_core.present.readings import (decision, format_pvalue, null_splits, pvalue_floor_note, read_decision,
+                                        read_effect, read_pvalue, read_statistic, significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -69,7 +69,7 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
                + (" (every split: exact)" if result.exact else " random re-splits"))
     # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
-    st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label))
+    st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label, exact=result.exact))
     st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     st.caption(read_effect(result.effect_size, result.standardized_effect))
     if current:
@@ -208,7 +208,7 @@ def null_and_similarities(result, *, label: str, key: str) -> None:
 
     left, right = st.columns(2)
     left.plotly_chart(shared_figure(null_histogram, result, label=label), width="stretch", key=f"{key}_null")
-    left.caption("Grey: ω on random re-splits of the pooled outputs (what chance gives); orange: re-splits at least "
+    left.caption(f"Grey: ω on {null_splits(result.exact)} (what chance gives); orange: splits at least "
                  "as extreme as the observed split. The p-value is the orange share.")
     right.plotly_chart(shared_figure(similarity_histograms, result), width="stretch", key=f"{key}_sims")
     right.caption("P0: similarities between original outputs; P1: between original and perturbed outputs. "

@@ -199,7 +199,7 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     columns[1].metric("Effect beyond chance", ("+" if test.effect_size > 0 else "") + format_number(test.effect_size))
     pvalue_metric(columns[2], test, stars=False)
     decision_box(test.pvalue, alpha, headline=True)
-    st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label))
+    st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label, exact=test.exact))
     st.caption(read_effect(test.effect_size, test.standardized_effect))
     if statistic == "centroid":
         st.caption(read_centroid_distance(float(np.sqrt(max(test.statistic, 0.0)))))

@@ -122,7 +122,7 @@ def show_table2(result, *, key: str = "reproduce"):
     persona = st.selectbox("Read one row", [r.persona for r in result.rows], key=f"{key}_persona")
     row = next(r for r in result.rows if r.persona == persona)
     null_mean = float(row.test.null_distribution.mean())
-    st.caption(read_statistic(row.statistic, null_mean, "JS distance"))
+    st.caption(read_statistic(row.statistic, null_mean, "JS distance", exact=row.test.exact))
     st.caption(read_pvalue(row.pvalue, row.test.n_resamples, exact=row.test.exact))
     st.caption(read_decision(row.pvalue, ALPHA))
     if row.note:

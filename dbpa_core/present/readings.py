@@ -83,8 +83,9 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     """
     if exact:
         if at_floor(pvalue, n_resamples, exact=True):
+            floor = format_pvalue(pvalue, n_resamples, exact=True).removeprefix("≤ ")
             return (f"Of all {n_resamples:,} splits of the pooled outputs, only the observed one gave a discrepancy "
-                    f"this large, so p is at its floor 1/N = {format_pvalue(pvalue, n_resamples, exact=True).removeprefix('≤ ')}: "
+                    f"this large, so p is at its floor 1/N = {floor}: "
                     "the smallest p these outputs can give; only more outputs per arm could show it smaller.")
         share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)
         return (f"If the perturbation changed nothing, a discrepancy at least this large would turn up in {share} "
@@ -136,8 +137,15 @@ def read_family(n_rejected: int, m: int, alpha: float, method: str, *, noun: str
             f"α = {alpha:g}).")
 
 
-def read_statistic(statistic: float, null_mean: float, label: str) -> str:
-    """One sentence that reads the observed discrepancy against chance."""
+def null_splits(exact: bool) -> str:
+    """What the permutation null is made of, in words: every split of the pooled outputs when the test
+    enumerated them (``exact``), random re-splits otherwise (trial 5 read an exact test as "at random")."""
+    return "every split of the pooled outputs" if exact else "random re-splits of the pooled outputs"
+
+
+def read_statistic(statistic: float, null_mean: float, label: str, *, exact: bool = False) -> str:
+    """One sentence that reads the observed discrepancy against chance (``exact``: the null holds every split
+    of the outputs, not random re-splits)."""
     ratio = statistic / null_mean if null_mean > 0 else float("inf")
     if 0.8 <= ratio <= 1.25:
         comparison = "about what chance alone produces"
@@ -148,7 +156,9 @@ def read_statistic(statistic: float, null_mean: float, label: str) -> str:
     from .formatting import format_number
 
     # Three significant digits, as the cards and the chart's T_obs give them: one number, one reading.
-    return (f"The observed {label} is {format_number(statistic)}; re-splitting the same outputs at random gives "
+    resplit = ("splitting the same outputs in every possible way" if exact else
+               "re-splitting the same outputs at random")
+    return (f"The observed {label} is {format_number(statistic)}; {resplit} gives "
             f"{format_number(null_mean)} on average, so the perturbation's discrepancy is {comparison}.")
 
 
@@ -160,8 +170,8 @@ def read_effect(effect_size: float, standardized: float) -> str:
     sentence = (f"Effect size {signed}: the discrepancy beyond chance, {standardized:+.1f} null standard "
                 f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
     if effect_size < 0:
-        sentence += (" Negative: the observed split is *less* different than a typical random re-split, which "
-                     "happens by chance when nothing changed.")
+        sentence += (" Negative: the observed split is *less* different than a typical split of the pooled "
+                     "outputs, which happens by chance when nothing changed.")
     return sentence
 
 
