@@ -38,7 +38,7 @@ with guard():
     if not others:
         raise ValueError("Choose at least one model to compare with the reference.")
 
-    cost_note(settings, [scenario.prompt] * (len(others) + 1), k)
+    cost_note(settings, [scenario.prompt], k, models={name: options[name] for name in (reference, *others)})
     inputs = {**settings_inputs(settings), "prompt": scenario.title, "reference": reference, "models": others,
               "k": k, "B": n_resamples}
     if st.button("Compare", type="primary", key="align_run"):

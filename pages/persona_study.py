@@ -36,7 +36,8 @@ with guard():
     if not models:
         raise ValueError("Choose at least one model.")
 
-    cost_note(settings, ([scenario.prompt] + [scenario.apply(p)[0] for p in personas]) * len(models), k)
+    cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in personas], k,
+              models={name: options[name] for name in models})
     inputs = {**settings_inputs(settings), "models": models, "k": k, "B": n_resamples, "ω": discrepancy}
     if st.button("Run the study", type="primary", key="persona_run"):
         with RunProgress("Persona study", len(models)) as progress:

@@ -40,7 +40,7 @@ with guard():
 
     prompts = [prompt for s in chosen_scenarios for prompt in
                [all_scenarios[s].prompt] + [all_scenarios[s].apply(p)[0] for p in all_scenarios[s].perturbations]]
-    cost_note(settings, prompts * len(models) * replicates, k)
+    cost_note(settings, prompts * replicates, k, models={name: options[name] for name in models})
     inputs = {**settings_inputs(settings), "scenarios": chosen_scenarios, "models": models, "k": k,
               "replicates": replicates, "B": n_resamples}
     if st.button("Run", type="primary", key="roc_run"):

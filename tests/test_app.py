@@ -421,6 +421,10 @@ def test_case_studies_open_on_the_papers_responses(app):
 def test_persona_study(app):
     at = open_page(app, "persona_study")
     at.radio(key="persona_source").set_value("live").run()
+    # The estimate prices each chosen model at its own backend, not the sidebar's: the recorded one replays
+    (note,) = [i.value for i in at.info if "This run" in i.value]
+    assert "- **recorded SmolLM2 T=0.7**: This run replays 180 recorded answers (no generation calls" in note, note
+    assert "- **simulated T=1.0**: This run makes 180 generation calls" in note, note
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception

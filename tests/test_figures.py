@@ -166,7 +166,7 @@ def test_bar_labels_write_a_pvalue_at_its_floor_as_the_table_does(results):
     pvalues = [same.pvalue, shifted.pvalue]
     figure = discrepancy_bars(["same", "shifted"], [same.statistic, shifted.statistic], pvalues, alpha=0.05,
                               title="t", pvalue_label="p", n_resamples=[800, 800], exact=[False, False])
-    assert list(figure.data[0].text) == [f"p = {format_pvalue(same.pvalue)}", "p ≤ 0.0012"]
+    assert list(figure.data[0].text) == [f"p = {format_pvalue(same.pvalue)}", "p ≤ 0.0013"]  # 1/801 = 0.00125: a bound rounds up
     assert list(figure.data[0].text)[1] == f"p {format_pvalue(shifted.pvalue, 800)}"
     one_b = discrepancy_bars(["same", "shifted"], [1, 2], pvalues, alpha=0.05, title="t", pvalue_label="p",
                              n_resamples=800)

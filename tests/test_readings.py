@@ -173,3 +173,45 @@ def test_an_exact_tests_chance_level_reads_as_every_split():
     assert "re-splitting the same outputs at random gives 0.3" in read_statistic(0.9, 0.3, "JSD")
     assert null_splits(True) == "every split of the pooled outputs"
     assert null_splits(False) == "random re-splits of the pooled outputs"
+
+
+def test_a_single_theme_count_reads_as_a_sentence():
+    """One number of themes tried reads "with 8 outputs, 2 is the only number of themes tried", not "(2 the only
+    number possible)"; several read "3 chosen by silhouette among 2–6"."""
+    from types import SimpleNamespace
+
+    from dbpa_core.present.readings import read_explanation_method
+
+    one = SimpleNamespace(n_x=4, n_y=4, candidates=(2,), n_clusters=2, n_resamples=200)
+    assert "(with 8 outputs, 2 is the only number of themes tried)" in read_explanation_method(one)
+    many = SimpleNamespace(n_x=20, n_y=20, candidates=(2, 3, 4, 5, 6), n_clusters=3, n_resamples=1000)
+    assert "(3 chosen by silhouette among 2–6)" in read_explanation_method(many)
+
+
+def test_a_persona_grids_p_at_its_floor_reads_as_a_bound():
+    """The live persona table writes a p at its floor 1/(B+1) "≤ 0.001", as the paper view's table and the
+    chart do (a trial read "0.001" beside the heatmap's "***"); other p as they are."""
+    import numpy as np
+
+    from dbpa_core.audit.experiments import PersonaGrid
+    from dbpa_core.present.formatting import people_frame
+
+    grid = PersonaGrid(("nurse", "child"), ("control", "target"), ("m1", "m2"), np.array([[0.1, 0.2], [0.3, 0.4]]),
+                       np.array([[1 / 1001, 0.25], [0.0123, 1 / 70]]), "jsd", ((1000, False), (70, True)))
+    shown = people_frame(grid.table())
+    assert list(shown["p m1"]) == ["≤\u00a00.001", "0.012"]
+    assert list(shown["p m2"]) == ["0.250", "≤\u00a00.015"]  # exact: the floor is 1/N = 0.0143, a bound rounded up
+    assert grid.table()["p m1"].iloc[0] == 1 / 1001  # the CSV keeps the number
+
+
+def test_a_floor_is_written_as_a_true_bound():
+    """p at its floor reads "≤ x" with x rounded *up*: 1/70 = 0.0143 is not "≤ 0.014", 1/16 = 0.0625 not
+    "≤ 0.062", 1/801 = 0.00125 not "≤ 0.0012"; floors that round to themselves are unchanged."""
+    from dbpa_core.present.readings import format_pvalue, pvalue_floor
+
+    cases = {(70, True): "≤ 0.015", (16, True): "≤ 0.063", (800, False): "≤ 0.0013", (1000, False): "≤ 0.001",
+             (999, False): "≤ 0.001", (200, False): "≤ 0.005", (100, False): "≤ 0.01"}
+    for (b, exact), text in cases.items():
+        floor = pvalue_floor(b, exact=exact)
+        assert format_pvalue(floor, b, exact=exact) == text, (b, exact)
+        assert float(text.removeprefix("≤ ")) >= floor  # a true bound

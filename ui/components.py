@@ -427,14 +427,25 @@ def k_input(column, settings, arms, *, default: int, key: str, smallest: int = 2
     return k
 
 
-def cost_note(settings, prompts, k: int) -> None:
-    """The call, token and dollar estimate, shown before a run."""
+def cost_note(settings, prompts, k: int, *, models=None) -> None:
+    """The call, token and dollar estimate, shown before a run.
+
+    ``models`` (label → SamplerConfig), on a page that compares models: one line per model, each priced at its
+    own backend over ``prompts`` (a recorded model replays its answers, a simulated one is free), not at the
+    sidebar's (a trial read "makes 360 generation calls" for a recorded and a simulated model).
+    """
     from dbpa_core.audit.costs import estimate_cost
 
-    sampler_model = settings.sampler.model if settings.sampler.backend == "openai" else settings.sampler.backend
-    estimate = estimate_cost(list(prompts), int(k), max_tokens=settings.max_tokens, sampler_model=sampler_model,
-                             embedder_model=settings.embedder.model or "minilm")
-    st.info(estimate.reading())
+    from .models import with_model
+
+    lines = []
+    for label, sampler in (models or {"": settings.sampler}).items():
+        priced = with_model(settings, sampler)  # its output cap: the sidebar's, or the recording's
+        name = sampler.model if sampler.backend == "openai" else sampler.backend
+        estimate = estimate_cost(list(prompts), int(k), max_tokens=priced.max_tokens, sampler_model=name,
+                                 embedder_model=settings.embedder.model or "minilm")
+        lines.append(f"- **{label}**: {estimate.reading()}" if label else estimate.reading())
+    st.info("\n".join(lines))
 
 
 #: The FDR levels a "What changed" panel offers for its themes (Benjamini–Hochberg).

@@ -142,15 +142,20 @@ class PersonaGrid:
     statistics: np.ndarray = field(repr=False)
     pvalues: np.ndarray = field(repr=False)
     discrepancy: str = "jsd"
+    #: Per model, its tests' (B, exact): where a p sits at its floor 1/(B+1) (or 1/N) it reads "≤".
+    pvalue_floors: tuple[tuple[int, bool], ...] | None = None
 
     def table(self):
-        """The grid as a DataFrame: persona, kind, then ω and p per model."""
+        """The grid as a DataFrame: persona, kind, then ω and p per model (``attrs["pvalue_floors"]``: each p
+        column's (B, exact), so the screen writes a p at its floor "≤ 0.001", as the paper view does)."""
         import pandas as pd
 
         table = pd.DataFrame({"persona": list(self.personas), "kind": list(self.kinds)})
         for column, name in enumerate(self.models):
             table[f"ω {name}"] = self.statistics[:, column]
             table[f"p {name}"] = self.pvalues[:, column]
+        if self.pvalue_floors is not None:
+            table.attrs["pvalue_floors"] = {f"p {name}": floor for name, floor in zip(self.models, self.pvalue_floors)}
         return table
 
 
@@ -171,8 +176,9 @@ def persona_grid(run_family: Callable[[str], FamilyResult], models: Sequence[str
     statistics = np.array([[r.test.statistic for r in f.results] for f in families]).T
     pvalues = np.array([[r.test.pvalue for r in f.results] for f in families]).T
     personas = tuple(label.removeprefix("Act as ").rstrip(". ") for label in labels)
+    floors = tuple((f.results[0].test.n_resamples, bool(f.results[0].test.exact)) for f in families)
     return PersonaGrid(personas, tuple(r.kind for r in families[0].results), tuple(models), statistics, pvalues,
-                       discrepancy)
+                       discrepancy, floors)
 
 
 def alignment_family(results: Sequence[PerturbationResult], *, correction: str = "bonferroni",

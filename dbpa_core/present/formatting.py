@@ -126,8 +126,10 @@ def people_formatters(frame) -> dict:
         if not pd.api.types.is_numeric_dtype(values):
             continue
         name = str(column)
-        if name == "p" and "pvalue_floor" in frame.attrs:  # permutation p-values of one B: "≤" at the floor
-            n_resamples, exact = frame.attrs["pvalue_floor"]
+        floor = (frame.attrs["pvalue_floor"] if name == "p" and "pvalue_floor" in frame.attrs
+                 else frame.attrs.get("pvalue_floors", {}).get(column))
+        if floor is not None:  # permutation p-values of one B (and exactness): "≤" at the floor
+            n_resamples, exact = floor
             formatters[column] = guarded(lambda v, b=n_resamples, e=exact: unbroken(format_pvalue(v, b, exact=e)))
         elif name == "p" or name.startswith(("p ", "p-", "p·", "p(", "p adjusted")):
             formatters[column] = guarded(format_pvalue)

@@ -7,6 +7,8 @@ the same thing.
 
 from __future__ import annotations
 
+import math
+
 from .._validation import check_probability
 
 #: (upper bound, stars) as in the paper's tables: * p < 0.05, ** p < 0.01, *** p < 0.001.
@@ -44,6 +46,21 @@ def at_floor(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> 
     return n_resamples is not None and pvalue <= pvalue_floor(n_resamples, exact=exact) * (1 + 1e-9)
 
 
+def _round_up(value: float, digits: int = 2) -> float:
+    """``value`` rounded *up* to ``digits`` significant digits (0.0142857 → 0.015; 0.000999 → 0.001)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.ceil(value / scale - 1e-9) * scale
+
+
+def _floor_value(n_resamples: int, *, exact: bool = False) -> str:
+    """The floor itself, to two significant digits, for a sentence that says "1/(B+1) = …" (an equality:
+    rounded to nearest, unlike the bound of :func:`format_pvalue`)."""
+    from .formatting import format_number
+
+    floor = pvalue_floor(n_resamples, exact=exact)
+    return f"{floor:.2g}" if floor >= 1e-4 else format_number(floor, 2)
+
+
 def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
     """A p-value for display: three decimals, two significant digits below 0.01, short enough for a card.
 
@@ -54,7 +71,8 @@ def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool 
     from .formatting import format_number
 
     if at_floor(pvalue, n_resamples, exact=exact):
-        floor = pvalue_floor(n_resamples, exact=exact)
+        # A bound rounds up: the floor 1/70 = 0.0143 reads "≤ 0.015", never "≤ 0.014", which p is not.
+        floor = _round_up(pvalue_floor(n_resamples, exact=exact))
         return f"≤ {floor:.2g}" if floor >= 1e-4 else f"≤ {format_number(floor, 2)}"
     if pvalue >= 0.01:
         return f"{pvalue:.3f}"
@@ -83,7 +101,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     """
     if exact:
         if at_floor(pvalue, n_resamples, exact=True):
-            floor = format_pvalue(pvalue, n_resamples, exact=True).removeprefix("≤ ")
+            floor = _floor_value(n_resamples, exact=True)
             return (f"Of all {n_resamples:,} splits of the pooled outputs, only the observed one gave a discrepancy "
                     f"this large, so p is at its floor 1/N = {floor}: "
                     "the smallest p these outputs can give; only more outputs per arm could show it smaller.")
@@ -92,7 +110,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
                 f"of all {n_resamples:,} splits of the pooled outputs (every split was counted: p is exact).")
     if at_floor(pvalue, n_resamples):
         return (f"None of the {n_resamples:,} random re-splits of the pooled outputs gave a discrepancy this large, "
-                f"so p is at its floor 1/(B+1) = {format_pvalue(pvalue, n_resamples).removeprefix('≤ ')}; more "
+                f"so p is at its floor 1/(B+1) = {_floor_value(n_resamples)}; more "
                 "re-splits could only show it smaller.")
     share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)  # "73.0 %": the project's space before %
     return (
@@ -452,9 +470,10 @@ def read_explanation_method(explanation) -> str:
     """One sentence that says how the themes were found and tested."""
     n = explanation.n_x + explanation.n_y
     tried = explanation.candidates
-    how = (f"chosen by silhouette among {tried[0]}–{tried[-1]}" if len(tried) > 1 else "the only number possible")
+    how = (f"{explanation.n_clusters} chosen by silhouette among {tried[0]}–{tried[-1]}" if len(tried) > 1
+           else f"with {n} outputs, {explanation.n_clusters} is the only number of themes tried")
     return (f"The {n} outputs of both arms were grouped into {explanation.n_clusters} themes by meaning, without "
-            f"their arm labels ({explanation.n_clusters} {how}), each named by its most distinctive words; each "
+            f"their arm labels ({how}), each named by its most distinctive words; each "
             f"theme's share was compared with {explanation.n_resamples:,} random re-splits of the arm labels.")
 
 
