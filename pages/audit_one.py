@@ -3,6 +3,7 @@
 import streamlit as st
 
 from dbpa_core.present.formatting import discrepancy_symbol
+from dbpa_core.present.readings import format_percent
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
@@ -93,7 +94,7 @@ with guard():
             else:
                 result_strip(result.test, alpha, label=symbol, current=shown.current)
             if result.true_effect is not None and settings.sampler.backend == "simulated":
-                st.caption(f"Simulated ground truth: the perturbation moves {result.true_effect * 100:.0f} % of the "
+                st.caption(f"Simulated ground truth: the perturbation moves {format_percent(result.true_effect)} of the "
                            f"answer content ({'a real change' if result.true_effect else 'no change at all'}).")
             coordinates = clouds(result.original, result.perturbed, method=projection, key="one_clouds",
                                  seed=settings.seed)

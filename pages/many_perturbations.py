@@ -5,7 +5,7 @@ import streamlit as st
 from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
-from dbpa_core.present.readings import read_family, read_power_check, read_sequential
+from dbpa_core.present.readings import format_percent, read_family, read_power_check, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power
@@ -74,7 +74,7 @@ with guard():
             show_table(table)
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
-                       f"{min(1, 1 - (1 - alpha) ** m) * 100:.0f} % without correction. "
+                       f"{format_percent(min(1, 1 - (1 - alpha) ** m))} without correction. "
                        + read_family(family.adjusted.n_rejected, m, alpha, correction))
             st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
@@ -115,7 +115,7 @@ with guard():
     plan_alpha = columns[3].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="plan_alpha")
     needed = required_sample_size(effect, alpha=plan_alpha, power=power, m=m)
     st.metric("Samples per arm k needed", needed)
-    st.caption(f"To detect a shift of {effect:g} standard deviations with probability {power * 100:.0f} % while "
+    st.caption(f"To detect a shift of {effect:g} standard deviations with probability {format_percent(power)} while "
                f"testing {m} perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
                "(k = 2((z₁₋α/(2m) + z₁₋β)/d)², the normal approximation; the paper gives the rule up to its "
                "constant). It holds for a shift along one direction that the embedding keeps; when many directions "

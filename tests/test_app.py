@@ -251,29 +251,29 @@ def test_tpr_fpr(app):
     assert any("at least one scenario and one model" in e.value for e in at.error)
 
 
-def test_a_k_above_the_recording_names_the_pages_k_box(app):
-    """The recorded reference holds 20 answers per prompt: k = 30 is refused before any work, naming the box a
-    user sees ("Samples per model k"), not the sampler's parameter `n` (trial 5)."""
+def compare_with_the_recorded_reference(app, k: int):
+    """The Alignment page's live comparison of "simulated T=1.0" with the recorded reference, at k per model."""
     at = open_page(app, "alignment")
     at.radio(key="align_source").set_value("live").run()
     at.selectbox(key="align_scenario").set_value("seasons_question").run()
     at.multiselect(key="align_models").set_value(["simulated T=1.0"]).run()
-    at.number_input(key="align_k").set_value(30).run()
+    at.number_input(key="align_k").set_value(k).run()
     at.button(key="align_run").click().run()
     assert not at.exception
+    return at
+
+
+def test_a_k_above_the_recording_names_the_pages_k_box(app):
+    """The recorded reference holds 20 answers per prompt: k = 30 is refused before any work, naming the box a
+    user sees ("Samples per model k"), not the sampler's parameter `n` (trial 5)."""
+    at = compare_with_the_recorded_reference(app, 30)
     (error,) = [e.value for e in at.error]
     assert error.startswith("`Samples per model k`: only 20 responses were recorded for the arm") and "`n`" not in error
     assert "set Samples per model k to at most 20" in error
 
 
 def test_alignment(app):
-    at = open_page(app, "alignment")
-    at.radio(key="align_source").set_value("live").run()
-    at.selectbox(key="align_scenario").set_value("seasons_question").run()
-    at.multiselect(key="align_models").set_value(["simulated T=1.0"]).run()
-    at.number_input(key="align_k").set_value(10).run()
-    at.button(key="align_run").click().run()
-    assert not at.exception
+    at = compare_with_the_recorded_reference(app, 10)
     table = tables(at)[0]
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"

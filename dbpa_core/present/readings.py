@@ -52,13 +52,17 @@ def _round_up(value: float, digits: int = 2) -> float:
     return math.ceil(value / scale - 1e-9) * scale
 
 
+def _two_digits(value: float) -> str:
+    """A small positive number to two significant digits, as a p-value card writes it ("0.0012", "1 × 10⁻⁴")."""
+    from .formatting import format_number
+
+    return f"{value:.2g}" if value >= 1e-4 else format_number(value, 2)
+
+
 def _floor_value(n_resamples: int, *, exact: bool = False) -> str:
     """The floor itself, to two significant digits, for a sentence that says "1/(B+1) = …" (an equality:
     rounded to nearest, unlike the bound of :func:`format_pvalue`)."""
-    from .formatting import format_number
-
-    floor = pvalue_floor(n_resamples, exact=exact)
-    return f"{floor:.2g}" if floor >= 1e-4 else format_number(floor, 2)
+    return _two_digits(pvalue_floor(n_resamples, exact=exact))
 
 
 def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
@@ -68,15 +72,10 @@ def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool 
     say how much smaller the true p is, only that no re-split was as extreme as the observed one;
     :func:`pvalue_floor_note` names the floor (1/(B+1), or 1/N for exact enumeration) beside it.
     """
-    from .formatting import format_number
-
     if at_floor(pvalue, n_resamples, exact=exact):
         # A bound rounds up: the floor 1/70 = 0.0143 reads "≤ 0.015", never "≤ 0.014", which p is not.
-        floor = _round_up(pvalue_floor(n_resamples, exact=exact))
-        return f"≤ {floor:.2g}" if floor >= 1e-4 else f"≤ {format_number(floor, 2)}"
-    if pvalue >= 0.01:
-        return f"{pvalue:.3f}"
-    return f"{pvalue:.2g}" if pvalue >= 1e-4 else format_number(pvalue, 2)
+        return f"≤ {_two_digits(_round_up(pvalue_floor(n_resamples, exact=exact)))}"
+    return f"{pvalue:.3f}" if pvalue >= 0.01 else _two_digits(pvalue)
 
 
 def pvalue_floor_note(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> str:
