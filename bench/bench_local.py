@@ -19,6 +19,10 @@ machine's load hits every configuration alike; medians over rounds):
 - with ``--flash-attention``, the decoding part adds batched k = 16 and 32
   with llama.cpp's flash attention on (not what LocalSampler uses: see
   bench/RESULTS.md), against the same baseline;
+- with ``--also-model smollm2-q8_0``, batched k = 16 and 32 on another local
+  model (here the packaged weights re-expressed in 8 bits, a format that
+  llama.cpp's x86 build multiplies with a GEMM kernel), against the same
+  packaged-Q4_1 baseline;
 - the kernels' ceiling (``--part ceiling``): tokens/s of bare forward steps
   (``llama_decode``, no sampling, no Python per row) of 1 token, of 16 and
   64 tokens of one sequence with logits for the last only (a prompt's shape:
@@ -43,7 +47,7 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers import get_sampler, sample_seed  # noqa: E402
-from dbpa_core.samplers.local import get_engine, load_llama, smollm2_path  # noqa: E402
+from dbpa_core.samplers.local import get_engine, load_llama, resolve_model, smollm2_path  # noqa: E402
 
 PROMPT = "Explain in a few sentences why the sky is blue."
 WIDTHS = (1, 8, 16, 32)
@@ -63,6 +67,9 @@ def main() -> None:
     parser.add_argument("--scored", type=int, default=32, help="completions scored per round")
     parser.add_argument("--flash-attention", action="store_true",
                         help="decoding: also batched k = 16, 32 with flash attention (LocalSampler keeps it off)")
+    parser.add_argument("--also-model", metavar="NAME",
+                        help="decoding: also batched k = 16, 32 on another local model (e.g. smollm2-q8_0, the "
+                             "packaged weights re-expressed in 8 bits), against the same Q4_1 baseline")
     parser.add_argument("--part", choices=("all", "ceiling", "decoding", "scoring"), default="all")
     args = parser.parse_args()
     if args.part in ("all", "ceiling"):
@@ -147,6 +154,9 @@ def decoding(args) -> None:
         from dbpa_core.samplers.engine import LlamaEngine
 
         flash = LlamaEngine(path, n_ctx=2048, n_threads=args.threads, flash_attention=True)
+    other = None
+    if args.also_model:
+        other = get_engine(resolve_model(args.also_model, None), 2048, args.threads)
     local = get_sampler("local")
     prompt = engine.chat_prompt(local.messages(PROMPT, None))
     messages = local.messages(PROMPT, None)
@@ -169,12 +179,16 @@ def decoding(args) -> None:
     batched(8, 99)  # warm up: contexts, caches
     if flash is not None:
         batched(8, 99, flash)
+    if other is not None:
+        batched(8, 99, other)
     rates: dict[str, list[tuple[float, float]]] = {}
     for round_ in range(args.rounds):
         runs = [("one at a time", lambda: one_at_a_time(round_))]
         runs += [(f"batched k = {k}", lambda k=k: batched(k, round_)) for k in WIDTHS]
         if flash is not None:
             runs += [(f"k = {k}, flash attn", lambda k=k: batched(k, round_, flash)) for k in (16, 32)]
+        if other is not None:
+            runs += [(f"k = {k}, {args.also_model}", lambda k=k: batched(k, round_, other)) for k in (16, 32)]
         for name, run in runs:
             tokens, wall, cpu = timed(run)
             rates.setdefault(name, []).append((tokens / wall, tokens / cpu))
@@ -183,11 +197,11 @@ def decoding(args) -> None:
     base_cpu = statistics.median(r[1] for r in rates["one at a time"])
     print(f"\nSmolLM2-135M Q4_1, {args.threads} threads, ≤ {args.max_tokens} new tokens, T = 0.7, "
           f"median of {args.rounds} interleaved rounds")
-    print(f"{'path':<22}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
+    print(f"{'path':<26}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
     for name, values in rates.items():
         wall = statistics.median(v[0] for v in values)
         cpu = statistics.median(v[1] for v in values)
-        print(f"{name:<22}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
+        print(f"{name:<26}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
 
     print(f"decoding done: {load()}", flush=True)
 

@@ -23,7 +23,7 @@ from dbpa_core.present.readings import format_pvalue, null_splits, read_family  
 from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
-                           recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
+                           scenario_recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
 from ui.resources import scenarios, store  # noqa: E402
 from ui.live import is_live  # noqa: E402
 from ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
@@ -87,7 +87,7 @@ with guard():
     scenario = all_scenarios[st.session_state["home_scenario"]]
     if st.session_state.get("home_perturbation") not in [p.id for p in scenario.perturbations]:
         pick_first_intervention()
-    limit = recorded_limit(scenario) if settings.sampler.backend == "recorded" else 200
+    limit = scenario_recorded_limit(scenario) if settings.sampler.backend == "recorded" else 200
     if limit < 5:
         raise ValueError("`Backend`: fewer than 5 responses per arm were recorded for this scenario; pick another "
                          "scenario or a live backend in the sidebar.")

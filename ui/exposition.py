@@ -24,7 +24,7 @@ from dbpa_core.present.readings import (decision, format_percent, format_pvalue,
                                         read_effect, read_pvalue, read_statistic)
 
 from .components import decision_box, pvalue_metric
-from .components import recorded_limit as arms_limit
+from .components import recorded_limit
 from .resources import embedder_for, store
 from .runs import scenario_request
 from .settings import Settings
@@ -103,12 +103,12 @@ def load_quietly_at_shutdown(embedder) -> None:
             raise
 
 
-def recorded_limit(scenario) -> int:
+def scenario_recorded_limit(scenario) -> int:
     """The largest N every arm of ``scenario`` has recorded responses for (0 if an arm has none)."""
     from dbpa_core.audit.request import AuditRequest
 
     arms = AuditRequest.from_scenario(scenario, sampler=SamplerConfig("recorded")).arm_requests()
-    return arms_limit([(arm.prompt, arm.system) for arm in arms])
+    return recorded_limit([(arm.prompt, arm.system) for arm in arms])
 
 
 def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: str, seed: int, slots) -> None:
