@@ -95,6 +95,31 @@ def test_pvalues_agree_with_the_exact_hypergeometric_tail():
     np.testing.assert_allclose([t.qvalue for t in e.themes], expected, rtol=1e-12)
 
 
+def test_every_split_is_counted_when_there_are_no_more_than_b():
+    """With C(n, k0) ≤ B the themes' p is the hypergeometric tail itself, as dbpa_test's exact branch."""
+    counts = [(4, 1), (1, 4)]  # k0 = k1 = 5: C(10, 5) = 252 splits
+    data = toy(counts, noise=0.02)
+    e = explain_change(*data, n_resamples=1000, rng=3)
+    assert e.exact and e.n_resamples == 252 and e.null_distribution.shape == (252, 2)
+    for theme in e.themes:
+        size = theme.count_x + theme.count_y
+        assert theme.pvalue == pytest.approx(exact_pvalue(10, 5, size, theme.count_x), rel=1e-12), theme
+    # the same outputs with B below the number of splits: random re-splits, p with its +1
+    sampled = explain_change(*data, n_resamples=200, rng=3)
+    assert not sampled.exact and sampled.n_resamples == 200 and sampled.null_distribution.shape == (200, 2)
+    assert all(t.pvalue >= 1 / 201 for t in sampled.themes)
+    # every split's share difference, each once: the null is the exact distribution (no seed in it)
+    again = explain_change(*data, n_resamples=1000, rng=4)
+    np.testing.assert_array_equal(np.sort(e.null_distribution, axis=0), np.sort(again.null_distribution, axis=0))
+    # what the page and the exports say
+    assert "all 252 splits of the pooled outputs" in read_explanation_method(e)
+    assert "p is exact" in read_explanation_method(e) and "random" not in read_explanation_method(e)
+    assert "200 random re-splits" in read_explanation_method(sampled)
+    record = explanation_record(e)
+    jsonschema.validate(record, SCHEMA["$defs"]["explanation"])
+    assert record["exact"] is True and record["n_resamples"] == 252
+
+
 def test_null_distribution_is_the_share_difference_of_each_resplit():
     e = explain_change(*toy([(9, 4), (5, 11), (6, 5)]), n_resamples=300, rng=2)
     null = e.null_distribution

@@ -182,9 +182,9 @@ def test_a_single_theme_count_reads_as_a_sentence():
 
     from dbpa_core.present.readings import read_explanation_method
 
-    one = SimpleNamespace(n_x=4, n_y=4, candidates=(2,), n_clusters=2, n_resamples=200)
+    one = SimpleNamespace(n_x=4, n_y=4, candidates=(2,), n_clusters=2, n_resamples=70, exact=True)
     assert "(with 8 outputs, 2 is the only number of themes tried)" in read_explanation_method(one)
-    many = SimpleNamespace(n_x=20, n_y=20, candidates=(2, 3, 4, 5, 6), n_clusters=3, n_resamples=1000)
+    many = SimpleNamespace(n_x=20, n_y=20, candidates=(2, 3, 4, 5, 6), n_clusters=3, n_resamples=1000, exact=False)
     assert "(3 chosen by silhouette among 2–6)" in read_explanation_method(many)
 
 

@@ -488,7 +488,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         # findings): a column of long texts would squeeze the table at 1024 px.
         table = ex.themes_table(found, arms=arms).drop(columns="typical output")
         # p at its floor 1/(B+1) reads "≤ …" as on the p-value card; q is a BH adjustment, not a floor.
-        table["p"] = [unbroken(format_pvalue(value, found.n_resamples)) for value in table["p"]]
+        table["p"] = [unbroken(format_pvalue(value, found.n_resamples, exact=found.exact)) for value in table["p"]]
         table["q (BH)"] = [format_pvalue(value) for value in table["q (BH)"]]
         for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
             table[column] = [ex.shown_share(value) for value in table[column]]

@@ -346,6 +346,7 @@ def explanation_record(explanation, *, arms=ARM_NAMES) -> dict:
         "n_clusters": explanation.n_clusters, "rule": explanation.rule, "candidates": list(explanation.candidates),
         "silhouettes": [None if np.isnan(s) else s for s in explanation.silhouettes],
         "n_x": explanation.n_x, "n_y": explanation.n_y, "n_resamples": explanation.n_resamples,
+        "exact": explanation.exact,
         "fdr": explanation.fdr, "correction": explanation.correction, "witness_bandwidth": explanation.bandwidth,
         "labels": np.asarray(explanation.labels).tolist(),
         "readings": [read_explanation_method(explanation), *read_explanation(explanation, arms=arms),

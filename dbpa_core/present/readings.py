@@ -473,7 +473,15 @@ def read_explanation_method(explanation) -> str:
            else f"with {n} outputs, {explanation.n_clusters} is the only number of themes tried")
     return (f"The {n} outputs of both arms were grouped into {explanation.n_clusters} themes by meaning, without "
             f"their arm labels ({how}), each named by its most distinctive words; each "
-            f"theme's share was compared with {explanation.n_resamples:,} random re-splits of the arm labels.")
+            f"theme's share was compared with {_theme_null(explanation)}.")
+
+
+def _theme_null(explanation) -> str:
+    """What each theme's share was compared with: every split (exact) or B random re-splits."""
+    if explanation.exact:
+        return (f"its share on all {explanation.n_resamples:,} splits of the pooled outputs between the arms "
+                "(every split was counted: p is exact)")
+    return f"{explanation.n_resamples:,} random re-splits of the arm labels"
 
 
 def read_representatives(*, arms=ARM_NAMES) -> str:

@@ -7,6 +7,7 @@ the same device: re-splitting the arm labels of the pooled outputs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -17,7 +18,7 @@ from .._validation import (MAX_RESAMPLES, MAX_SAMPLES, SAMPLES_WHY, check_positi
                            check_texts_embeddings)
 from .corrections import adjust_pvalues
 from .discrepancy import MMD
-from .engine import random_splits
+from .engine import enumerated_splits, random_splits
 
 #: The largest number of clusters tried by default.
 MAX_CLUSTERS = 8
@@ -113,13 +114,17 @@ class ChangeExplanation:
     n_x, n_y : int
         Arm sizes k0, k1.
     n_resamples : int
-        B.
+        The re-splits counted: B, or every split C(k0 + k1, k0) when there are
+        no more of them than B (``exact``).
     fdr : float
         The Benjamini–Hochberg level.
     bandwidth : float
         σ of the witness's Gaussian kernel (median heuristic on the pooled outputs).
-    null_distribution : ndarray of shape (B, n_clusters)
+    null_distribution : ndarray of shape (n_resamples, n_clusters)
         share_x − share_y of each cluster on each re-split (as scipy returns its null).
+    exact : bool
+        Every split of the pooled outputs was counted (p is exact), as
+        :func:`dbpa_core.dbpa_test` does when C(k0 + k1, k0) ≤ B.
     """
 
     themes: tuple[Theme, ...]
@@ -136,6 +141,7 @@ class ChangeExplanation:
     bandwidth: float
     null_distribution: np.ndarray = field(repr=False)
     correction: str = "fdr_bh"
+    exact: bool = False
 
     @property
     def significant_themes(self) -> tuple[Theme, ...]:
@@ -158,7 +164,9 @@ def explain_change(texts_x, texts_y, emb_x, emb_y, *, fdr: float = 0.1, n_resamp
     fdr : float
         Benjamini–Hochberg level in (0, 1) across the clusters (default 0.1).
     n_resamples : int
-        B random re-splits of the arm labels (at most ``MAX_RESAMPLES``).
+        B random re-splits of the arm labels (at most ``MAX_RESAMPLES``); when
+        the pooled outputs have no more than B splits, every split is counted
+        instead and p is exact, as in :func:`dbpa_core.dbpa_test`.
     max_clusters : int
         Largest number of clusters tried (≥ 2).
     n_terms, n_examples : int
@@ -196,7 +204,9 @@ def explain_change(texts_x, texts_y, emb_x, emb_y, *, fdr: float = 0.1, n_resamp
     T_c = |a_c / k0 − (n_c − a_c) / k1|; over B re-splits (the DBPA engine's)
     p_c = (1 + #{T_c,b ≥ T_c}) / (1 + B) (Phipson & Smyth 2010: never 0),
     compared as the integers |n·a − k0·n_c|, so ties are exact.  Given the
-    clusters, a_c is hypergeometric under H₀: p_c estimates that exact tail.
+    clusters, a_c is hypergeometric under H₀: p_c estimates that exact tail,
+    and is that tail when C(n, k0) ≤ B: then every split is counted once and
+    p_c = #{T_c,s ≥ T_c} / C(n, k0), as the DBPA test's exact branch does.
     Benjamini–Hochberg (:func:`dbpa_core.adjust_pvalues`) runs across the
     clusters at ``fdr``.  The T_c are dependent (shares sum to 1), where BH's
     guarantee is not proven; on the paper's responses it held with room to
@@ -274,7 +284,7 @@ def _explain(texts_x, texts_y, emb_x, emb_y, fdr, n_resamples, max_clusters, n_t
     np.fill_diagonal(distance, 0.0)
     labels, candidates, silhouettes = _cluster(pooled, distance, max_clusters, rng)
     n_clusters = int(labels.max()) + 1
-    pvalues, null = _share_pvalues(labels, k0, n_clusters, n_resamples, batch, rng)
+    pvalues, null, exact = _share_pvalues(labels, k0, n_clusters, n_resamples, batch, rng)
     adjusted = adjust_pvalues(pvalues, method="fdr_bh", alpha=fdr)
     names = _class_tfidf_terms(texts, labels, n_clusters, n_terms)
     counts_x = np.bincount(labels[:k0], minlength=n_clusters)
@@ -292,7 +302,7 @@ def _explain(texts_x, texts_y, emb_x, emb_y, fdr, n_resamples, max_clusters, n_t
         themes=tuple(themes), representative=representative, labels=labels, n_clusters=n_clusters,
         candidates=candidates, silhouettes=silhouettes,
         rule=rule, n_x=k0, n_y=k1,
-        n_resamples=n_resamples, fdr=fdr, bandwidth=bandwidth, null_distribution=null)
+        n_resamples=len(null), fdr=fdr, bandwidth=bandwidth, null_distribution=null, exact=exact)
 
 
 @cache
@@ -340,27 +350,40 @@ def _share_pvalues(labels: np.ndarray, k0: int, n_clusters: int, n_resamples: in
                    rng: np.random.Generator):
     """Permutation p-values of each cluster's |share_x − share_y| and the null of share_x − share_y.
 
-    All B re-splits are counted at once per batch: the cluster of every
+    All re-splits are counted at once per batch: the cluster of every
     re-split's first k0 outputs, one bincount over (resample, cluster) cells.
+    Returns the p-values, the null and whether it is exact: every one of the
+    C(n, k0) splits counted once, when there are no more of them than B (the
+    DBPA test's rule, :func:`dbpa_core.stats.permutation._resample`).
     """
     n = len(labels)
     k1 = n - k0
     sizes = np.bincount(labels, minlength=n_clusters).astype(np.int64)
     # n·a − k0·n_c = k0·k1·(share_x − share_y): integers, so ties are exact.
     observed = np.abs(n * np.bincount(labels[:k0], minlength=n_clusters) - k0 * sizes)
-    exceed = np.zeros(n_clusters, dtype=np.int64)
-    null = np.empty((n_resamples, n_clusters))
     batch = batch or max(1, _CELLS_PER_BATCH // n)
-    for start in range(0, n_resamples, batch):
-        size = min(batch, n_resamples - start)
-        # The arm-x positions of `size` random splits, drawn row by row as dbpa_test draws them,
+    n_splits = math.comb(n, k0)
+    exact = n_splits <= n_resamples
+    if exact:
+        blocks = enumerated_splits(n, k0, batch)
+    else:
+        # The arm-x positions of random splits, drawn row by row as dbpa_test draws them,
         # so the splits (and p-values) do not depend on the batch size.
-        cells = labels[random_splits(rng, n, k0, size)[:, :k0]] + (np.arange(size) * n_clusters)[:, None]
+        blocks = (random_splits(rng, n, k0, min(batch, n_resamples - start))
+                  for start in range(0, n_resamples, batch))
+    exceed = np.zeros(n_clusters, dtype=np.int64)
+    gaps_per_block = []
+    for splits in blocks:
+        size = len(splits)
+        cells = labels[splits[:, :k0]] + (np.arange(size) * n_clusters)[:, None]
         counts = np.bincount(cells.ravel(), minlength=size * n_clusters).reshape(size, n_clusters)
         gaps = n * counts - k0 * sizes
         exceed += np.count_nonzero(np.abs(gaps) >= observed, axis=0)
-        null[start:start + size] = gaps / (k0 * k1)
-    return (1 + exceed) / (1 + n_resamples), null
+        gaps_per_block.append(gaps / (k0 * k1))
+    null = np.concatenate(gaps_per_block)
+    if exact:  # the observed split is one of those counted: no +1 (Phipson & Smyth's exact case)
+        return exceed / n_splits, null, True
+    return (1 + exceed) / (1 + n_resamples), null, False
 
 
 def _class_tfidf_terms(texts: list[str], labels: np.ndarray, n_clusters: int, n_terms: int):
