@@ -4,6 +4,7 @@ import streamlit as st
 
 from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
+from dbpa_core.present.readings import format_percent
 from ui.components import cost_note, downloads, guard, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
@@ -73,9 +74,10 @@ with guard():
             st.caption("Solid: TPR(α); dashed: FPR(α). A calibrated test keeps FPR(α) near α.")
             table = comparison.summary(max_fpr)
             show_table(table)
-            st.caption(f"Per model: the most targets it flags while flagging at most {max_fpr:g} of the controls "
+            allowed = format_percent(max_fpr)  # the banner's way of writing it
+            st.caption(f"Per model: the most targets it flags while flagging at most {allowed} of the controls "
                        "(TPR at FPR ≤ …), and the α — the p-value threshold — that achieves it: declare a change when "
                        f"p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were large, so even "
-                       f"a loose threshold flagged at most {max_fpr:g} of them; a tiny one, that a control had a small "
+                       f"a loose threshold flagged at most {allowed} of them; a tiny one, that a control had a small "
                        "p; 0, that no threshold flags a target without flagging too many controls.")
             downloads(table=table, name="roc_summary", current=shown.current)

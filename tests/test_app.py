@@ -242,7 +242,9 @@ def test_tpr_fpr(app):
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20 %")) == 1
-    assert "TPR at FPR ≤ 0.2" in tables(at)[0].columns
+    assert "TPR at FPR ≤ 20 %" in tables(at)[0].columns
+    # the table's caption writes the allowed FPR as the banner does (it read "at most 0.2 of the controls")
+    assert "flagging at most 20 % of the controls" in " ".join(c.value for c in at.caption)
     assert not unspaced_percents(at), unspaced_percents(at)
     assert not any("Out of date" in w.value for w in at.warning)
     at.number_input(key="roc_k").set_value(12).run()

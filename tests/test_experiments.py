@@ -52,7 +52,7 @@ def test_best_model_is_picked_by_its_rates_not_by_its_position():
     assert comparison.best_model_at(0.0).model == "second"
     assert comparison.best_model_at(0.5).model == "second"
     table = comparison.summary(0.05)
-    assert list(table["model"]) == ["first", "second"] and "TPR at FPR ≤ 0.05" in table.columns
+    assert list(table["model"]) == ["first", "second"] and "TPR at FPR ≤ 5 %" in table.columns
 
 
 def test_best_model_is_none_on_a_tie_or_when_no_target_is_flagged():

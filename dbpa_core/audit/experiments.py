@@ -92,7 +92,7 @@ class RatesComparison:
         for name in self.models:
             roc = self.rocs[name]
             tpr, alpha = roc.tpr_at_fpr(max_fpr)
-            rows.append({"model": name, "AUC": roc.auc, f"TPR at FPR ≤ {max_fpr:g}": tpr, "α achieving it": alpha,
+            rows.append({"model": name, "AUC": roc.auc, f"TPR at FPR ≤ {max_fpr * 100:g} %": tpr, "α achieving it": alpha,
                          "targets": roc.n_targets, "controls": roc.n_controls})
         return pd.DataFrame(rows)
 
