@@ -48,6 +48,9 @@ def test_negative_effect_is_explained():
 
     assert "less* different" in read_effect(-0.01, -0.5)
     assert "Negative" not in read_effect(0.01, 0.5)
+    # every size has a word (1–3 null standard deviations had none)
+    assert [read_effect(0.01, z).split("(")[-1] for z in (0.5, -0.99, 1.0, 2.9, -2.5, 3.0, 12.0)] == [
+        "small).", "small).", "moderate).", "moderate).", "moderate).", "large).", "large)."]
 
 
 def test_readings_give_a_number_as_its_card_does():

@@ -184,8 +184,11 @@ def read_effect(effect_size: float, standardized: float) -> str:
     from .formatting import format_number
 
     signed = ("+" if effect_size > 0 else "") + format_number(effect_size)  # as the card beside it
+    # Every z gets a word (1 to 3 null standard deviations had none): within one of the null's centre is a
+    # typical split, three or more is beyond almost every split.
+    size = "large" if abs(standardized) >= 3 else "small" if abs(standardized) < 1 else "moderate"
     sentence = (f"Effect size {signed}: the discrepancy beyond chance, {standardized:+.1f} null standard "
-                f"deviations{' (large)' if abs(standardized) >= 3 else ' (small)' if abs(standardized) < 1 else ''}.")
+                f"deviations ({size}).")
     if effect_size < 0:
         sentence += (" Negative: the observed split is *less* different than a typical split of the pooled "
                      "outputs, which happens by chance when nothing changed.")
