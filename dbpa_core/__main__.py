@@ -200,7 +200,8 @@ def _test(args) -> int:
                                     else [get_embedder("minilm").embed(t) for t in (texts_a, texts_b)])
         explanation = explain_change(texts_a, texts_b, vectors_a, vectors_b, fdr=args.fdr,
                                      n_resamples=args.n_resamples, rng=args.seed)
-        context["explanation"] = explanation_record(explanation, arms=(Path(args.a).stem, Path(args.b).stem))
+        context["explanation"] = explanation_record(explanation, arms=(Path(args.a).stem, Path(args.b).stem),
+                                                    declared=result.pvalue <= alpha)
         print("What changed:", *context["explanation"]["readings"][1:-1], sep="\n  ")
     if json_path is not None:
         write_text(json_path, json.dumps(result_to_dict(result, **context), indent=2))

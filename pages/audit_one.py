@@ -7,8 +7,9 @@ from dbpa_core.present.readings import format_percent
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance, report_settings,
-                           result_downloads, result_strip, sequential_strip, settings_inputs, show_prompt, what_changed)
+from ui.components import (clouds, cost_note, declared_change, guard, k_input, null_and_similarities, provenance,
+                           report_settings, result_downloads, result_strip, sequential_strip, settings_inputs,
+                           show_prompt, what_changed)
 from ui.freshness import keep, result_area
 from ui.resources import scenarios
 from ui.runs import Audited, family, scenario_request, typed_request
@@ -100,7 +101,8 @@ with guard():
                                  seed=settings.seed)
             if result.test.kind == "fixed":
                 null_and_similarities(result.test, label=symbol, key="one")
-            changed = what_changed(audited, key="one", coordinates=coordinates, method=projection)
+            changed = what_changed(audited, key="one", declared=declared_change(result.test, alpha),
+                                   coordinates=coordinates, method=projection)
             result_downloads(result.test, alpha=alpha, label=symbol, name="audit_result",
                              title="DBPA audit of one perturbation", current=shown.current, explanation=changed,
                              inputs=inputs, original_prompt=result.original.prompt,

@@ -8,7 +8,8 @@ from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import clouds, guard, null_and_similarities, result_downloads, result_strip, what_changed
+from ui.components import (clouds, declared_change, guard, null_and_similarities, result_downloads, result_strip,
+                           what_changed)
 from ui.freshness import keep, result_area
 from ui.runs import Audited, shared_call, uploaded_test
 from ui.settings import EMBEDDER_LABELS
@@ -71,7 +72,8 @@ with guard():
             coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
             null_and_similarities(result.test, label=symbol, key="byo")
             arms = (result.original.label, result.perturbed.label)
-            changed = what_changed(shown.result, key="byo", arms=arms, coordinates=coordinates)
+            changed = what_changed(shown.result, key="byo", declared=declared_change(result.test, alpha), arms=arms,
+                                   coordinates=coordinates)
             result_downloads(result.test, alpha=alpha, label=symbol, name="byo_result",
                              title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,
                              arms=arms, file=upload.name, original_arm=arms[0], perturbed_arm=arms[1],

@@ -20,7 +20,7 @@ st.write(
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import format_pvalue, null_splits, read_family  # noqa: E402
-from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
+from ui.components import (cost_note, declared_change, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            scenario_recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
@@ -164,7 +164,7 @@ with guard():
 
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
     shown = Audited.of_request(request, chosen, family)
-    changed = what_changed(shown, key="home", seed=settings.seed)
+    changed = what_changed(shown, key="home", declared=declared_change(result.test, alpha), seed=settings.seed)
 
     from ui.runs import self_comparison
 

@@ -99,7 +99,8 @@ with guard():
                               "between the original and the perturbed answers. In a SPEC file: `explain: true`."):
                 pick = st.selectbox("What changed in", range(m), key="many_explained",
                                     format_func=lambda i: family.results[i].label)
-                changed = what_changed(Audited.of_request(request, pick, family), key="many", seed=settings.seed,
+                changed = what_changed(Audited.of_request(request, pick, family), key="many",
+                                       declared=bool(family.adjusted.reject[pick]), seed=settings.seed,
                                        same_picture=False)
                 explanations = family_explanations(Audited.of_request(request, pick, family), fdr=changed.fdr)
             family_downloads(family, settings, name="family", current=shown.current, explanations=explanations)

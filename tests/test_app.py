@@ -349,11 +349,13 @@ def test_byo_new_upload_marks_the_old_result_out_of_date(app):
     assert metric(at, "Decision") == "FAIL TO REJECT H₀"
 
 
-def test_byo_an_exact_test_reads_as_every_split(app):
+def test_byo_an_exact_test_reads_as_every_split(app, monkeypatch):
     """4 outputs per arm: the test counts all 70 splits, and every sentence and caption says so (trial 5 read
-    "at random" and "random re-splits of the 70 tried" under "every split: exact")."""
+    "at random" and "random re-splits of the 70 tried" under "every split: exact").  Its p = 0.66 declares no
+    change while both themes differ (q = 2/70): the panel says the two are separate tests, and so does the JSON."""
     import json
 
+    sent = capture_downloads(monkeypatch)
     lines = [json.dumps({"arm": arm, "text": f"{arm} {i}", "embedding": [1.0, float(i), 3.0 * (arm == "b")]})
              for arm in ("a", "b") for i in range(4)]
     at = open_page(app, "byo_samples")
@@ -368,6 +370,12 @@ def test_byo_an_exact_test_reads_as_every_split(app):
     assert "its share on all 70 splits of the pooled outputs between the arms" in captions, captions
     assert "random" not in captions, captions
     assert "typical random" not in captions and "than a typical split of the pooled outputs" in captions
+    # the test declares no change, the themes differ: said once on screen, and in the download's readings
+    assert any("FAIL TO REJECT" in str(m.value) for m in at.metric)
+    (beside,) = [i.value for i in at.info if "declared no change, yet these themes" in i.value]
+    assert "Read the themes as a lead to confirm with more outputs per arm" in beside
+    readings = json.loads(sent["byo_result.json"])["explanation"]["readings"]
+    assert beside in readings and readings.index(beside) == len(readings) - 2  # before the representatives
 
 
 def test_byo_names_an_arm_too_small_and_says_empty_texts(app):
@@ -679,6 +687,10 @@ def test_audit_one_what_changed(app, monkeypatch):
     explanation = record["explanation"]
     assert [t["significant"] for t in explanation["themes"]].count(True) == len(readings)
     assert all(r in explanation["readings"] for r in readings)  # the download says what the screen says
+    # a declared change with themes: nothing to reconcile, on screen or in the download
+    assert record["decision"] == "REJECT H₀"
+    assert not [i for i in at.info if "declared no change" in i.value]
+    assert not [r for r in explanation["readings"] if "declared no change" in r]
     next(b for b in at.button if b.key == "audit_result_html_prepare").click().run()  # built on a click
     report = sent["audit_result.html"].decode()
     assert "<h2>What changed</h2>" in report and html.escape(readings[0].split("*")[1]) in report

@@ -120,6 +120,23 @@ def test_every_split_is_counted_when_there_are_no_more_than_b():
     assert record["exact"] is True and record["n_resamples"] == 252
 
 
+def test_themes_beside_a_test_that_declared_no_change_are_called_a_lead():
+    """Themes found where the DBPA test declared no change get one sentence (the page's and the JSON's);
+    a declared change, an unknown decision or no significant theme get none."""
+    from dbpa_core.present.readings import read_themes_beside_test
+
+    found = explain_change(*toy([(4, 0), (0, 4)], noise=0.02), rng=3)
+    nothing = explain_change(*toy([(5, 5), (5, 5)], noise=0.02), rng=3)
+    assert found.significant_themes and not nothing.significant_themes
+    sentence = read_themes_beside_test(found, declared=False)
+    assert sentence.startswith("The test above declared no change, yet these themes' shares differ")
+    assert [read_themes_beside_test(found, declared=True), read_themes_beside_test(found, declared=None),
+            read_themes_beside_test(nothing, declared=False)] == [None, None, None]
+    readings = explanation_record(found, declared=False)["readings"]
+    assert readings[-2] == sentence and readings[:-2] == explanation_record(found)["readings"][:-1]
+    assert sentence not in explanation_record(found, declared=True)["readings"]
+
+
 def test_null_distribution_is_the_share_difference_of_each_resplit():
     e = explain_change(*toy([(9, 4), (5, 11), (6, 5)]), n_resamples=300, rng=2)
     null = e.null_distribution

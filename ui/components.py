@@ -452,12 +452,18 @@ def cost_note(settings, prompts, k: int, *, models=None) -> None:
 FDR_LEVELS = (0.01, 0.05, 0.1, 0.2)
 
 
-def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinates=None, method: str = "pca",
-                 seed: int = 0, same_picture: bool = True):
+def declared_change(test, alpha: float) -> bool:
+    """The decision the page shows for ``test``: p ≤ α (a sequential test at its own α)."""
+    return bool(test.pvalue <= (test.alpha if test.kind == "sequential" else alpha))
+
+
+def what_changed(audited, *, key: str, declared: bool | None, arms=("original", "perturbed"), coordinates=None,
+                 method: str = "pca", seed: int = 0, same_picture: bool = True):
     """The "What changed" panel under a two-arm result: readings, themes table, theme cloud, representatives.
 
     ``audited`` is a :class:`ui.runs.Audited` (the explanation is cached with
-    it); ``coordinates`` the 2-D projection the page's cloud drew (computed
+    it); ``declared`` the decision the page shows for the same two arms (themes found where the test
+    declared no change are said to be a lead, not the finding); ``coordinates`` the 2-D projection the page's cloud drew (computed
     here with ``method`` and ``seed`` when None); ``same_picture`` says that the
     page drew that projection above (its caption then says so).  Only themes significant after
     Benjamini–Hochberg are read as findings; with none, the readings say the
@@ -466,7 +472,7 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
     """
     from dbpa_core.present import explanation as ex
     from dbpa_core.present.readings import (read_explanation, read_explanation_method, read_representatives,
-                                            theme_name)
+                                            read_themes_beside_test, theme_name)
 
     from .runs import explanation, projection
 
@@ -481,6 +487,9 @@ def what_changed(audited, *, key: str, arms=("original", "perturbed"), coordinat
         if found.significant_themes:
             for sentence in sentences:
                 st.markdown(sentence)
+            beside = read_themes_beside_test(found, declared=declared)
+            if beside:
+                st.info(beside, icon=":material/info:")
         else:
             st.info(sentences[0], icon=":material/blur_on:")
         st.caption(read_explanation_method(found))
@@ -530,7 +539,7 @@ def result_downloads(test, *, alpha: float, label: str, name: str, title: str, c
     from dbpa_core.present.readings import result_to_dict
 
     if explanation is not None:
-        context["explanation"] = explanation_record(explanation, arms=arms)
+        context["explanation"] = explanation_record(explanation, arms=arms, declared=declared_change(test, alpha))
     record = result_to_dict(test, alpha=alpha, decision=decision(test.pvalue, alpha), **context)
     downloads(record=record, report_html=lambda: result_html(test, record, title=title, alpha=alpha, label=label),
               name=name, current=current)

@@ -23,7 +23,8 @@ from .formatting import format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
                        format_share, read_adjusted_decision, read_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
-                       read_rut_decision, read_share_bound, read_test, significance_stars)
+                       read_rut_decision, read_share_bound, read_test, read_themes_beside_test,
+                       significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -73,7 +74,7 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
             "exact": test.exact, "warnings": list(test.warnings), "sample_ids": list(result.perturbed.sample_ids),
         })
     for entry, explanation in zip(perturbations, explanations or ()):
-        entry["explanation"] = explanation_record(explanation)
+        entry["explanation"] = explanation_record(explanation, declared=entry["reject"])
     run = {**settings, **family.settings}
     if "seed" in run and "replicate" in run:
         # "Resample" draws replicate r: the seeds the sampler was given are not the sidebar seed alone.
@@ -325,13 +326,16 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
     }
 
 
-def explanation_record(explanation, *, arms=ARM_NAMES) -> dict:
+def explanation_record(explanation, *, arms=ARM_NAMES, declared: bool | None = None) -> dict:
     """The JSON record of a :class:`~dbpa_core.stats.explain.ChangeExplanation` (key ``explanation`` of reports).
 
     ``themes`` (one per cluster, in cluster order) and ``representative``
     (``{"x": [...], "y": [...]}``, arm x the original) carry every number;
     ``readings`` the sentences the app shows, so a report reads the same;
-    ``labels`` the theme of each pooled output (arm x first).
+    ``labels`` the theme of each pooled output (arm x first).  ``declared`` is
+    the DBPA test's decision on the same two arms: where it declared no change
+    and themes were found, the readings say so as the page does
+    (:func:`~dbpa_core.present.readings.read_themes_beside_test`).
     """
     themes = [{
         "cluster": t.cluster, "terms": list(t.terms), "count_x": t.count_x, "count_y": t.count_y,
@@ -350,6 +354,7 @@ def explanation_record(explanation, *, arms=ARM_NAMES) -> dict:
         "fdr": explanation.fdr, "correction": explanation.correction, "witness_bandwidth": explanation.bandwidth,
         "labels": np.asarray(explanation.labels).tolist(),
         "readings": [read_explanation_method(explanation), *read_explanation(explanation, arms=arms),
+                     *filter(None, [read_themes_beside_test(explanation, declared=declared)]),
                      read_representatives(arms=arms)],
     }
 

@@ -468,6 +468,22 @@ def read_explanation(explanation, *, arms=ARM_NAMES) -> list[str]:
             "arm has and the other lacks."]
 
 
+def read_themes_beside_test(explanation, *, declared: bool | None) -> str | None:
+    """The sentence for themes found where the DBPA test above declared no change (else None).
+
+    ``declared`` is the test's decision on the same outputs (None: not known, nothing is said).  The two
+    are separate tests of one pair of arms, each with its own error control: the test compares how similar
+    the outputs are (ω between P0 and P1), the themes compare what they are about (shares of clusters), so
+    either can flag what the other misses; a page that showed both without a word read as a contradiction.
+    """
+    if declared is False and explanation.significant_themes:
+        return ("The test above declared no change, yet these themes' shares differ: the two are separate tests of "
+                "the same outputs (the test compares how similar the outputs are, the themes what they are about), "
+                "so either can flag what the other misses. Read the themes as a lead to confirm with more outputs "
+                "per arm, not as the audit's finding.")
+    return None
+
+
 def read_explanation_method(explanation) -> str:
     """One sentence that says how the themes were found and tested."""
     n = explanation.n_x + explanation.n_y
