@@ -41,7 +41,9 @@ with guard():
         show_selection(study)
         st.subheader("How much traffic is substituted? A lower bound")
         show_share_bound(study)
-        downloads(table=power_curve_frame(study), record=rut_study_record(study), name="rut_paper_experiments")
+        record = rut_study_record(study)
+        downloads(table=power_curve_frame(study), record=record, name="rut_paper_experiments",
+                  inputs=record["settings"])
         st.stop()
 
     left, right = st.columns([3, 1])

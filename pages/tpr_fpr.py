@@ -3,6 +3,8 @@
 import streamlit as st
 
 from dbpa_core.audit.experiments import rates_experiment
+from dbpa_core.present.csv_inputs import roc_inputs
+from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from dbpa_core.present.readings import format_percent
 from ui.components import cost_note, downloads, guard, settings_inputs, show_table
@@ -80,4 +82,5 @@ with guard():
                        f"p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were large, so even "
                        f"a loose threshold flagged at most {allowed} of them; a tiny one, that a control had a small "
                        "p; 0, that no threshold flags a target without flagging too many controls.")
-            downloads(table=table, name="roc_summary", current=shown.current)
+            record = rates_record(comparison, max_fpr, settings=report_settings(settings))
+            downloads(table=table, record=record, name="roc_summary", current=shown.current, inputs=roc_inputs(record))

@@ -217,7 +217,8 @@ def banners(at, fpr: str) -> list[str]:
     return [s.value for s in (*at.success, *at.warning) if f"At FPR ≤ {fpr}" in s.value]
 
 
-def test_tpr_fpr(app):
+def test_tpr_fpr(app, monkeypatch):
+    sent = capture_downloads(monkeypatch)
     at = open_page(app, "tpr_fpr")
     at.radio(key="roc_source").set_value("live").run()
     at.multiselect(key="roc_scenarios").set_value(["seasons_question", "customer_support"]).run()
@@ -239,6 +240,22 @@ def test_tpr_fpr(app):
                              k=10, n_resamples=100)
     assert list(summary["AUC"]) == [expected["simulated T=0.5"], expected["simulated T=2.0"]]
     assert summary["AUC"].iloc[0] > 0.7  # at T = 0.5 the targets' p-values are smaller than the controls'
+    # The CSV read on its own says what produced it: the JSON's settings after the table's own columns.
+    import json
+
+    from test_exports import read_csv
+
+    record, read = json.loads(sent["roc_summary.json"]), read_csv(sent["roc_summary.csv"])
+    assert list(read.columns[:len(summary.columns)]) == list(summary.columns)
+    assert not {"samples per arm k", "permutations B"} & set(summary.columns)  # not on the screen's table
+    inputs = record["settings"]
+    assert (inputs["k"], inputs["n_resamples"], inputs["replicates"], inputs["scenarios"]) == (
+        10, 100, 1, ["seasons_question", "customer_support"])
+    for column, value in {"samples per arm k": inputs["k"], "permutations B": inputs["n_resamples"],
+                          "seed": inputs["seed"], "replicates": inputs["replicates"], "allowed FPR": record["max_fpr"],
+                          "scenarios": "seasons_question, customer_support",
+                          "discrepancy ω": inputs["discrepancy"]}.items():
+        assert set(read[column]) == {value}, (column, set(read[column]), value)
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20 %")) == 1
@@ -392,8 +409,9 @@ def test_byo_names_an_arm_too_small_and_says_empty_texts(app):
     assert "Add outputs to this arm" in error and not any(m.label == "Decision" for m in at.metric)
 
 
-def test_case_studies_open_on_the_papers_responses(app):
+def test_case_studies_open_on_the_papers_responses(app, monkeypatch):
     """The persona study's default view is Table 2 on the paper's real GPT answers, not the simulator."""
+    sent = capture_downloads(monkeypatch)
     at = open_page(app, "persona_study")
     assert at.radio(key="persona_source").value == "paper"
     assert any("no one on this project wrote" in c.value for c in at.caption)
@@ -422,6 +440,16 @@ def test_case_studies_open_on_the_papers_responses(app):
                         r"flagging at most 5 % of the controls\.", banner), banner
     assert not unspaced_percents(at), unspaced_percents(at)  # "TPR 48%", "FPR ≤ 1%" in the agreement
     assert "TPR at FPR ≤ 5 % · this project" in tables(at)[0].columns
+    # its CSV says which setup and settings produced it, as the JSON beside it does
+    import json
+
+    from test_exports import read_csv
+
+    record, read = json.loads(sent["roc_shipped_paraphrases.json"]), read_csv(sent["roc_shipped_paraphrases.csv"])
+    assert list(read.columns[:len(tables(at)[0].columns)]) == list(tables(at)[0].columns)
+    for column, value in {"setup": record["setup"], "allowed FPR": 0.05, "permutations B": 1000,
+                          "seed": record["settings"]["seed"], "discrepancy ω": record["settings"]["discrepancy"]}.items():
+        assert set(read[column]) == {value}, (column, set(read[column]), value)
     at.radio(key="roc_source").set_value("recorded").run()
     assert not at.exception
     summary = tables(at)[0]
@@ -760,6 +788,21 @@ def test_many_perturbations_explain(app, monkeypatch):
     at.button(key="many_run").click().run()
     assert "What changed" not in [s.value for s in at.subheader]
     assert all("explanation" not in p for p in json.loads(sent["family.json"])["perturbations"])
+    # The family CSV says what produced it, as the JSON beside it does (scenario, k, B, seed, α, correction, ω).
+    from test_exports import read_csv
+
+    record, read = json.loads(sent["family.json"]), read_csv(sent["family.csv"])
+    shown = tables(at)[0]
+    assert list(read.columns[:len(shown.columns)]) == list(shown.columns)
+    assert "permutations B" not in shown.columns  # the screen's table is left as it was
+    settings = record["settings"]
+    assert (settings["scenario"], settings["k"], settings["correction"], settings["alpha"]) == (
+        "seasons_question", 20, "bonferroni", 0.05)
+    for column, key in [("scenario", "scenario"), ("samples per arm k", "k"), ("permutations B", "n_resamples"),
+                        ("seed", "seed"), ("alpha", "alpha"), ("correction", "correction"),
+                        ("discrepancy ω", "discrepancy")]:
+        assert set(read[column]) == {settings[key]}, (column, set(read[column]), settings[key])
+    assert set(read["sampler"]) == {"; ".join(f"{k}={v}" for k, v in settings["sampler"].items())}
     at.toggle(key="many_explain").set_value(True).run()
     at.selectbox(key="many_explained").set_value(5).run()  # Earth → Mars
     assert not at.exception

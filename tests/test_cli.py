@@ -47,6 +47,14 @@ def test_audit_simulated_end_to_end(tmp_path, monkeypatch):
     assert by_id["mars"]["reject"] and not by_id["paraphrase_1"]["reject"]
     assert len(by_id["mars"]["sample_ids"]) == 12 and record["versions"]["numpy"]
     assert (out / "results.csv").read_text().splitlines()[0].startswith("perturbation,kind")
+    # results.csv read on its own says what produced it: report.json's settings after the table's columns
+    from test_exports import read_csv
+
+    read, settings = read_csv((out / "results.csv").read_bytes()), record["settings"]
+    assert (settings["k"], settings["n_resamples"], settings["seed"]) == (12, 200, 0)
+    for column, key in [("samples per arm k", "k"), ("permutations B", "n_resamples"), ("seed", "seed"),
+                        ("alpha", "alpha"), ("correction", "correction"), ("discrepancy ω", "discrepancy")]:
+        assert set(read[column]) == {settings[key]}, (column, set(read[column]), settings[key])
     assert "<script" in (out / "report.html").read_text()
     # --fail-on-change turns the detected change into exit code 1 (CI gate)
     assert main(["audit", str(write_spec(tmp_path)), "--out", str(out), "--fail-on-change"]) == 1

@@ -172,3 +172,106 @@ def test_a_sequential_familys_csv_carries_the_samples_each_arm_drew():
     rows = family_csv(family).splitlines()
     assert rows[0].startswith("perturbation,kind,samples per arm,") and rows[1].startswith(f"p0,target,{drawn[0]},")
     assert "samples per arm" not in family_frame(make_family()).columns  # a fixed-k family has one k for all
+
+
+#: A sampler whose identity carries two credentials: a key and a URL password. Neither may reach a CSV.
+SECRET_KEY, SECRET_PASSWORD = "sk-csvtestabcdefghijklmnop", "hunter2pass"
+LEAKY_SAMPLER = {"backend": "openai", "model": "gpt-4o-mini", "api_key": SECRET_KEY,
+                 "base_url": f"https://me:{SECRET_PASSWORD}@llm.example.com/v1"}
+
+
+def read_csv(text):
+    """A downloaded CSV (text or bytes) as pandas reads it."""
+    import io
+
+    import pandas as pd
+
+    return pd.read_csv(io.BytesIO(text if isinstance(text, bytes) else text.encode()))
+
+
+def assert_no_secret(csv):
+    text = csv.decode() if isinstance(csv, bytes) else csv
+    assert SECRET_KEY not in text and SECRET_PASSWORD not in text, text
+
+
+def assert_constant(frame, column, expected):
+    """Every row of ``column`` holds ``expected`` (a CSV's inputs are the same on every row)."""
+    assert column in frame.columns, (column, list(frame.columns))
+    assert set(frame[column]) == {expected}, (column, set(frame[column]), expected)
+
+
+def test_the_family_csv_carries_the_records_settings_after_its_own_columns(tmp_path):
+    """A family CSV read on its own says what produced it: the JSON record's k, B, seed, α, correction, ω,
+    scenario, sampler and embedder follow the table's columns (unchanged, in front); no credential gets in."""
+    from dbpa_core.present.exports import write_reports
+
+    family = make_family().recorrected("holm", 0.1)
+    record = family_record(family, name="t", settings={"sampler": LEAKY_SAMPLER, "embedder": {"name": "minilm"},
+                                                        "seed": 3, "scenario": "seasons_question"})
+    screen = family_frame(family)
+    for csv in (family_csv(family, record), write_reports(family, record, tmp_path)["csv"].read_bytes()):
+        read = read_csv(csv)
+        assert list(read.columns[:len(screen.columns)]) == list(screen.columns)  # existing readers keep working
+        assert list(read["perturbation"]) == list(screen["perturbation"])
+        assert np.allclose(read["p adjusted (Holm)"], screen["p adjusted (Holm)"])
+        settings = record["settings"]
+        for column, key in [("samples per arm k", "k"), ("permutations B", "n_resamples"), ("seed", "seed"),
+                            ("alpha", "alpha"), ("correction", "correction"), ("discrepancy ω", "discrepancy"),
+                            ("similarity", "similarity"), ("scenario", "scenario")]:
+            assert_constant(read, column, settings[key])
+        assert (settings["k"], settings["n_resamples"], settings["alpha"], settings["correction"]) == (12, 499, 0.1,
+                                                                                                         "holm")
+        assert_constant(read, "embedder", "name=minilm")
+        (sampler,) = set(read["sampler"])
+        assert "backend=openai" in sampler and "model=gpt-4o-mini" in sampler and "llm.example.com" in sampler
+        assert_no_secret(csv)
+    assert "permutations B" not in family_frame(family).columns  # the screen's table is left as it was
+
+
+def test_inputs_columns_never_overwrite_a_result_column_and_pass_csv_safe():
+    """A setting named like a result column gets its own column; a setting that reads as a formula is neutralised."""
+    import pandas as pd
+
+    from dbpa_core.present.csv_inputs import with_inputs
+    from dbpa_core.present.exports import frame_csv
+
+    frame = pd.DataFrame({"seed": [1, 2], "p": [0.5, 0.01]})
+    read = read_csv(frame_csv(with_inputs(frame, {"seed": 7, "scenario": "=HYPERLINK(1)", "token": "abcdefghijk"})))
+    assert list(read.columns) == ["seed", "p", "seed (setting)", "scenario"]
+    assert list(read["seed"]) == [1, 2] and set(read["seed (setting)"]) == {7}
+    assert set(read["scenario"]) == {"'=HYPERLINK(1)"}
+
+
+def test_the_roc_csv_carries_the_runs_settings():
+    """The live TPR/FPR CSV: scenarios, replicates, k, B, ω and seed of the families behind the ROC, as its JSON
+    record says them; a recorded setup's CSV its setup, design, allowed FPR and settings."""
+    from dbpa_core.audit.experiments import rates_experiment
+    from dbpa_core.present.csv_inputs import roc_inputs, with_inputs
+    from dbpa_core.present.exports import frame_csv, rates_record
+
+    comparison = rates_experiment(lambda model, replicate, scenario: make_family(), ["a", "b"], ["s1", "s2"],
+                                  replicates=2)
+    record = rates_record(comparison, 0.05, settings={"sampler": LEAKY_SAMPLER, "embedder": {"name": "minilm"},
+                                                      "seed": 3})
+    table = comparison.summary(0.05)
+    csv = frame_csv(with_inputs(table, roc_inputs(record)))
+    read = read_csv(csv)
+    assert list(read.columns[:len(table.columns)]) == list(table.columns)
+    assert list(read["model"]) == ["a", "b"] and list(read["AUC"]) == [r["AUC"] for r in record["models"]]
+    settings = record["settings"]
+    assert (settings["k"], settings["n_resamples"], settings["seed"], settings["replicates"]) == (12, 499, 3, 2)
+    assert "correction" not in settings and "alpha" not in settings  # the ROC runs over every α
+    for column, key in [("samples per arm k", "k"), ("permutations B", "n_resamples"), ("seed", "seed"),
+                        ("replicates", "replicates"), ("discrepancy ω", "discrepancy")]:
+        assert_constant(read, column, settings[key])
+    assert_constant(read, "scenarios", "s1, s2")
+    assert_constant(read, "allowed FPR", record["max_fpr"])
+    assert_no_secret(csv)
+    assert_no_secret(json.dumps(record))
+    # A recorded setup's record (ui.paper.recorded_or_live): its own keys come first.
+    recorded = {"setup": "recorded_cvd", "design": "cvd_nice", "max_fpr": 0.1, "models": [],
+                "settings": {"k": 20, "n_resamples": 1000, "seed": 0, "seeds": [0, 1]}}
+    read = read_csv(frame_csv(with_inputs(table, roc_inputs(recorded))))
+    assert list(read.columns[len(table.columns):]) == ["setup", "design", "allowed FPR", "samples per arm k",
+                                                       "permutations B", "seed", "seeds"]
+    assert_constant(read, "seeds", "0, 1")

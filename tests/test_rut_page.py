@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -182,3 +183,66 @@ def test_the_paper_views_default_audit_is_the_one_audit_views_audit(page):
     captions = " ".join(c.value for c in page.caption)
     assert f"{substituted} target answers actually came from the substitute" in captions, (substituted, captions)
     assert metric(page, "Substituted share") == f"≥ {bound}"
+
+
+def test_the_rut_csv_carries_the_audits_inputs_as_its_json_says_them(page, monkeypatch):
+    """The RUT result CSV read on its own says which audit produced it: the test, target, score, α and the
+    run's settings (target choice, q, n, m, seed) follow the ranks, equal to the JSON beside it."""
+    from test_app import capture_downloads
+    from test_exports import read_csv
+
+    sent = capture_downloads(monkeypatch)
+    page.radio(key="rut_mode").set_value("audit").run()
+    page.slider(key="rut_q").set_value(0.3).run()
+    assert not page.exception
+    record = json.loads(sent["rut_result.json"])
+    read = read_csv(sent["rut_result.csv"])
+    assert list(read.columns[:3]) == ["prompt", "rank", "target_score"]  # as before, in front
+    assert list(read["rank"]) == record["ranks"] and list(read["prompt"]) == record["prompts"]
+    settings = record["settings"]
+    expected = {"test": record["method"], "target": record["target"], "score": record["score"],
+                "alpha": record["alpha"], "target choice": settings["target"], "substituted share q": settings["q"],
+                "prompts n": settings["n_prompts"], "reference answers m": settings["m"], "seed": settings["seed"]}
+    assert (expected["target choice"], expected["substituted share q"], expected["alpha"]) == ("smollm2-q2_k", 0.3,
+                                                                                               0.05)
+    for column, value in expected.items():
+        assert set(read[column]) == {value}, (column, set(read[column]), value)
+
+
+def test_a_rut_csv_and_record_never_carry_the_endpoints_credentials():
+    """An endpoint named with its URL (the live audit's target label) loses its password in the JSON and the CSV;
+    a secret-named setting never reaches a cell."""
+    import pandas as pd
+
+    from dbpa_core.present.csv_inputs import rut_inputs, with_inputs
+    from dbpa_core.present.exports import frame_csv
+    from test_exports import SECRET_KEY, SECRET_PASSWORD, assert_no_secret, read_csv
+
+    rng = np.random.default_rng(0)
+    scores = AuditScores(("a", "b", "c"), rng.normal(size=3), rng.normal(size=(3, 4)))
+    result = rank_uniformity_test(scores.target_scores, scores.reference_scores, rng=0)
+    record = rut_record(result, scores, alpha=0.05, score="log_rank",
+                        target=f"gpt-4o-mini at https://me:{SECRET_PASSWORD}@llm.example.com/v1",
+                        settings={"mode": "live", "n_prompts": 3, "m": 4, "seed": 0, "api_key": SECRET_KEY})
+    assert_no_secret(json.dumps(record))
+    csv = frame_csv(with_inputs(pd.DataFrame({"prompt": scores.prompts}), rut_inputs(record)))
+    assert_no_secret(csv)
+    read = read_csv(csv)
+    assert "api key" not in read.columns and set(read["target"]) == {record["target"]}
+    assert "llm.example.com" in record["target"]
+
+
+def test_the_paper_experiments_csv_carries_the_studys_settings(page, monkeypatch):
+    """The paper view's power-curve CSV says which study produced it: the JSON's n, m, trials, B, seed, α."""
+    from test_app import capture_downloads
+    from test_exports import read_csv
+
+    sent = capture_downloads(monkeypatch)
+    page.run()
+    settings = json.loads(sent["rut_paper_experiments.json"])["settings"]
+    read = read_csv(sent["rut_paper_experiments.csv"])
+    assert list(read.columns[:2]) == ["substitute", "q"]
+    for column, key in [("prompts n", "n_prompts"), ("reference answers m", "m"), ("n trials", "n_trials"),
+                        ("permutations B", "n_resamples"), ("seed", "seed"), ("alpha", "alpha"),
+                        ("score", "score")]:
+        assert set(read[column]) == {settings[key]}, (column, set(read[column]), settings[key])

@@ -239,8 +239,12 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
         st.warning(message)
 
 
-def downloads(*, table=None, record: dict | None = None, report_html=None, name: str, current: bool = True) -> None:
+def downloads(*, table=None, record: dict | None = None, report_html=None, name: str, current: bool = True,
+              inputs: dict | None = None) -> None:
     """CSV of a table, JSON of a result and the self-contained HTML report.
+
+    ``inputs`` (the record's settings, :mod:`dbpa_core.present.csv_inputs`) follow the table's columns in
+    the CSV only, so a CSV read on its own says what produced it; the screen's table stays as it is.
 
     ``report_html`` is a callable: the report (≈5 MB with plotly.js inlined,
     ≈0.5 s to build) is built when the user asks for it and kept for the
@@ -254,9 +258,11 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         return
     columns = st.columns(3)
     if table is not None:
+        from dbpa_core.present.csv_inputs import with_inputs
         from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
 
-        columns[0].download_button("Download table (CSV)", frame_csv(table).encode(), f"{name}.csv",
+        csv = frame_csv(table if inputs is None else with_inputs(table, inputs))
+        columns[0].download_button("Download table (CSV)", csv.encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv", on_click="ignore")
     if record is not None:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
@@ -308,12 +314,13 @@ def family_downloads(family, settings, *, name: str, current: bool = True, expla
     """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
     record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω), and
     with ``explanations`` (one per perturbation) what changed in each."""
+    from dbpa_core.present.csv_inputs import family_inputs
     from dbpa_core.present.exports import family_frame, family_html, family_record
 
     record = family_record(family, name=name, settings={**report_settings(settings), **context},
                            explanations=explanations)
     downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
-              current=current)
+              current=current, inputs=family_inputs(record))
 
 
 def report_settings(settings) -> dict:

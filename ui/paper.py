@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
 from dbpa_core.present.readings import format_percent, read_decision, read_pvalue, read_statistic
@@ -303,5 +304,6 @@ def recorded_or_live(key: str, live_label: str, seed: int) -> None:
         ensure_embedded("fig1", key=f"{key}_paper")
     study = roc_setup(setup, n_resamples, seed)
     table, _ = show_roc_study(study, max_fpr, key=f"{key}_{setup}")
-    downloads(table=table, record=rp.setup_record(study), name=f"{key}_{setup}")
+    record = {**rp.setup_record(study), "max_fpr": max_fpr}
+    downloads(table=table, record=record, name=f"{key}_{setup}", inputs=roc_inputs(record))
     st.stop()

@@ -108,6 +108,7 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     """One audit's RUT result: the numbers, their readings, the decision, the ranks' figures, the downloads."""
     import pandas as pd
 
+    from dbpa_core.present.csv_inputs import rut_inputs
     from dbpa_core.present.exports import rut_record
     from dbpa_core.present.figures import rank_ecdf, rank_histogram
     from dbpa_core.present.readings import read_rut_decision, rut_readings, rut_strip
@@ -139,6 +140,6 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
     right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic; the largest "
                   "gap, less its 95 % sampling error, is the lower bound on the substituted share.")
+    record = rut_record(result, scores, alpha=alpha, score=score, target=target_label, settings=settings)
     downloads(table=pd.DataFrame({"prompt": scores.prompts, "rank": result.ranks, "target_score": scores.target_scores}),
-              record=rut_record(result, scores, alpha=alpha, score=score, target=target_label, settings=settings),
-              name="rut_result")
+              record=record, name="rut_result", inputs=rut_inputs(record))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,10 +75,14 @@ class RatesComparison:
         In the order they were run (the order of every table and colour).
     rocs : mapping str → ROCResult
         Each model's ROC over α, its p-values pooled over replicates and scenarios.
+    settings : mapping
+        What produced them: the scenarios, the replicates and the tests' k, B, similarity, ω and seed
+        (the families' own settings; no correction or α: the ROC runs over every α).
     """
 
     models: tuple[str, ...]
     rocs: Mapping[str, ROCResult] = field(repr=False)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     def best_model_at(self, max_fpr: float) -> BestModel:
         """The model with the highest TPR among α whose FPR ≤ ``max_fpr`` (:func:`best_model`: none on a
@@ -117,7 +122,7 @@ def rates_experiment(run_family: Callable[[str, int, str], FamilyResult], models
         raise ValueError("`models` must name at least one model.")
     if not scenarios:
         raise ValueError("`scenarios` must name at least one scenario.")
-    rocs = {}
+    rocs, tests = {}, {}
     for name in models:
         pvalues, is_target = [], []
         for replicate in range(int(replicates)):
@@ -125,8 +130,11 @@ def rates_experiment(run_family: Callable[[str, int, str], FamilyResult], models
                 family = run_family(name, replicate, scenario)
                 pvalues += [r.test.pvalue for r in family.results]
                 is_target += [r.kind == "target" for r in family.results]
+                tests = tests or {key: value for key, value in family.settings.items()
+                                  if key not in ("correction", "alpha", "replicate")}
         rocs[name] = roc_analysis(pvalues, np.array(is_target, dtype=bool))
-    return RatesComparison(tuple(models), rocs)
+    return RatesComparison(tuple(models), rocs, {"scenarios": list(scenarios), "replicates": int(replicates),
+                                                 **tests})
 
 
 @dataclass(frozen=True, eq=False)

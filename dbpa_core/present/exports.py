@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import redact_mapping
+from .._validation import redact, redact_mapping
 from .formatting import format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
                        format_share, read_adjusted_decision, read_decision,
@@ -144,8 +144,13 @@ def alignment_table(family):
     return table
 
 
-def family_csv(family) -> str:
-    return frame_csv(family_frame(family))
+def family_csv(family, record: dict | None = None) -> str:
+    """The family's table as CSV; with its ``record`` (:func:`family_record`), the record's settings follow
+    the table's columns (:func:`~dbpa_core.present.csv_inputs.with_inputs`), so the CSV says what produced it."""
+    from .csv_inputs import family_inputs, with_inputs
+
+    table = family_frame(family)
+    return frame_csv(table if record is None else with_inputs(table, family_inputs(record)))
 
 
 def _figure_html(figure) -> str:
@@ -278,7 +283,7 @@ def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
 
     folder = Path(folder)
     paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
-    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default), paths["csv"]: family_csv(family),
+    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default), paths["csv"]: family_csv(family, record),
              paths["html"]: family_html(family, record)}
     created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
     folder.mkdir(parents=True, exist_ok=True)
@@ -313,7 +318,8 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
     """
     return {
         "test": "rank-based uniformity test (Zhu et al., ICLR 2026)", "method": result.method,
-        "target": target, "score": score, "alpha": alpha,
+        # A target named by its endpoint could carry a URL's password: redacted at this boundary.
+        "target": redact(target), "score": score, "alpha": alpha,
         "statistic": result.statistic, "pvalue": result.pvalue, "pvalue_display": format_rut_pvalue(result.pvalue),
         "decision": decision(result.pvalue, alpha), "reading": read_rut_decision(result.pvalue, alpha),
         "ks_statistic": result.ks_statistic, "ks_pvalue": result.ks_pvalue,
@@ -322,8 +328,19 @@ def rut_record(result, scores, *, alpha: float, score: str, target: str, setting
         "n_prompts": result.n_prompts, "n_reference": result.n_reference,
         "prompts": list(scores.prompts), "dropped_prompts": list(scores.dropped),
         "ranks": np.asarray(result.ranks).tolist(), "target_scores": np.asarray(scores.target_scores).tolist(),
-        "settings": settings or {}, "versions": versions(),
+        "settings": redact_mapping(settings or {}), "versions": versions(),
     }
+
+
+def rates_record(comparison, max_fpr: float, *, settings: dict | None = None) -> dict:
+    """The JSON record of a live TPR/FPR run (:class:`~dbpa_core.audit.experiments.RatesComparison`).
+
+    ``models`` holds each model's row of the summary at ``max_fpr``; ``settings`` the comparison's own
+    (scenarios, replicates, k, B, similarity, ω, seed) after ``settings`` (the sampler and embedder).
+    """
+    rows = comparison.summary(max_fpr).to_dict(orient="records")
+    return {"test": "TPR/FPR of controls and targets (paper Figs 1–2)", "max_fpr": max_fpr, "models": rows,
+            "settings": redact_mapping({**(settings or {}), **comparison.settings}), "versions": versions()}
 
 
 def explanation_record(explanation, *, arms=ARM_NAMES, declared: bool | None = None) -> dict:
