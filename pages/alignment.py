@@ -65,4 +65,5 @@ with guard():
                        + read_family(comparison.adjusted.n_rejected, len(comparison.results), alpha, "bonferroni",
                                      noun="model", claim="declared to answer differently from the reference"))
             show_table(table)
-            family_downloads(comparison, settings, name="alignment", current=shown.current)
+            family_downloads(comparison, settings, name="alignment", current=shown.current,
+                             models={name: options[name] for name in (reference, *others)})

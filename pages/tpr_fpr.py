@@ -7,7 +7,7 @@ from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from dbpa_core.present.readings import format_percent
-from ui.components import cost_note, downloads, guard, settings_inputs, show_table
+from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import recorded_or_live, show_best
@@ -82,5 +82,6 @@ with guard():
                        f"p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were large, so even "
                        f"a loose threshold flagged at most {allowed} of them; a tiny one, that a control had a small "
                        "p; 0, that no threshold flags a target without flagging too many controls.")
-            record = rates_record(comparison, max_fpr, settings=report_settings(settings))
+            record = rates_record(comparison, max_fpr,
+                                  settings=report_settings(settings, models={name: options[name] for name in models}))
             downloads(table=table, record=record, name="roc_summary", current=shown.current, inputs=roc_inputs(record))

@@ -256,6 +256,13 @@ def test_tpr_fpr(app, monkeypatch):
                           "scenarios": "seasons_question, customer_support",
                           "discrepancy ω": inputs["discrepancy"]}.items():
         assert set(read[column]) == {value}, (column, set(read[column]), value)
+    # each model drew with its own sampler: the record names those, not the sidebar's backend and temperature
+    assert "sampler" not in inputs and "temperature" not in inputs
+    assert {name: (m["backend"], m["temperature"]) for name, m in inputs["models"].items()} == {
+        "simulated T=0.5": ("simulated", 0.5), "simulated T=2.0": ("simulated", 2.0)}
+    (models,) = set(read["models"])
+    assert models.startswith("simulated T=0.5 (backend=simulated, temperature=0.5,"), models
+    assert "synthetic" in inputs["outputs"]
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
     at.slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20 %")) == 1
@@ -291,9 +298,24 @@ def test_a_k_above_the_recording_names_the_pages_k_box(app):
     assert "set Samples per model k to at most 20" in error
 
 
-def test_alignment(app):
+def test_alignment(app, monkeypatch):
+    import json
+
+    from test_exports import read_csv
+
+    sent = capture_downloads(monkeypatch)
     at = compare_with_the_recorded_reference(app, 10)
     table = tables(at)[0]
+    # the downloads name each model's sampler (the JSON said "sampler: simulated", the sidebar's, for a
+    # recorded reference against a simulated model)
+    settings = json.loads(sent["alignment.json"])["settings"]
+    assert "sampler" not in settings and settings["reference"] == "recorded SmolLM2 T=0.7"
+    assert {name: m["backend"] for name, m in settings["models"].items()} == {
+        "recorded SmolLM2 T=0.7": "recorded", "simulated T=1.0": "simulated"}
+    (models,) = set(read_csv(sent["alignment.csv"])["models"])
+    assert models.startswith("recorded SmolLM2 T=0.7 (backend=recorded); simulated T=1.0 (backend=simulated"), models
+    next(b for b in at.button if b.key == "alignment_html_prepare").click().run()  # the report says it too
+    assert "Synthetic outputs: the simulated models are not language models" in sent["alignment.html"].decode()
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
     from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run

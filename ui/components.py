@@ -310,21 +310,35 @@ def report_download(report_html, *, name: str, about) -> None:
                                                "network.")
 
 
-def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, **context) -> None:
+def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, models=None,
+                     **context) -> None:
     """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
     record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω), and
-    with ``explanations`` (one per perturbation) what changed in each."""
+    with ``explanations`` (one per perturbation) what changed in each; ``models`` as in
+    :func:`report_settings`."""
     from dbpa_core.present.csv_inputs import family_inputs
     from dbpa_core.present.exports import family_frame, family_html, family_record
 
-    record = family_record(family, name=name, settings={**report_settings(settings), **context},
+    record = family_record(family, name=name, settings={**report_settings(settings, models=models), **context},
                            explanations=explanations)
     downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
               current=current, inputs=family_inputs(record))
 
 
-def report_settings(settings) -> dict:
-    """The sidebar settings as a report records them (no API key; requests hold no credentials)."""
+def report_settings(settings, *, models=None) -> dict:
+    """The sidebar settings as a report records them (no API key; requests hold no credentials).
+
+    ``models`` (label → SamplerConfig) is for a page that compares models: each drew its outputs with its
+    own sampler and temperature, so the record names those instead of the sidebar's (the alignment JSON
+    said "sampler: recorded" for a comparison of simulated models against the recorded one).
+    """
+    if models is not None:
+        recorded = {"models": {name: config.as_mapping() for name, config in models.items()},
+                    "embedder": settings.embedder.as_mapping(), "seed": settings.seed}
+        if any(config.backend == "simulated" for config in models.values()):
+            recorded["outputs"] = ("the simulated models' outputs are synthetic text (not a language model): a "
+                                   "teaching aid, not a finding about a real model")
+        return recorded
     recorded = {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
                 "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
     if settings.sampler.backend == "simulated":  # a report read away from the screen must say so too

@@ -28,7 +28,9 @@ def _cell(value):
     if value is None:
         return ""
     if isinstance(value, Mapping):
-        return "; ".join(f"{key}={_cell(item)}" for key, item in value.items() if not is_secret_name(str(key)))
+        # a mapping of mappings (the models a page compared) reads "label (backend=…, temperature=…); …"
+        return "; ".join(f"{key} ({_cell(item).replace('; ', ', ')})" if isinstance(item, Mapping)
+                         else f"{key}={_cell(item)}" for key, item in value.items() if not is_secret_name(str(key)))
     if isinstance(value, list | tuple):
         return ", ".join(str(_cell(item)) for item in value)
     return value

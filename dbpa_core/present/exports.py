@@ -178,10 +178,14 @@ def family_html(family, record: dict) -> str:
             p["stars"], p["decision"])) + "</tr>"
         for p in record["perturbations"])
     sampler = record["settings"].get("sampler") or {}
+    compared = record["settings"].get("models") or {}  # a comparison of models: each has its own sampler
     synthetic = (
         '<p class="verdict">Synthetic outputs: the simulated backend is not a language model. It writes made-up '
         "answers whose true effects are known by construction (the true-effect column), a teaching aid, not a "
         "finding about a real model.</p>" if isinstance(sampler, dict) and sampler.get("backend") == "simulated"
+        else '<p class="verdict">Synthetic outputs: the simulated models are not language models; they write '
+             "made-up answers, a teaching aid, not a finding about a real model.</p>"
+        if any(isinstance(model, dict) and model.get("backend") == "simulated" for model in compared.values())
         else "")
     readings = "".join(
         f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_test(r.test))} "
