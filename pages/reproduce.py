@@ -11,7 +11,9 @@ current_settings()  # routes through app.py when the page is opened by its URL f
 st.title("Reproduce the paper")
 st.write(SOURCE_NOTE + " Figs 1–2 are also run in the paper's own setup on local models whose answers were "
          "recorded here.")
-st.caption(SOURCES_NOTE)
+st.caption(SOURCES_NOTE + " The sidebar's backend, temperature, embedder and seed do not apply on this page: "
+           "every experiment tests the paper's recorded answers with the packaged MiniLM, and the B and seed "
+           "below.")
 
 with guard():
     columns = st.columns([2, 1, 1])

@@ -101,6 +101,12 @@ def test_reproduce_page(page, monkeypatch):
     at.radio(key="reproduce_experiment").set_value("sample_size").run()
     assert not at.exception
     assert len(tables(at)[0]) == 4 and any("k = 20" in c.value for c in at.caption)
+    # a formula: the header does not say "B = 1,000, seed 0" above a caption saying neither applies
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Results for: §3.2") and "B and the seed do not apply" in c for c in captions)
+    assert not any("B = 1,000" in c for c in captions), captions
+    assert any("The sidebar's backend, temperature, embedder and seed do not apply on this page" in c
+               for c in captions)
 
 
 def test_sections_report_is_self_contained():

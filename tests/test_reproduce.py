@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.spatial.distance import jensenshannon
 from sklearn.metrics import roc_auc_score
 
@@ -300,6 +301,10 @@ def test_sample_size_rule_for_the_papers_settings():
     assert all(row["source"] in pr.SOURCES for row in record["rows"])
     quote = next(row for row in record["rows"] if row["source"] == pr.PRINTED)
     assert quote["reference"] == "§3.2"
+    # the JSON's constant is the one every k was computed with (it read 1 beside k = 2·(…/ω)²)
+    constant = record["settings"]["constant"]
+    z = stats.norm.ppf(1 - 0.05 / 2) + stats.norm.ppf(0.8)
+    assert constant == 2 and result.k[1, 0.2] == math.ceil(constant * (z / 0.2) ** 2) == 393
     assert (f"ω ≥ {result.detectable[1]:.2f} (Cohen's d) for one perturbation and ≥ {result.detectable[8]:.2f}"
             in record["agreement"][0])
 

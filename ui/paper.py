@@ -244,6 +244,9 @@ def show_sample_size(result, *, key: str = "reproduce"):
     return [("§3.2: sample size", rp.agreement(result), [table], [])]
 
 
+#: Experiments computed from a formula, with no permutation test: B and the seed do not reach them.
+FORMULAS = frozenset({"sample_size"})
+
 SHOW = {"table2": show_table2, "fig1": show_fig1, "fig3": show_fig3, "appendix": show_appendix,
         "sample_size": show_sample_size}
 
@@ -252,8 +255,11 @@ def show_experiment(experiment: str, n_resamples: int = 1000, seed: int = 0, *, 
     """Run (or reopen) one experiment and show it with its downloads."""
     ensure_embedded(experiment, key=key)
     result = reproduce(experiment, n_resamples, seed)
-    st.caption(f"Results for: {EXPERIMENTS[experiment]}, B = {n_resamples:,}, seed {seed} (recomputed whenever "
-               "these change).")
+    if experiment in FORMULAS:  # the header said "B = 1,000, seed 0" above a caption saying neither applies
+        st.caption(f"Results for: {EXPERIMENTS[experiment]} (computed from a formula: B and the seed do not apply).")
+    else:
+        st.caption(f"Results for: {EXPERIMENTS[experiment]}, B = {n_resamples:,}, seed {seed} (recomputed whenever "
+                   "these change).")
     sections = SHOW[experiment](result, key=key)
     record = rp.reproduction_record(result)
 

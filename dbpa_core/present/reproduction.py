@@ -23,6 +23,7 @@ from ..paper.sample_size import SampleSizeTable
 from ..paper.rut import RUTStudy
 from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
+from ..stats.power import TWO_SAMPLE_CONSTANT
 from . import reproduction_tables as tables
 from . import rut_study
 from .readings import at_floor, format_percent, significance_stars
@@ -310,7 +311,8 @@ def reproduction_record(result) -> dict:
         rows.append({"table": "§3.2", "source": pr.PRINTED, "reference": pr.FINDINGS["sample_size"].reference,
                      "quote": pr.FINDINGS["sample_size"].quote})
         return {"experiment": "sample_size", "rows": rows, "agreement": agreement(result),
-                "settings": {"alpha": result.alpha, "power": result.power, "constant": 1, "k_paper": result.k_paper}}
+                "settings": {"alpha": result.alpha, "power": result.power, "constant": TWO_SAMPLE_CONSTANT,
+                             "k_paper": result.k_paper}}
     if isinstance(result, RUTStudy):
         return rut_study.rut_study_record(result)
     if isinstance(result, StabilityStudy):

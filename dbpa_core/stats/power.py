@@ -27,6 +27,10 @@ from scipy.stats import binomtest, norm
 
 from .._validation import MAX_RESAMPLES, check_positive_float, check_positive_int, check_probability, check_rng
 
+#: The constant of §3.2's rule k ∝ ((z_{1−α/(2m)} + z_{1−β}) / ω)²: two arms of k each give the difference of
+#: means a standard error of √(2/k) output SDs (the two-sample normal approximation).
+TWO_SAMPLE_CONSTANT = 2
+
 
 def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> int:
     """Samples per arm needed to detect ``effect`` in a family of ``m`` tests.
@@ -63,7 +67,7 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     z_alpha = norm.ppf(1 - alpha / (2 * m))
     z_beta = norm.ppf(power)
     # Two arms of k each: the difference of means has standard error √(2/k) output SDs (hence the 2).
-    return max(2, math.ceil(2 * ((z_alpha + z_beta) / effect) ** 2))
+    return max(2, math.ceil(TWO_SAMPLE_CONSTANT * ((z_alpha + z_beta) / effect) ** 2))
 
 
 def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> float:
@@ -90,7 +94,7 @@ def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     m = check_positive_int(m, "m")
-    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) * math.sqrt(2 / k))
+    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) * math.sqrt(TWO_SAMPLE_CONSTANT / k))
 
 
 def resamples_for(alpha: float) -> int:
