@@ -462,6 +462,10 @@ def test_case_studies_open_on_the_papers_responses(app, monkeypatch):
                         r"flagging at most 5 % of the controls\.", banner), banner
     assert not unspaced_percents(at), unspaced_percents(at)  # "TPR 48%", "FPR ≤ 1%" in the agreement
     assert "TPR at FPR ≤ 5 % · this project" in tables(at)[0].columns
+    # the star is explained, and the download's caveat on GPT-3.5's seeds is on the screen too
+    captions = " ".join(c.value for c in at.caption)
+    assert "★ best marks the model with the highest TPR at the allowed FPR (5 %" in captions
+    assert "Replicates: GPT-3.5's paraphrase answers are identical in all 5 seeds" in captions
     # its CSV says which setup and settings produced it, as the JSON beside it does
     import json
 

@@ -151,7 +151,8 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.caption(f"One curve per model, every seed pooled ({study.models[0].pooled.n_controls} controls and "
                f"{study.models[0].pooled.n_targets} targets per model), each tested against the original arm its "
                "controls and targets share. AUC is the chance that a random target gets a smaller p than a random "
-               "control; 0.5 is no better than chance.")
+               "control; 0.5 is no better than chance. ★ best marks the model with the highest TPR at the allowed "
+               f"FPR ({format_percent(max_fpr)}, Fig. 2's rule), which need not be the highest AUC; no star on a tie.")
     bars = shared_figure(best_model_bars, study.rocs, {f: study.best_at(f).model for f in ALLOWED_FPRS})
     st.plotly_chart(bars, width="stretch", key=f"{key}_bars")
     st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is outlined "
@@ -164,7 +165,8 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.caption("This project's numbers unless marked reference run. AUC of the "
                "pooled curve and mean and sd over seeds (each seed one replicate of the design); TPR at "
                "FPR ≤ 1 % / 5 % read off the pooled curve. " + (
-                   f"Confound: {study.settings['confound']}." if "confound" in study.settings else ""))
+                   f"Confound: {study.settings['confound']}." if "confound" in study.settings else "") + (
+                   f" Replicates: {study.settings['replicates']}." if "replicates" in study.settings else ""))
     return table, [roc, bars]
 
 
