@@ -4,9 +4,12 @@ import streamlit as st
 
 from dbpa_core import significance_stars
 from dbpa_core.audit.experiments import persona_grid
+from dbpa_core.present.csv_inputs import family_inputs
+from dbpa_core.present.exports import persona_record
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
+from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_core.present.readings import read_persona_grid
-from ui.components import cost_note, downloads, guard, settings_inputs, show_table
+from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
 from ui.paper import paper_or_live
@@ -58,13 +61,17 @@ with guard():
             st.caption("Outputs: " + "; ".join(grid.models) + ". Recorded = real SmolLM2-135M answers; simulated = "
                        "synthetic text whose persona effects hold by construction.")
             stars = [[significance_stars(p) for p in row] for row in grid.pvalues]
+            symbol = discrepancy_symbol(grid.discrepancy)  # "JSD", not "ω": the paper view's ω is the JS distance
             st.plotly_chart(persona_grid_figure(grid.statistics, stars, list(grid.personas), list(grid.models),
-                                                label=grid.discrepancy), width="stretch", key="persona_grid")
+                                                label=symbol), width="stretch", key="persona_grid")
             st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars "
                        "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "
                        "table.")
             for sentence in read_persona_grid(grid):
                 st.markdown(sentence)
-            table = grid.table()
+            table = grid.table(statistic_label=symbol)
             show_table(table)
-            downloads(table=table, name="persona_study", current=shown.current)
+            drawn_by = {m: options[m] for m in grid.models if m in options}  # the result's models, as drawn
+            record = persona_record(grid, settings=report_settings(settings, models=drawn_by))
+            downloads(table=table, record=record, name="persona_study", current=shown.current,
+                      inputs=family_inputs(record))

@@ -483,7 +483,12 @@ def test_case_studies_open_on_the_papers_responses(app, monkeypatch):
     assert any("Agreement with the paper" in i.value and "cvd_nice" in i.value for i in at.info)
 
 
-def test_persona_study(app):
+def test_persona_study(app, monkeypatch):
+    import json
+
+    from test_exports import read_csv
+
+    sent = capture_downloads(monkeypatch)
     at = open_page(app, "persona_study")
     at.radio(key="persona_source").set_value("live").run()
     # The estimate prices each chosen model at its own backend, not the sidebar's: the recorded one replays
@@ -494,7 +499,9 @@ def test_persona_study(app):
     at.button(key="persona_run").click().run()
     assert not at.exception
     table = tables(at)[0]
-    assert len(table) == 8 and "ω recorded SmolLM2 T=0.7" in table.columns
+    # the columns name the statistic: the paper view's "ω" is the JS distance, this default is the JSD in bits
+    assert len(table) == 8 and "JSD recorded SmolLM2 T=0.7" in table.columns
+    assert not [c for c in table.columns if c.startswith("ω")]
     # One sentence per model, its counts the table's own p < 0.05 (unadjusted, as the paper's stars).
     readings = [m.value for m in at.markdown if m.value.startswith(("recorded SmolLM2 T=0.7:", "simulated T=1.0:"))]
     assert len(readings) == 2
@@ -504,6 +511,17 @@ def test_persona_study(app):
         targets = int((moved & (table["kind"] == "target")).sum())
         assert f"{controls} of the 4 medical (control) personas" in reading, reading
         assert f"{targets} of the 4 other (target) personas" in reading, reading
+        if not controls:  # a non-significant role is not shown to be unmoved (it read "No medical role moved")
+            assert "No medical role was shown to move its answers (which is not proof that none did" in reading
+    # the downloads say what produced the grid: a JSON, and the CSV's trailing settings columns equal to it
+    record, read = json.loads(sent["persona_study.json"]), read_csv(sent["persona_study.csv"])
+    assert record["readings"] == readings
+    assert (record["settings"]["k"], record["settings"]["n_resamples"]) == (10, 1000)
+    assert {name: m["backend"] for name, m in record["settings"]["models"].items()} == {
+        "recorded SmolLM2 T=0.7": "recorded", "simulated T=1.0": "simulated"}
+    assert list(read.columns[:len(table.columns)]) == list(table.columns)
+    assert set(read["samples per arm k"]) == {10} and set(read["permutations B"]) == {1000}
+    assert [row["JSD simulated T=1.0"] for row in record["rows"]] == list(read["JSD simulated T=1.0"])
 
 
 def test_model_audit_recorded(app):

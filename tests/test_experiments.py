@@ -94,6 +94,8 @@ def test_persona_grid_lays_out_table_2():
     assert (grid.pvalues[1] < 0.05).all()  # the shifted persona is detected for both models
     table = grid.table()
     assert list(table.columns) == ["persona", "kind", "ω a", "p a", "ω b", "p b"]
+    assert list(grid.table(statistic_label="energy").columns)[2] == "energy a"
+    assert grid.settings["n_resamples"] and "alpha" not in grid.settings  # unadjusted stars: no family α
     with pytest.raises(ValueError, match="other perturbations"):
         persona_grid(lambda model: family({model: 0.0}, seed=1), ["a", "b"])
 

@@ -152,15 +152,21 @@ class PersonaGrid:
     discrepancy: str = "jsd"
     #: Per model, its tests' (B, exact): where a p sits at its floor 1/(B+1) (or 1/N) it reads "≤".
     pvalue_floors: tuple[tuple[int, bool], ...] | None = None
+    #: What produced the grid: the tests' k, B, similarity, ω and seed (the first model's family's settings;
+    #: every model runs the same request but its sampler), for the downloads.
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
-    def table(self):
-        """The grid as a DataFrame: persona, kind, then ω and p per model (``attrs["pvalue_floors"]``: each p
-        column's (B, exact), so the screen writes a p at its floor "≤ 0.001", as the paper view does)."""
+    def table(self, *, statistic_label: str = "ω"):
+        """The grid as a DataFrame: persona, kind, then the statistic and p per model (``attrs["pvalue_floors"]``:
+        each p column's (B, exact), so the screen writes a p at its floor "≤ 0.001", as the paper view does).
+
+        ``statistic_label`` names the statistic's columns (a page passes the discrepancy's own name, "JSD",
+        where the paper view's ω is the JS distance: one symbol for two scales read as one)."""
         import pandas as pd
 
         table = pd.DataFrame({"persona": list(self.personas), "kind": list(self.kinds)})
         for column, name in enumerate(self.models):
-            table[f"ω {name}"] = self.statistics[:, column]
+            table[f"{statistic_label} {name}"] = self.statistics[:, column]
             table[f"p {name}"] = self.pvalues[:, column]
         if self.pvalue_floors is not None:
             table.attrs["pvalue_floors"] = {f"p {name}": floor for name, floor in zip(self.models, self.pvalue_floors)}
@@ -185,8 +191,9 @@ def persona_grid(run_family: Callable[[str], FamilyResult], models: Sequence[str
     pvalues = np.array([[r.test.pvalue for r in f.results] for f in families]).T
     personas = tuple(label.removeprefix("Act as ").rstrip(". ") for label in labels)
     floors = tuple((f.results[0].test.n_resamples, bool(f.results[0].test.exact)) for f in families)
+    settings = {key: value for key, value in families[0].settings.items() if key not in ("correction", "alpha")}
     return PersonaGrid(personas, tuple(r.kind for r in families[0].results), tuple(models), statistics, pvalues,
-                       discrepancy, floors)
+                       discrepancy, floors, settings)
 
 
 def alignment_family(results: Sequence[PerturbationResult], *, correction: str = "bonferroni",

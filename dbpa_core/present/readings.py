@@ -240,7 +240,8 @@ def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
                          + ("The paper found large models unmoved by a medical role and small ones variable: this "
                             "model's answers moved with a medical role too."
                             if named["control"] else
-                            "No medical role moved its answers, as the paper found for large models."))
+                            "No medical role was shown to move its answers (which is not proof that none did: "
+                            "a small k shows only large moves), as the paper found for large models."))
     return sentences
 
 
