@@ -48,9 +48,14 @@ def test_negative_effect_is_explained():
 
     assert "less* different" in read_effect(-0.01, -0.5)
     assert "Negative" not in read_effect(0.01, 0.5)
-    # every size has a word (1–3 null standard deviations had none)
-    assert [read_effect(0.01, z).split("(")[-1] for z in (0.5, -0.99, 1.0, 2.9, -2.5, 3.0, 12.0)] == [
-        "small).", "small).", "moderate).", "moderate).", "moderate).", "large).", "large)."]
+    # every positive size has a word (1–3 null standard deviations had none); a negative one has none: the
+    # observed split is less different than chance ("-1.6 null standard deviations (moderate)" misled)
+    assert [read_effect(0.01, z).split("deviations")[1].split(".")[0] for z in (0.5, 1.0, 2.9, 3.0, 12.0)] == [
+        " (small)", " (moderate)", " (moderate)", " (large)", " (large)"]
+    for z in (-0.99, -1.6, -2.5, -4.0):
+        assert "deviations. Negative: the observed split is *less* different" in read_effect(-0.01, z)
+    # a z that rounds to zero is "+0.0", never "-0.0"
+    assert "+0.0 null standard deviations (small)." in read_effect(-1.89e-4, -0.04)
 
 
 def test_readings_give_a_number_as_its_card_does():

@@ -184,11 +184,14 @@ def read_effect(effect_size: float, standardized: float) -> str:
     from .formatting import format_number
 
     signed = ("+" if effect_size > 0 else "") + format_number(effect_size)  # as the card beside it
-    # Every z gets a word (1 to 3 null standard deviations had none): within one of the null's centre is a
-    # typical split, three or more is beyond almost every split.
-    size = "large" if abs(standardized) >= 3 else "small" if abs(standardized) < 1 else "moderate"
-    sentence = (f"Effect size {signed}: the discrepancy beyond chance, {standardized:+.1f} null standard "
-                f"deviations ({size}).")
+    z = round(float(standardized), 1) + 0.0  # + 0.0: a z that rounds to zero reads "+0.0", never "-0.0"
+    # A positive z gets a size word (1 to 3 null standard deviations had none): within one of the null's
+    # centre is a typical split, three or more beyond almost every split.  A negative z gets none: the
+    # observed split is *less* different than chance, which the sentence below says ("moderate" read as a
+    # moderate change).
+    size = "" if z < 0 else " (large)" if z >= 3 else " (small)" if z < 1 else " (moderate)"
+    sentence = (f"Effect size {signed}: the discrepancy beyond chance, {z:+.1f} null standard "
+                f"deviations{size}.")
     if effect_size < 0:
         sentence += (" Negative: the observed split is *less* different than a typical split of the pooled "
                      "outputs, which happens by chance when nothing changed.")
