@@ -19,7 +19,8 @@ st.write(
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import format_pvalue, null_splits, read_family  # noqa: E402
+from dbpa_core.present.readings import (format_pvalue, null_splits, read_alone_beside_family,  # noqa: E402
+                                        read_family)
 from ui.components import (cost_note, declared_change, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
@@ -43,13 +44,13 @@ def set_state(key, value):
 
 
 @st.fragment
-def outputs_and_null(result, request, alpha, statistic, inputs, seed):
+def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside=""):
     """Section 02 with the result strip; streaming reruns only this fragment, in place."""
     with guard():
-        _outputs_and_null(result, request, alpha, statistic, inputs, seed)
+        _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside)
 
 
-def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
+def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside):
     from dbpa_core.present.figures import null_histogram
     from ui.components import clouds
     from ui.runs import shared_figure
@@ -75,7 +76,7 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed):
         stream_in_place(result, request, alpha=alpha, statistic=statistic, inputs=inputs, seed=seed,
                         slots=(strip, cloud_slot, null_slot))
     with strip.container():
-        show_result(result, alpha, statistic=statistic, inputs=inputs)
+        show_result(result, alpha, statistic=statistic, inputs=inputs, beside=beside)
     with cloud_slot.container():
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
     null_slot.plotly_chart(shared_figure(null_histogram, result.test, label=label, replay_frames=10),
@@ -162,7 +163,10 @@ with guard():
     # The method working at a glance, whichever intervention is picked below: a detection beside a control.
     detection_and_control(family.recorrected("bonferroni", alpha))
 
-    outputs_and_null(result, request, alpha, statistic, inputs, settings.seed)
+    # The strip tests this intervention alone (p against α); the family table below, all of them (α/m).
+    beside = read_alone_beside_family(result.test.pvalue, alpha, declared_in_family=bool(family.adjusted.reject[chosen]),
+                                      m=len(family.results))
+    outputs_and_null(result, request, alpha, statistic, inputs, settings.seed, beside)
     shown = Audited.of_request(request, chosen, family)
     changed = what_changed(shown, key="home", declared=declared_change(result.test, alpha), seed=settings.seed)
 

@@ -98,6 +98,29 @@ def test_n_presets_and_resample(app):
     assert "resample 1" in captions(at)
 
 
+def test_a_decision_alone_is_read_beside_the_familys(app):
+    """The strip tests the chosen intervention alone (p ≤ α), the family table all of them (Bonferroni): where
+    they differ the strip says why and which to report (trial 7: "REJECT H₀" above "FAIL TO REJECT H₀" for
+    "Explain like I'm five", resample 6, without a word); where they agree it says nothing."""
+    at = app
+    at.selectbox(key="home_perturbation").set_value("eli5").run()
+    seen = {True: 0, False: 0}
+    for resample in range(1, 9):
+        next(b for b in at.button if b.key == "home_resample_button").click().run()
+        assert not at.exception
+        alone = metric(at, "Decision") if any(m.label == "Decision" for m in at.metric) else None
+        row = family_table(at).iloc[4]
+        assert row["perturbation"].startswith("5.")
+        p = float(str(row["p"]).replace("≤", "").strip())
+        differ = p <= 0.05 and row["decision"] == "FAIL TO REJECT H₀"
+        notes = [w.value for w in at.warning if w.value.startswith("Alone, this intervention's p ≤ α = 0.05")]
+        assert len(notes) == differ, (resample, p, row["decision"], notes, alone)
+        if differ:
+            assert "Bonferroni asks p ≤ α/6 = 0.0083, which it does not reach" in notes[0]
+        seen[differ] += 1
+    assert seen[True] and seen[False], seen  # both cases were shown (else the test proves nothing)
+
+
 def test_streaming_ends_on_the_full_result(app):
     at = app
     at.selectbox(key="home_perturbation").set_value("eli5").run()

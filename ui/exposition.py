@@ -184,11 +184,12 @@ def truth_note(settings: Settings, result) -> str:
             "answer-content distribution (total variation).")
 
 
-def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str = "") -> None:
+def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str = "", beside: str = "") -> None:
     """The observed statistic, its effect, p and the decision, each with its reading.
 
     ``inputs`` names what the result belongs to (shown under it); ``note``
-    marks a partial result (streaming) so it is never taken for the final one.
+    marks a partial result (streaming) so it is never taken for the final one;
+    ``beside`` is what the decision means beside the family's (:func:`read_alone_beside_family`).
     """
     test = result.test
     label = STATISTICS[statistic][0]
@@ -199,6 +200,8 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     columns[1].metric("Effect beyond chance", ("+" if test.effect_size > 0 else "") + format_number(test.effect_size))
     pvalue_metric(columns[2], test, stars=False)
     decision_box(test.pvalue, alpha, headline=True)
+    if beside:
+        st.warning(beside, icon=":material/rule:")
     st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label, exact=test.exact))
     st.caption(read_effect(test.effect_size, test.standardized_effect))
     if statistic == "centroid":

@@ -127,6 +127,19 @@ def read_decision(pvalue: float, alpha: float) -> str:
             "no change is declared (which is not proof of no change).")
 
 
+def read_alone_beside_family(pvalue: float, alpha: float, *, declared_in_family: bool, m: int) -> str:
+    """The sentence for one intervention's test that passes α alone but not its family's Bonferroni level (else "").
+
+    A page that shows one intervention's test (p against α) above the family table (p against α/m) showed
+    "REJECT H₀" and "FAIL TO REJECT H₀" for the same intervention without a word (trial 7).
+    """
+    if pvalue <= alpha and not declared_in_family and m > 1:
+        return (f"Alone, this intervention's p ≤ α = {alpha:g}. Tested as one of the {m} interventions of the family "
+                f"below, Bonferroni asks p ≤ α/{m} = {alpha / m:.2g}, which it does not reach, so the family table "
+                "declares no change for it: with several interventions tested, that is the decision to report.")
+    return ""
+
+
 def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int) -> str:
     """One sentence that reads a family member's decision from its *adjusted* p-value."""
     if pvalue_adjusted <= alpha:
