@@ -89,7 +89,7 @@ with guard():
         if result is None:
             st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
         else:
-            provenance(settings, typed_prompts=source != "From a scenario")
+            provenance(settings, request=audited.request)
             if result.test.kind == "sequential":
                 sequential_strip(result.test, label=symbol, key="one", current=shown.current)
             else:

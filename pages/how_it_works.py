@@ -158,7 +158,7 @@ with guard():
     label = STATISTICS[statistic][0]
     inputs = (f"{scenario.title} · {perturbation.label} · k = {k} per arm · B = {n_resamples:,} · {label} · "
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
-    provenance(settings)
+    provenance(settings, request=request)
     st.caption(truth_note(settings, result))
     # The method working at a glance, whichever intervention is picked below: a detection beside a control.
     detection_and_control(family.recorrected("bonferroni", alpha))

@@ -122,6 +122,31 @@ def test_audit_one_marks_an_old_result_out_of_date(app):
     assert any(m.label == "Decision" for m in at.metric)
 
 
+def test_an_out_of_date_result_names_the_backend_that_drew_it(app):
+    """A new backend greys the result; its provenance line still names the backend that drew it (trial 7: it
+    read the sidebar's "Recorded SmolLM2 samples (replay)" under a simulated result, on Audit one and Many)."""
+    import dataclasses
+
+    from dbpa_core.audit.request import SamplerConfig
+
+    for page, k_key, run_key in (("audit_one", "one_k", "one_run"), ("many_perturbations", "many_k", "many_run")):
+        at = open_page(app, page)
+        at.number_input(key=k_key).set_value(10).run()
+        at.button(key=run_key).click().run()
+        assert not at.exception
+        outputs = [c.value for c in at.caption if c.value.startswith("Outputs: ")]
+        assert outputs[0].startswith("Outputs: Simulated (instant, known truth) · T = "), outputs
+        # the sidebar's Backend set to Recorded (AppTest re-runs only the page script, which reads these settings)
+        simulated = at.session_state["settings"]
+        at.session_state["settings"] = dataclasses.replace(simulated, sampler=SamplerConfig("recorded"))
+        at.run()
+        assert any("Out of date" in w.value and "backend" in w.value for w in at.warning), page
+        outputs = [c.value for c in at.caption if c.value.startswith("Outputs: ")]
+        assert outputs and outputs[0].startswith("Outputs: Simulated (instant, known truth) · T = "), (page, outputs)
+        assert not [c for c in outputs if "Recorded" in c]
+        at.session_state["settings"] = simulated
+
+
 def test_many_perturbations(app):
     at = open_page(app, "many_perturbations")
     at.selectbox(key="many_scenario").set_value("seasons_question").run()

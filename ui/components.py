@@ -131,25 +131,31 @@ def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None
     (st.warning if pvalue <= alpha else st.info)(text)
 
 
-def provenance(settings, *, typed_prompts: bool = False, sampler_config=None) -> None:
+def provenance(settings, *, request=None, typed_prompts: bool = False) -> None:
     """Where the outputs behind a result came from, shown beside every result.
 
-    On the simulated backend the outputs are synthetic text whose true effect is
-    known by construction; for typed prompts (no scenario) the simulator invents
-    an answer distribution per prompt, so two different prompts nearly always
-    differ and a rejection says nothing about any real model.
+    With ``request`` (the :class:`~dbpa_core.audit.request.AuditRequest` the shown result was run from) the
+    line describes that run, not the sidebar: a result kept out of date under a new backend said "Recorded
+    SmolLM2 samples" for outputs drawn by the simulated backend (trial 7).  On the simulated backend the
+    outputs are synthetic text whose true effect is known by construction; for typed prompts (no scenario)
+    the simulator invents an answer distribution per prompt, so two different prompts nearly always differ
+    and a rejection says nothing about any real model.
     """
     from .settings import BACKEND_LABELS
 
-    config = sampler_config or settings.sampler
+    if request is not None:
+        config, seed, embedder = request.sampler, request.seed, request.embedder
+        typed_prompts = not request.scenario
+    else:
+        config, seed, embedder = settings.sampler, settings.seed, settings.embedder
     parts = [BACKEND_LABELS.get(config.backend, config.backend)]
     if config.backend == "openai":
         parts.append(f"model {config.model or 'gpt-4o-mini'} at {redact_url(config.base_url) or 'api.openai.com'}")
     if config.backend != "recorded":
         parts.append(f"T = {config.temperature:g}, ≤ {config.max_tokens} tokens")
-    parts.append(f"seed {settings.seed}")
-    parts.append("embedded by " + ("all-MiniLM-L6-v2" if settings.embedder.name == "minilm"
-                                   else settings.embedder.model or "an OpenAI-compatible embedder"))
+    parts.append(f"seed {seed}")
+    parts.append("embedded by " + ("all-MiniLM-L6-v2" if embedder.name == "minilm"
+                                   else embedder.model or "an OpenAI-compatible embedder"))
     st.caption("Outputs: " + " · ".join(parts))
     if config.backend == "simulated":
         if typed_prompts:
