@@ -202,7 +202,8 @@ with guard():
                + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni") + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=changed.fdr))
+    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=changed.fdr),
+                     request=request)
 
     st.subheader("04 · The method")
     st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")

@@ -104,7 +104,7 @@ with guard():
                                        same_picture=False)
                 explanations = family_explanations(Audited.of_request(request, pick, family), fdr=changed.fdr)
             family_downloads(family, settings, name="family", current=shown.current, explanations=explanations,
-                             scenario=request.scenario)
+                             request=request)
 
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")

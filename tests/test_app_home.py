@@ -121,6 +121,37 @@ def test_a_decision_alone_is_read_beside_the_familys(app):
     assert seen[True] and seen[False], seen  # both cases were shown (else the test proves nothing)
 
 
+def test_downloads_after_a_resample_say_how_to_draw_it_again(app, monkeypatch):
+    """A download after "Resample" records the scenario and the replicate, and the seeds the sampler got, in
+    its JSON and its CSV (trial 7: only "seed": 0, which re-runs another draw: p 0.730 instead of 0.864)."""
+    import json
+
+    from test_app import capture_downloads
+    from test_exports import read_csv
+
+    from dbpa_core.audit.request import arm_seed
+
+    sent = capture_downloads(monkeypatch)
+    at = app
+    next(b for b in at.button if b.key == "home_resample_button").click().run()
+    assert not at.exception and "resample 1" in captions(at)
+    settings = json.loads(sent["family.json"])["settings"]
+    assert (settings["scenario"], settings["seed"], settings["replicate"]) == ("seasons_question", 0, 1)
+    assert settings["sampler_seeds"] == {"original": arm_seed(0, perturbed=False, replicate=1),
+                                         "perturbed": arm_seed(0, perturbed=True, replicate=1)}
+    read = read_csv(sent["family.csv"])
+    assert set(read["scenario"]) == {"seasons_question"} and set(read["replicate"]) == {1}
+    # re-running the recorded settings gives the numbers on screen
+    from dbpa_core.audit import AuditRequest, SamplerConfig, run
+    from dbpa_core.data.scenarios import load_scenarios
+
+    request = AuditRequest.from_scenario(load_scenarios()[settings["scenario"]], sampler=SamplerConfig(
+        **settings["sampler"]), k=settings["k"], n_resamples=settings["n_resamples"], seed=settings["seed"],
+        replicate=settings["replicate"])
+    again = run(request)
+    assert [r.test.pvalue for r in again.results] == list(read["p"])
+
+
 def test_streaming_ends_on_the_full_result(app):
     at = app
     at.selectbox(key="home_perturbation").set_value("eli5").run()

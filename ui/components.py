@@ -317,14 +317,19 @@ def report_download(report_html, *, name: str, about) -> None:
 
 
 def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, models=None,
-                     **context) -> None:
+                     request=None, **context) -> None:
     """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
     record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω), and
     with ``explanations`` (one per perturbation) what changed in each; ``models`` as in
-    :func:`report_settings`."""
+    :func:`report_settings`.  With ``request`` (the run's AuditRequest) the record takes its settings
+    from it: the scenario and the replicate ("Resample" r draws other outputs than the seed alone; a
+    home-page download after a Resample recorded neither and could not be re-run)."""
     from dbpa_core.present.csv_inputs import family_inputs
     from dbpa_core.present.exports import family_frame, family_html, family_record
 
+    if request is not None:
+        ran = {key: value for key, value in request.settings().items() if value is not None}
+        context = {**ran, **({"scenario": request.scenario} if request.scenario else {}), **context}
     record = family_record(family, name=name, settings={**report_settings(settings, models=models), **context},
                            explanations=explanations)
     downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
