@@ -113,7 +113,10 @@ with guard():
     n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
                                             key="home_b")
     if settings.sampler.backend == "recorded":
-        st.caption(recorded_cap_note(limit))
+        # At k = the recorded count every recorded output is in use: a Resample replays the same outputs in
+        # another order (trial 7 read "Draw new outputs" and saw the same statistic).
+        st.caption(recorded_cap_note(limit) + (f" At k = {limit} all of them are in use, so **Resample** replays the "
+                                               "same outputs: only the test's re-splits change." if k == limit else ""))
     resample = st.session_state.setdefault("home_resample", 0)
 
     st.subheader("01 · Two prompts")

@@ -226,6 +226,18 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     table = family_table(at)
     assert set(table["true effect"]) == {"unknown"}
     assert "Real model outputs: the true effect is unknown" in captions(at)
+    # every recorded output is in use at k = 20: Resample replays them, and the page says so; the statistic and
+    # the What-changed account stay (they read "2 of 2 themes differ", then "2 of 3", on the same outputs)
+    assert "At k = 20 all of them are in use, so **Resample** replays the same outputs" in captions(at)
+    at.selectbox(key="home_perturbation").set_value("eli5").run()  # its themes changed with the order before
+    before = (metric(at, "Observed JSD"), [m.value for m in at.markdown if m.value.startswith("Theme *")],
+              themes_table(at).drop(columns="p"))
+    next(b for b in at.button if b.key == "home_resample_button").click().run()
+    assert not at.exception and "resample 1" in captions(at)
+    after = (metric(at, "Observed JSD"), [m.value for m in at.markdown if m.value.startswith("Theme *")],
+             themes_table(at).drop(columns="p"))
+    assert before[0] == after[0] and before[1] == after[1], (before[:2], after[:2])
+    assert len(before[2]) > 1 and before[2].equals(after[2]), (before[2], after[2])
 
 
 def test_shipped_first_view_embeddings_are_minilm(minilm):
