@@ -519,7 +519,7 @@ def test_persona_study(app, monkeypatch):
     # The estimate prices each chosen model at its own backend, not the sidebar's: the recorded one replays
     (note,) = [i.value for i in at.info if "This run" in i.value]
     assert "- **recorded SmolLM2 T=0.7**: This run replays 180 recorded answers (no generation calls" in note, note
-    assert "- **simulated T=1.0**: This run makes 180 generation calls" in note, note
+    assert "- **simulated T=1.0**: This run writes 180 synthetic answers with the simulated backend" in note, note
     at.number_input(key="persona_k").set_value(10).run()
     at.button(key="persona_run").click().run()
     assert not at.exception

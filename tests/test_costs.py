@@ -32,6 +32,16 @@ def test_recorded_backend_replays_and_makes_no_calls():
     assert not estimate_cost(["p"], 5, max_tokens=10, sampler_model="local").replayed
 
 
+def test_simulated_backend_writes_synthetic_answers_and_calls_no_model():
+    """The simulated backend is not a language model: its reading does not speak of generation calls and prompt
+    tokens as a paid API's does (trial 7: "270 generation calls (≈11,010 prompt tokens …)")."""
+    simulated = estimate_cost(["p", "q"], 20, max_tokens=10, sampler_model="simulated")
+    assert simulated.synthetic and not simulated.replayed and simulated.total_cost == 0.0
+    assert simulated.reading() == ("This run writes 40 synthetic answers with the simulated backend (no language "
+                                   "model is called) and embeds ≤400 tokens: free, everything runs on this machine.")
+    assert not estimate_cost(["p"], 5, max_tokens=10, sampler_model="local").synthetic
+
+
 def test_token_rule():
     assert estimate_tokens("") == 0 and estimate_tokens("abcde") == 2
 

@@ -44,6 +44,9 @@ class CostEstimate:
     replayed : bool
         The backend replays recorded answers: no generation call is made (the reading must not say
         it "makes calls").
+    synthetic : bool
+        The simulated backend writes the answers: no language model is called (the reading said "270
+        generation calls (≈11,010 prompt tokens …)" for it, as for a paid API).
     """
 
     calls: int
@@ -53,6 +56,7 @@ class CostEstimate:
     generation_cost: float | None
     embedding_cost: float | None
     replayed: bool = False
+    synthetic: bool = False
 
     @property
     def total_cost(self) -> float | None:
@@ -68,6 +72,9 @@ class CostEstimate:
             cost = "free, everything runs on this machine"
         else:
             cost = f"at most ${self.total_cost:,.4f}"
+        if self.synthetic:
+            return (f"This run writes {self.calls:,} synthetic answers with the simulated backend (no language model "
+                    f"is called) and embeds ≤{self.embedding_tokens:,} tokens: {cost}.")
         if self.replayed:
             return (f"This run replays {self.calls:,} recorded answers (no generation calls: nothing is generated) "
                     f"and embeds ≤{self.embedding_tokens:,} tokens: {cost}.")
@@ -114,4 +121,4 @@ def estimate_cost(prompts: list[str], k: int, *, max_tokens: int, sampler_model:
     embedding_cost = None if embedding is None else output_tokens * embedding / 1e6
     # The recorded backend replays answers generated once (scripts/record_samples.py): no call is made.
     return CostEstimate(calls, input_tokens, output_tokens, output_tokens, generation_cost, embedding_cost,
-                        replayed=sampler_model == "recorded")
+                        replayed=sampler_model == "recorded", synthetic=sampler_model == "simulated")
