@@ -50,6 +50,7 @@ def test_table_has_the_exposition_columns(app):
     effects = dict(zip(table["perturbation"], table["true effect (simulated)"]))
     assert effects["1. Paraphrase: “Why does … have seasons?”"] == "0 % (control)"
     assert effects["6. Earth → Mars"].endswith("%") and effects["6. Earth → Mars"] != "0 %"
+    assert "A real change (the clearest of 2 targets: smallest p)" in captions(app)  # known by construction
     # p·Bonferroni is m·p capped at 1, on the same p the p column shows
     for p, adjusted in zip(table["p"], table["p·Bonferroni"]):
         if not p.startswith("≤"):
@@ -226,6 +227,9 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
     table = family_table(at)
     assert set(table["true effect"]) == {"unknown"}
     assert "Real model outputs: the true effect is unknown" in captions(at)
+    # the detection card does not call a real model's target "a real change": its effect is unknown
+    assert "A target, meant to change the answers (the clearest of 2 targets: smallest p)" in captions(at)
+    assert "A real change" not in captions(at)
     # every recorded output is in use at k = 20: Resample replays them, and the page says so; the statistic and
     # the What-changed account stay (they read "2 of 2 themes differ", then "2 of 3", on the same outputs)
     assert "At k = 20 all of them are in use, so **Resample** replays the same outputs" in captions(at)
