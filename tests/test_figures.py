@@ -141,16 +141,17 @@ def test_power_curve_title_writes_alpha_as_the_planner_caption_does():
 
 
 def test_the_null_names_the_observed_value_as_a_reader_writes_it(results):
-    """No raw "T_obs" on the chart (a user trial read it in the title and the legend): T<sub>obs</sub>, as the
-    paper writes it, and plain words in the legend; the label sits off its dashed line."""
+    """No raw "T_obs" on the chart (a user trial read it in the title and the legend), and no "T" at all: the
+    home page calls the centroid distance T (trial 7 read "T_obs = 0.0113" for a JSD); plain words, and the
+    label sits off its dashed line."""
     same, shifted = results
     for result in results:
         figure = null_histogram(result, label="JSD", replay_frames=4)
-        assert "T_obs" not in figure.to_json()
-        assert figure.layout.title.text.endswith("re-splits ≥ T<sub>obs</sub>")
+        assert "T_obs" not in figure.to_json() and "T<sub>" not in figure.to_json()
+        assert figure.layout.title.text.endswith("re-splits ≥ the observed")
         assert figure.data[0].name == "re-splits less extreme than the observed"
-        assert any(a.text.startswith("T<sub>obs</sub> = ") for a in figure.layout.annotations)
-    (label,) = [a for a in null_histogram(same, label="JSD").layout.annotations if a.text.startswith("T<sub>")]
+        assert any(a.text.startswith("observed = ") for a in figure.layout.annotations)
+    (label,) = [a for a in null_histogram(same, label="JSD").layout.annotations if a.text.startswith("observed")]
     assert abs(label.xshift) >= 4
 
 

@@ -145,7 +145,8 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
     def title(b: int) -> str:
         extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
-        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} T<sub>obs</sub>"
+        # "the observed", not T_obs: the home page's §04 calls the centroid distance T (trial 7 read three names)
+        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} the observed"
 
     figure = go.Figure(bars(total))
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
@@ -155,7 +156,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
         # The label sits on the plot's side of the arrow (xanchor), so it is never cut by the chart's edge.
         figure.add_annotation(x=edge, y=peak * 0.55, ax=-30 if right else 30, ay=0,
                               xanchor="right" if right else "left",
-                              text=f"T<sub>obs</sub> = {format_number(observed)}<br>beyond every<br>re-split "
+                              text=f"observed = {format_number(observed)}<br>beyond every<br>re-split "
                                    "(axis broken)",
                               showarrow=True, arrowhead=2, arrowwidth=2, align="center",
                               bgcolor="white", bordercolor="black")
@@ -164,7 +165,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
         # The label reads towards the middle of the axis, so it is never cut by the chart's edge.
         middle = sum(layout["range"]) / 2
         figure.add_vline(x=observed, line=dict(color="black", width=3, dash="dash"),
-                         annotation_text=f"T<sub>obs</sub> = {format_number(observed)}",
+                         annotation_text=f"observed = {format_number(observed)}",
                          annotation_position="top left" if observed > middle else "top right",
                          # off the dashed line by a few pixels, on a white ground over the bars: it stays legible
                          annotation_xshift=-4 if observed > middle else 4, annotation_bgcolor="rgba(255,255,255,0.8)")
