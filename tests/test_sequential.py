@@ -363,7 +363,7 @@ def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
     at.toggle(key="one_sequential").set_value(True).run()
     at.button(key="one_run").click().run()
     assert not at.exception and not at.error
-    drawn, _, budget = next(m.value for m in at.metric if m.label == "Samples per arm").partition(" of at most ")
+    drawn, _, budget = next(m.value for m in at.metric if m.label == "Samples per arm").partition(" / ")
     assert budget == "100" and int(drawn) < 100
     assert next(m.value for m in at.metric if m.label == "Decision") == "REJECT H₀"
     assert any(c.value.startswith(f"Stopped after {drawn} of at most 100 samples per arm: the change was clear "

@@ -234,7 +234,9 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     from .runs import shared_figure
 
     columns = st.columns(3)
-    columns[0].metric("Samples per arm", f"{result.n_per_arm} of at most {result.k_max}")
+    # "20 / 20": "20 of at most 20" was cut to "20 of at …" in a third of the page at 1024 px (trial 7)
+    columns[0].metric("Samples per arm", f"{result.n_per_arm} / {result.k_max}",
+                      help=f"Drawn per arm when the test stopped / the most its plan allows ({result.k_max}).")
     columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
