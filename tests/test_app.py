@@ -88,7 +88,7 @@ def test_audit_one(app):
     at.button(key="one_run").click().run()
     assert not at.exception
     assert metric(at, "Decision") == "REJECT H₀"
-    assert any("calls" in i.value for i in at.info)  # the cost estimate before running
+    assert any("synthetic answers" in i.value for i in at.info)  # the cost estimate before running
     assert any(c.value.startswith("Outputs: Simulated") for c in at.caption)  # the backend beside the result
     assert any(re.search(r"moves \d+ % of the answer content", c.value) for c in at.caption)  # read "57%"
     assert not unspaced_percents(at), unspaced_percents(at)

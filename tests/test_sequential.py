@@ -354,8 +354,9 @@ def test_reading_and_figure_of_a_sequential_result():
 
 # ------------------------------------------------------------------ the app's sequential mode
 def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
-    from test_app import open_page, start
+    from test_app import capture_downloads, open_page, start
 
+    sent = capture_downloads(monkeypatch)
     at = open_page(start(tmp_path, monkeypatch), "audit_one")
     at.selectbox(key="one_scenario").set_value("seasons_question").run()
     at.selectbox(key="one_perturbation").set_value("mars").run()
@@ -368,6 +369,20 @@ def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
     assert next(m.value for m in at.metric if m.label == "Decision") == "REJECT H₀"
     assert any(c.value.startswith(f"Stopped after {drawn} of at most 100 samples per arm: the change was clear "
                                   "early") for c in at.caption)
+    # the downloads describe the sequential test (trial 7: the JSON had a fixed run's keys, the HTML read
+    # "p > α" as if p against α decided): its design, plan and looks, its own reading and boundary decision
+    import json
+
+    record = json.loads(sent["audit_result.json"])
+    assert (record["design"], record["k_max"], record["n_per_arm"], record["decision"]) == (
+        "sequential", 100, int(drawn), "REJECT H₀")
+    assert record["pvalue_kind"].startswith("stage-wise") and record["reject"] is True
+    assert len(record["looks"]) >= 1 and record["looks"][-1]["n_per_arm"] == int(drawn)
+    assert record["reading"].startswith(f"Stopped after {drawn} of at most 100 samples per arm")
+    next(b for b in at.button if b.key == "audit_result_html_prepare").click().run()
+    report = sent["audit_result.html"].decode()
+    assert f"Stopped after {drawn} of at most 100 samples per arm" in report and "· stage-wise p" in report
+    assert "p ≤ α = 0.05: the outputs differ" not in report and "p &gt; α" not in report
     # α sets the boundaries before sampling: moving it makes the result out of date
     at.select_slider(key="one_alpha").set_value(0.01).run()
     assert any("Out of date" in w.value for w in at.warning)

@@ -12,7 +12,8 @@ import streamlit as st
 
 from dbpa_core.present.formatting import counted, format_number, unbroken
 from dbpa_core.present.readings import (decision, format_pvalue, null_splits, pvalue_floor_note, read_decision,
-                                        read_effect, read_pvalue, read_statistic, significance_stars)
+                                        read_effect, read_pvalue, read_statistic, sequential_decision,
+                                        significance_stars)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -239,7 +240,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
                       help=f"Drawn per arm when the test stopped / the most its plan allows ({result.k_max}).")
     columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
-    st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, result.alpha))
+    st.metric("Decision" if current else "Decision (out of date)", sequential_decision(result))
     st.caption(read_sequential(result))
     st.plotly_chart(shared_figure(sequential_path, result, label=label), width="stretch", key=f"{key}_path")
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
@@ -492,7 +493,7 @@ FDR_LEVELS = (0.01, 0.05, 0.1, 0.2)
 
 def declared_change(test, alpha: float) -> bool:
     """The decision the page shows for ``test``: p ≤ α (a sequential test at its own α)."""
-    return bool(test.pvalue <= (test.alpha if test.kind == "sequential" else alpha))
+    return bool(test.reject if test.kind == "sequential" else test.pvalue <= alpha)
 
 
 def what_changed(audited, *, key: str, declared: bool | None, arms=("original", "perturbed"), coordinates=None,
@@ -578,6 +579,7 @@ def result_downloads(test, *, alpha: float, label: str, name: str, title: str, c
 
     if explanation is not None:
         context["explanation"] = explanation_record(explanation, arms=arms, declared=declared_change(test, alpha))
-    record = result_to_dict(test, alpha=alpha, decision=decision(test.pvalue, alpha), **context)
+    shown = sequential_decision(test) if test.kind == "sequential" else decision(test.pvalue, alpha)
+    record = result_to_dict(test, alpha=alpha, decision=shown, **context)
     downloads(record=record, report_html=lambda: result_html(test, record, title=title, alpha=alpha, label=label),
               name=name, current=current)

@@ -23,8 +23,8 @@ from .formatting import format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
                        format_share, read_adjusted_decision, read_decision,
                        read_explanation, read_explanation_method, read_family, read_representatives,
-                       read_rut_decision, read_share_bound, read_test, read_themes_beside_test,
-                       significance_stars)
+                       read_rut_decision, read_sequential, read_share_bound, read_test, read_themes_beside_test,
+                       sequential_decision, significance_stars)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -223,15 +223,18 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
 
     figures = ([sequential_path(test, label=label)] if test.kind == "sequential"
                else [null_histogram(test, label=label), similarity_histograms(test)])
+    sequential = test.kind == "sequential"  # decided by its boundary, not by p against α: its own reading
+    verdict = sequential_decision(test) if sequential else decision(test.pvalue, alpha)
     readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in (
-        read_test(test), read_decision(test.pvalue, alpha), *test.warnings))
+        *((read_sequential(test),) if sequential else (read_test(test), read_decision(test.pvalue, alpha))),
+        *test.warnings))
     changes = explanation_html(record["explanation"]) if record.get("explanation") else ""
     # The texts and the null are in the JSON; the settings here are what a reader checks.
     settings = {key: value for key, value in record.items()
                 if key not in {"explanation", "null_distribution", "original_texts", "perturbed_texts"}}
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(title, f"""
-<p class="verdict">{html.escape(decision(test.pvalue, alpha))} · {label} = {format_number(test.statistic)} · p
+<p class="verdict">{html.escape(verdict)} · {label} = {format_number(test.statistic)} ·{" stage-wise" if sequential else ""} p
 {html.escape(_p_equals(test))}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.
