@@ -40,7 +40,9 @@ def test_pvalue_at_its_floor_reads_as_the_floor():
     assert format_pvalue(3e-7) == "3 × 10⁻⁷"
     assert format_pvalue(1 / 800) == "0.0013"  # without B nothing is known about the floor
     sentence = read_pvalue(1 / 1001, 1000)
-    assert "None of the 1,000 random re-splits" in sentence and "floor 1/(B+1) = 0.001" in sentence
+    assert "None of the 1,000 random re-splits" in sentence and "floor 1/(B+1) = 0.000999" in sentence
+    # the equality's three digits are the number under the bound's two (1/801 read "= 0.0012" beside "≤ 0.0013")
+    assert "1/(B+1) = 0.00125" in read_pvalue(1 / 801, 800) and format_pvalue(1 / 801, 800) == "≤ 0.0013"
 
 
 def test_negative_effect_is_explained():
@@ -155,7 +157,7 @@ def test_an_exact_test_reads_as_every_split_not_random_re_splits():
     assert "of all 70 splits of the pooled outputs (every split was counted: p is exact)" in sentence
     assert f"in {round(result.pvalue * 100, 1)} %" in sentence
     floor = read_pvalue(1 / 70, 70, exact=True)
-    assert floor.startswith("Of all 70 splits of the pooled outputs, only the observed one") and "1/N = 0.014" in floor
+    assert floor.startswith("Of all 70 splits of the pooled outputs, only the observed one") and "1/N = 0.0143" in floor
     assert "re-splits" not in floor
     assert "about 20.0 % of random re-splits of the 1,000 tried" in read_pvalue(0.2, 1000)  # a random test is unchanged
 

@@ -60,9 +60,11 @@ def _two_digits(value: float) -> str:
 
 
 def _floor_value(n_resamples: int, *, exact: bool = False) -> str:
-    """The floor itself, to two significant digits, for a sentence that says "1/(B+1) = …" (an equality:
-    rounded to nearest, unlike the bound of :func:`format_pvalue`)."""
-    return _two_digits(pvalue_floor(n_resamples, exact=exact))
+    """The floor itself, to three significant digits, for a sentence that says "1/(B+1) = …" (an equality:
+    rounded to nearest, unlike the bound of :func:`format_pvalue`).  Three, not the bound's two: with two,
+    1/801 read "= 0.0012" beside the table's "≤ 0.0013" (trial 7); "= 0.00125" reads as the number under
+    both."""
+    return f"{pvalue_floor(n_resamples, exact=exact):.3g}"
 
 
 def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
