@@ -5,7 +5,7 @@ import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
-from dbpa_core.present.readings import format_pvalue, p_relation
+from dbpa_core.present.readings import format_pvalue, p_relation, read_mmd_beside_rut
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
@@ -81,7 +81,8 @@ with guard():
                  f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
                  f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples, exact=mmd.exact))} "
                  + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
-                    else f"({mmd.n_resamples} random within-prompt re-splits).")]
+                    else f"({mmd.n_resamples} random within-prompt re-splits)."),
+                 read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=int(audit.substituted.sum()))]
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
     else:

@@ -80,6 +80,7 @@ def test_one_recorded_audit_flags_a_substitute_as_a_warning_with_the_bound(page)
     assert float(metric(page, "Substituted share").removeprefix("≥ ").removesuffix(" %")) > 20
     captions = " ".join(c.value for c in page.caption)
     assert "40 of 40 target answers actually came from the substitute" in captions and "MMD" in captions
+    assert "At α = 0.05 the MMD agrees with the RUT: it flags the target." in captions
     # The MMD's permutation p-value at its floor 1/(B+1) reads as a bound, not "p = 0.000999".
     mmd = next(c.value for c in page.caption if c.value.startswith("MMD"))
     assert re.search(r"p (≤ 0\.001|= 0\.\d{3}|= \d(\.\d)? × 10⁻\d+) \(1000 random within", mmd), mmd
@@ -97,7 +98,27 @@ def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
     page.selectbox(key="rut_target").set_value("reference").run()
     assert not page.exception
     assert metric(page, "Decision") == "FAIL TO REJECT H₀" and not page.warning
-    assert "0 of 40 target answers" in " ".join(c.value for c in page.caption)
+    captions = " ".join(c.value for c in page.caption)
+    assert "0 of 40 target answers" in captions
+    # the MMD's decision on the same honest audit is read too: agreeing, or a false alarm said to be one
+    assert ("At α = 0.05 the MMD agrees with the RUT: it does not flag the target." in captions
+            or "None of the answers was substituted, so this is a false alarm of the MMD" in captions), captions
+
+
+def test_the_mmd_beside_the_rut_is_read_and_a_disagreement_explained():
+    """The one-audit view gave the MMD's p = 0.029 under the RUT's FAIL TO REJECT on an honest target, with no
+    decision and no word (trial 7); every case now reads."""
+    from dbpa_core.present.readings import read_mmd_beside_rut
+
+    assert read_mmd_beside_rut(0.001, 0.002, 0.05) == "At α = 0.05 the MMD agrees with the RUT: it flags the target."
+    assert read_mmd_beside_rut(0.4, 0.3, 0.05, substituted=0).endswith("it does not flag the target.")
+    honest = read_mmd_beside_rut(0.029, 0.41, 0.05, substituted=0)
+    assert honest.startswith("At α = 0.05 the MMD flags the target and the RUT does not. None of the answers was "
+                             "substituted, so this is a false alarm of the MMD") and "about 5 % of honest" in honest
+    assert "false alarm of the RUT" in read_mmd_beside_rut(0.41, 0.02, 0.05, substituted=0)
+    caught = read_mmd_beside_rut(0.41, 0.02, 0.05, substituted=12)
+    assert caught.startswith("At α = 0.05 the RUT flags the target and the MMD does not: the two tests see")
+    assert "false alarm" not in caught
 
 
 def test_the_score_choice_reads_plain_names(page):

@@ -345,6 +345,26 @@ def read_rut_pvalue(pvalue: float, n_prompts: int) -> str:
             f"would occur in about {format_percent(pvalue, 1)} of audits.")
 
 
+def read_mmd_beside_rut(mmd_pvalue: float, rut_pvalue: float, alpha: float, *, substituted: int | None = None) -> str:
+    """The MMD's decision on the same audit beside the RUT's, and, where they differ, what that means.
+
+    ``substituted`` is how many target answers really came from the substitute (known on a recorded audit):
+    with none, a test that flags is a false alarm.  A page gave the MMD's p = 0.029 under the RUT's "FAIL TO
+    REJECT H₀" on an honest target without a word (trial 7).
+    """
+    mmd, rut = mmd_pvalue <= alpha, rut_pvalue <= alpha
+    if mmd == rut:
+        return f"At α = {alpha:g} the MMD agrees with the RUT: it {'flags' if mmd else 'does not flag'} the target."
+    flagging, silent = ("the MMD", "the RUT") if mmd else ("the RUT", "the MMD")
+    if substituted == 0:
+        return (f"At α = {alpha:g} {flagging} flags the target and {silent} does not. None of the answers was "
+                f"substituted, so this is a false alarm of {flagging}: any test at α = {alpha:g} flags about "
+                f"{format_percent(alpha)} of honest audits.")
+    return (f"At α = {alpha:g} {flagging} flags the target and {silent} does not: the two tests see different "
+            "things (the RUT ranks each answer's score among the reference's, the MMD compares the answers' "
+            "tokens), so either can catch what the other misses; the paper view compares their power.")
+
+
 def read_rut_decision(pvalue: float, alpha: float) -> str:
     """One sentence that reads the RUT's decision at level α, with its false-alarm rate."""
     if pvalue <= alpha:
