@@ -6,7 +6,7 @@ from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
-from dbpa_core.present.readings import format_percent
+from dbpa_core.present.readings import format_percent, read_chance_aucs
 from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
@@ -72,6 +72,10 @@ with guard():
             st.caption("Each curve traces (FPR, TPR) as α goes from 0 to 1; the area under it (AUC) is the chance "
                        "that a random target gets a smaller p-value than a random control (0.5 = no better than "
                        "chance).")
+            weak = read_chance_aucs({name: roc.auc for name, roc in comparison.rocs.items()},
+                                    k=comparison.settings.get("k"))
+            if weak:
+                st.warning(weak, icon=":material/balance:")
             st.plotly_chart(rates_over_alpha(comparison.rocs), width="stretch", key="roc_alpha")
             st.caption("Solid: TPR(α); dashed: FPR(α). A calibrated test keeps FPR(α) near α.")
             table = comparison.summary(max_fpr)

@@ -265,6 +265,12 @@ def test_tpr_fpr(app, monkeypatch):
                              k=10, n_resamples=100)
     assert list(summary["AUC"]) == [expected["simulated T=0.5"], expected["simulated T=2.0"]]
     assert summary["AUC"].iloc[0] > 0.7  # at T = 0.5 the targets' p-values are smaller than the controls'
+    # a model at chance is said to be at chance, with what a small k means (trial 7: "AUC 0.46" without a word)
+    weak = [w.value for w in at.warning if w.value.startswith("AUC near or below 0.5")]
+    low = [name for name, auc in zip(summary["model"], summary["AUC"]) if auc < 0.6]
+    assert len(weak) == bool(low) and all(name in weak[0] for name in low), (weak, low)
+    if weak:
+        assert "with k = 10 outputs per arm" in weak[0]
     # The CSV read on its own says what produced it: the JSON's settings after the table's own columns.
     import json
 

@@ -225,3 +225,13 @@ def test_a_floor_is_written_as_a_true_bound():
         floor = pvalue_floor(b, exact=exact)
         assert format_pvalue(floor, b, exact=exact) == text, (b, exact)
         assert float(text.removeprefix("≤ ")) >= floor  # a true bound
+
+
+def test_aucs_at_chance_are_read_with_what_a_small_k_means():
+    from dbpa_core.present.readings import read_chance_aucs
+
+    assert read_chance_aucs({"a": 0.9, "b": 0.61}) == ""
+    sentence = read_chance_aucs({"a": 0.9, "b": 0.46, "c": 0.48}, k=5)
+    assert sentence.startswith("AUC near or below 0.5 — b (0.46), c (0.48): here the test told targets from "
+                               "controls no better than chance with k = 5 outputs per arm.")
+    assert "a (" not in sentence and "raise k or the replicates" in sentence

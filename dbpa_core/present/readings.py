@@ -365,6 +365,21 @@ def read_mmd_beside_rut(mmd_pvalue: float, rut_pvalue: float, alpha: float, *, s
             "tokens), so either can catch what the other misses; the paper view compares their power.")
 
 
+def read_chance_aucs(aucs: dict, *, k: int | None = None, level: float = 0.6) -> str:
+    """A sentence for the models whose AUC is near or below chance (< ``level``), or "" when there are none.
+
+    A live TPR/FPR run at k = 5 printed "AUC 0.46" under "their controls and targets hold by construction"
+    with no word on what a below-chance AUC means (trial 7).
+    """
+    weak = [f"{name} ({auc:.2f})" for name, auc in aucs.items() if auc < level]
+    if not weak:
+        return ""
+    at_k = f" with k = {k} outputs per arm" if k else ""
+    return (f"AUC near or below 0.5 — {', '.join(weak)}: here the test told targets from controls no better than "
+            f"chance{at_k}. That is what too few outputs give even where the targets do change the answers: only "
+            "large changes show at a small k; raise k or the replicates.")
+
+
 def read_rut_decision(pvalue: float, alpha: float) -> str:
     """One sentence that reads the RUT's decision at level α, with its false-alarm rate."""
     if pvalue <= alpha:
