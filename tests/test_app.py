@@ -346,7 +346,15 @@ def test_alignment(app, monkeypatch):
     (models,) = set(read_csv(sent["alignment.csv"])["models"])
     assert models.startswith("recorded SmolLM2 T=0.7 (backend=recorded); simulated T=1.0 (backend=simulated"), models
     next(b for b in at.button if b.key == "alignment_html_prepare").click().run()  # the report says it too
-    assert "Synthetic outputs: the simulated models are not language models" in sent["alignment.html"].decode()
+    report = sent["alignment.html"].decode()
+    assert "Synthetic outputs: the simulated models are not language models" in report
+    # a comparison of models in its own words (it read "1 of 1 perturbation is declared …", "Original prompt",
+    # "If the perturbation changed nothing", "for 1 tests")
+    assert "1 of 1 model is declared to answer differently from the reference" in report
+    assert "compares many answers of the reference model (recorded SmolLM2 T=0.7)" in report
+    assert "<h2>Prompt</h2>" in report and "<th>model</th>" in report and "correction for 1 test its" in report
+    body = report.split("<h2>Settings</h2>")[0].lower().replace("distribution-based perturbation analysis", "")
+    assert "perturbation" not in body, "a model comparison, not a perturbation"
     assert list(table["model"]) == ["simulated T=1.0"]
     # the recorded SmolLM2 answers against simulated text: a real difference, read as "not aligned"
     from dbpa_core.audit import AuditRequest, PerturbedPrompt, Prompt, SamplerConfig, run

@@ -165,11 +165,17 @@ def family_html(family, record: dict) -> str:
 
     adjusted = family.adjusted
     labels = [r.label for r in family.results]
+    # A comparison of models against a reference (Alignment, paper Fig. 3) in its own words: the report read
+    # "1 of 1 perturbation is declared …", "Original prompt", "If the perturbation changed nothing" (trial 7).
+    reference = record["settings"].get("reference")
+    noun, claim = (("model", "declared to answer differently from the reference") if reference else
+                   ("perturbation", "declared to change the output distribution"))
     figures = [discrepancy_bars(labels, [r.test.statistic for r in family.results], adjusted.pvalues_adjusted,
-                                alpha=adjusted.alpha, title="ω per perturbation (blue: significant after correction)")]
+                                alpha=adjusted.alpha, title=f"ω per {noun} (blue: significant after correction)")]
     figures += [null_histogram(r.test, label=f"ω · {r.label}") for r in family.results[:12]]
     summary = record["summary"]
-    verdict = read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"])
+    verdict = read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"],
+                          noun=noun, claim=claim)
     known = all(p["true_effect"] is not None for p in record["perturbations"])
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
@@ -187,22 +193,30 @@ def family_html(family, record: dict) -> str:
              "made-up answers, a teaching aid, not a finding about a real model.</p>"
         if any(isinstance(model, dict) and model.get("backend") == "simulated" for model in compared.values())
         else "")
+    def reading(test) -> str:
+        sentence = read_test(test)
+        return sentence.replace("If the perturbation changed nothing", "If the two models answered alike") \
+            if reference else sentence
+
+    m = len(family.results)
     readings = "".join(
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(read_test(r.test))} "
-        f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, len(family.results)))}</li>"
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(reading(r.test))} "
+        f"{html.escape(read_adjusted_decision(float(p), adjusted.alpha, adjusted.method, m, claim=claim))}</li>"
         for r, p in zip(family.results, adjusted.pvalues_adjusted))
+    intro = (f"compares many answers of the reference model ({html.escape(str(reference))}) with many answers of "
+             "each other model to the same prompt" if reference else
+             "compares many outputs of the original prompt with many outputs of each perturbed prompt")
     settings = html.escape(json.dumps(record["settings"], indent=2, default=str))
     changes = "".join(explanation_html(p["explanation"], heading=f"What changed: {p['label']}")
                       for p in record["perturbations"] if p.get("explanation"))
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(f"DBPA audit: {record['name']}", f"""
 <p class="verdict">{html.escape(verdict)}</p>
-<p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
-of the original prompt with many outputs of each perturbed prompt; a permutation test says whether the
-difference is larger than chance. Created {html.escape(record['created'])}.</p>
-<h2>Original prompt</h2><pre>{html.escape(record['original']['prompt'])}</pre>
+<p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) {intro}; a permutation
+test says whether the difference is larger than chance. Created {html.escape(record['created'])}.</p>
+<h2>{"Prompt" if reference else "Original prompt"}</h2><pre>{html.escape(record['original']['prompt'])}</pre>
 {synthetic}
-<h2>Results</h2><table><tr><th>perturbation</th><th>kind</th>{"<th>true effect (simulated)</th>" if known else ""}
+<h2>Results</h2><table><tr><th>{noun}</th><th>kind</th>{"<th>true effect (simulated)</th>" if known else ""}
 <th>ω</th><th>p</th><th>adjusted p ({html.escape(correction_name(adjusted.method))})</th>
 <th></th><th>decision</th></tr>{rows}</table>
 <h2>What the numbers say</h2><ul>{readings}</ul>
@@ -225,6 +239,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
                else [null_histogram(test, label=label), similarity_histograms(test)])
     sequential = test.kind == "sequential"  # decided by its boundary, not by p against α: its own reading
     verdict = sequential_decision(test) if sequential else decision(test.pvalue, alpha)
+    stage_wise = " stage-wise" if sequential else ""
     readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in (
         *((read_sequential(test),) if sequential else (read_test(test), read_decision(test.pvalue, alpha))),
         *test.warnings))
@@ -234,7 +249,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
                 if key not in {"explanation", "null_distribution", "original_texts", "perturbed_texts"}}
     plots = "".join(f'<div class="figure">{_figure_html(f)}</div>' for f in figures)
     return _html_page(title, f"""
-<p class="verdict">{html.escape(verdict)} · {label} = {format_number(test.statistic)} ·{" stage-wise" if sequential else ""} p
+<p class="verdict">{html.escape(verdict)} · {label} = {format_number(test.statistic)} ·{stage_wise} p
 {html.escape(_p_equals(test))}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.
@@ -290,7 +305,8 @@ def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
 
     folder = Path(folder)
     paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
-    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default), paths["csv"]: family_csv(family, record),
+    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default),
+             paths["csv"]: family_csv(family, record),
              paths["html"]: family_html(family, record)}
     created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
     folder.mkdir(parents=True, exist_ok=True)

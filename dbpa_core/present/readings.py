@@ -142,13 +142,15 @@ def read_alone_beside_family(pvalue: float, alpha: float, *, declared_in_family:
     return ""
 
 
-def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int) -> str:
-    """One sentence that reads a family member's decision from its *adjusted* p-value."""
+def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m: int, *,
+                           claim: str = "declared to change the output distribution") -> str:
+    """One sentence that reads a family member's decision from its *adjusted* p-value (``claim``: what a
+    rejection declares, e.g. "declared to answer differently from the reference" for a model)."""
+    tests = f"{m} test{'' if m == 1 else 's'}"  # "for 1 tests" (trial 7)
     if pvalue_adjusted <= alpha:
-        return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
-                f"{format_pvalue(pvalue_adjusted)} ≤ "
-                f"α = {alpha:g}: declared to change the output distribution.")
-    return (f"After {correction_name(method)} correction for {m} tests its adjusted p is "
+        return (f"After {correction_name(method)} correction for {tests} its adjusted p is "
+                f"{format_pvalue(pvalue_adjusted)} ≤ α = {alpha:g}: {claim}.")
+    return (f"After {correction_name(method)} correction for {tests} its adjusted p is "
             f"{format_pvalue(pvalue_adjusted)} > "
             f"α = {alpha:g}: no change declared (which is not proof of no change).")
 
