@@ -37,7 +37,9 @@ with guard():
                                                   "smoother curves."))
     n_resamples = int(columns[2].number_input("Permutations B", 50, 10_000, 500, step=50, key="roc_b"))
     # The allowed FPR only reads the ROC curves already computed: moving it recomputes the banner at once.
-    max_fpr = columns[3].slider("Allowed FPR", 0.0, 0.5, 0.05, 0.01, key="roc_max_fpr")
+    # Percentages, as the paper view's slider and the banner write them (this one read "0.05" beside "5 %").
+    max_fpr = columns[3].select_slider("Allowed FPR", [i / 100 for i in range(51)], 0.05, key="roc_max_fpr",
+                                       format_func=format_percent)
     if not chosen_scenarios or not models:
         raise ValueError("Choose at least one scenario and one model.")
 

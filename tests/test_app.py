@@ -108,8 +108,10 @@ def test_audit_one_marks_an_old_result_out_of_date(app):
     at.button(key="one_run").click().run()
     assert not at.exception
     assert not any("Out of date" in w.value for w in at.warning)
-    # typed prompts on the simulated backend: the answers are said to be synthetic, beside the result
+    # typed prompts on the simulated backend: the answers are said to be synthetic, beside the result, and the
+    # provenance line does not promise a "known truth" beside that warning
     assert any("Synthetic text" in w.value for w in at.warning)
+    assert any(c.value.startswith("Outputs: Simulated (instant, synthetic text) · ") for c in at.caption)
     assert any(m.label == "Decision" for m in at.metric)
     at.text_area(key="one_x1").set_value("What causes the tides?").run()
     stale = [w.value for w in at.warning if "Out of date" in w.value]
@@ -295,7 +297,7 @@ def test_tpr_fpr(app, monkeypatch):
     assert models.startswith("simulated T=0.5 (backend=simulated, temperature=0.5,"), models
     assert "synthetic" in inputs["outputs"]
     # Moving the allowed FPR re-reads the same curves: banner and table follow at once, nothing is stale.
-    at.slider(key="roc_max_fpr").set_value(0.2).run()
+    at.select_slider(key="roc_max_fpr").set_value(0.2).run()
     assert len(banners(at, "20 %")) == 1
     assert "TPR at FPR ≤ 20 %" in tables(at)[0].columns
     # the table's caption writes the allowed FPR as the banner does (it read "at most 0.2 of the controls")

@@ -153,7 +153,10 @@ def provenance(settings, *, request=None, typed_prompts: bool = False) -> None:
         typed_prompts = not request.scenario
     else:
         config, seed, embedder = settings.sampler, settings.seed, settings.embedder
-    parts = [BACKEND_LABELS.get(config.backend, config.backend)]
+    # Typed prompts on the simulated backend: any two differ by construction (the warning below), so "known
+    # truth" would only say that (trial 7 read it beside that warning).
+    parts = ["Simulated (instant, synthetic text)" if typed_prompts and config.backend == "simulated"
+             else BACKEND_LABELS.get(config.backend, config.backend)]
     if config.backend == "openai":
         parts.append(f"model {config.model or 'gpt-4o-mini'} at {redact_url(config.base_url) or 'api.openai.com'}")
     if config.backend != "recorded":
