@@ -8,7 +8,6 @@ from dbpa_core.present.csv_inputs import family_inputs
 from dbpa_core.present.exports import persona_record
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from dbpa_core.present.formatting import discrepancy_symbol
-from dbpa_core.present.readings import read_persona_grid
 from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
 from ui.freshness import keep, result_area
 from ui.models import model_options, with_model
@@ -67,11 +66,12 @@ with guard():
             st.caption("Darker cells: the persona moved the answers further from the no-persona answers. Stars "
                        "mark unadjusted significance (* p < 0.05, ** p < 0.01, *** p < 0.001), as in the paper's "
                        "table.")
-            for sentence in read_persona_grid(grid):
+            drawn_by = {m: options[m] for m in grid.models if m in options}  # the result's models, as drawn
+            record = persona_record(grid, settings=report_settings(settings, models=drawn_by),
+                                    synthetic={m for m, config in drawn_by.items() if config.backend == "simulated"})
+            for sentence in record["readings"]:  # the screen's sentences are the download's
                 st.markdown(sentence)
             table = grid.table(statistic_label=symbol)
             show_table(table)
-            drawn_by = {m: options[m] for m in grid.models if m in options}  # the result's models, as drawn
-            record = persona_record(grid, settings=report_settings(settings, models=drawn_by))
             downloads(table=table, record=record, name="persona_study", current=shown.current,
                       inputs=family_inputs(record))

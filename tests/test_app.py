@@ -552,7 +552,11 @@ def test_persona_study(app, monkeypatch):
         targets = int((moved & (table["kind"] == "target")).sum())
         assert f"{controls} of the 4 medical (control) personas" in reading, reading
         assert f"{targets} of the 4 other (target) personas" in reading, reading
-        if not controls:  # a non-significant role is not shown to be unmoved (it read "No medical role moved")
+        if model.startswith("simulated"):  # synthetic text is not compared with the paper's real models
+            assert "Synthetic text: its target personas change the answers by construction" in reading, reading
+            assert "the paper found" not in reading
+            assert (f"the test missed {4 - targets} of 4 at this k" in reading) == (targets < 4), reading
+        elif not controls:  # a non-significant role is not shown to be unmoved (it read "No medical role moved")
             assert "No medical role was shown to move its answers (which is not proof that none did" in reading
     # the downloads say what produced the grid: a JSON, and the CSV's trailing settings columns equal to it
     record, read = json.loads(sent["persona_study.json"]), read_csv(sent["persona_study.csv"])

@@ -366,12 +366,13 @@ def rates_record(comparison, max_fpr: float, *, settings: dict | None = None) ->
             "settings": redact_mapping({**(settings or {}), **comparison.settings}), "versions": versions()}
 
 
-def persona_record(grid, *, settings: dict | None = None) -> dict:
+def persona_record(grid, *, settings: dict | None = None, synthetic=()) -> dict:
     """The JSON record of a live persona study (:class:`~dbpa_core.audit.experiments.PersonaGrid`).
 
     ``rows`` holds the table the screen shows (persona, kind, the statistic and p per model), ``readings``
     its sentences and ``settings`` the grid's own (k, B, similarity, ω, seed) after ``settings`` (each
-    model's sampler, the embedder); p-values and stars are unadjusted, as in the paper's Table 2.
+    model's sampler, the embedder); p-values and stars are unadjusted, as in the paper's Table 2;
+    ``synthetic`` names the simulated models (:func:`~dbpa_core.present.readings.read_persona_grid`).
     """
     from .formatting import discrepancy_symbol
     from .readings import read_persona_grid
@@ -379,7 +380,7 @@ def persona_record(grid, *, settings: dict | None = None) -> dict:
     table = grid.table(statistic_label=discrepancy_symbol(grid.discrepancy))
     return {"test": "persona study (paper Table 2)", "discrepancy": grid.discrepancy,
             "stars": "unadjusted: * p < 0.05, ** p < 0.01, *** p < 0.001 (as the paper's Table 2)",
-            "rows": table.to_dict(orient="records"), "readings": read_persona_grid(grid),
+            "rows": table.to_dict(orient="records"), "readings": read_persona_grid(grid, synthetic=synthetic),
             "settings": redact_mapping({**(settings or {}), **grid.settings}), "versions": versions()}
 
 

@@ -249,8 +249,9 @@ def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None =
     figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
                                 name="chance"))
     if max_fpr is not None:
+        # The label at the bottom: at the top it sat under the TPR = 1 line of a perfect curve (trial 8).
         figure.add_vline(x=max_fpr, line=dict(color="black", dash="dash"),
-                         annotation_text=f"allowed FPR {format_percent(max_fpr)}")
+                         annotation_text=f"allowed FPR {format_percent(max_fpr)}", annotation_position="bottom right")
     figure.update_layout(title="TPR against FPR as α sweeps from 0 to 1", xaxis_title="false-positive rate",
                          yaxis_title="true-positive rate", xaxis_range=[-0.02, 1.02], yaxis_range=[-0.02, 1.02],
                          **LAYOUT)

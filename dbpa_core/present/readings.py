@@ -260,9 +260,14 @@ def read_power_check(curve, planned_k: int, target_power: float) -> str:
             f"{format_percent(high)}): {verdict} the {format_percent(target_power)} planned.")
 
 
-def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
+def read_persona_grid(grid, alpha: float = 0.05, *, synthetic=()) -> list[str]:
     """One sentence per model of a persona grid: how many medical (control) and other (target) personas moved
-    its answers at p < ``alpha``, unadjusted as in the paper's Table 2, and which."""
+    its answers at p < ``alpha``, unadjusted as in the paper's Table 2, and which.
+
+    ``synthetic`` names the simulated models: their text is made up, so it is not compared with what the
+    paper found for real models, and a target they move by construction that the test missed is said to be
+    missed (a trial read "as the paper found for large models" under a simulated model with 0 of 4 targets).
+    """
     sentences = []
     for column, model in enumerate(grid.models):
         moved = grid.pvalues[:, column] < alpha
@@ -273,7 +278,15 @@ def read_persona_grid(grid, alpha: float = 0.05) -> list[str]:
             if rows:
                 parts.append(f"{len(named[kind])} of the {len(rows)} {words} personas"
                              + (f" ({', '.join(named[kind])})" if named[kind] else ""))
-        sentences.append(f"{model}: {' and '.join(parts)} moved the answers at p < {alpha:g} (unadjusted). "
+        head = f"{model}: {' and '.join(parts)} moved the answers at p < {alpha:g} (unadjusted). "
+        if model in synthetic:
+            targets = sum(1 for kind in grid.kinds if kind == "target")
+            missed = targets - len(named["target"])
+            sentences.append(head + "Synthetic text: its target personas change the answers by construction"
+                             + (f", and the test missed {missed} of {targets} at this k (a small k shows only large "
+                                "moves)." if missed else ", and the test found them all."))
+            continue
+        sentences.append(head
                          + ("The paper found large models unmoved by a medical role and small ones variable: this "
                             "model's answers moved with a medical role too."
                             if named["control"] else
