@@ -5,7 +5,7 @@ import streamlit as st
 
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
-from dbpa_core.present.readings import format_pvalue, p_relation, read_mmd_beside_rut
+from dbpa_core.present.readings import decision, format_pvalue, p_relation, read_mmd_beside_rut
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
 from dbpa_core.rut.data import AuditScores
@@ -52,7 +52,7 @@ with guard():
                                 "choice, §4.2); log-rank ratio (LRR): minus the log-likelihood over the summed "
                                 "log-ranks.")
     alpha = right.select_slider("α", [0.01, 0.05, 0.1], 0.05, key="rut_alpha")
-    extra = []
+    extra, beside = [], None
     if mode == "audit":
         pools = rut_pools()
         names = {"reference": "The reference model itself (H₀ holds)",
@@ -64,7 +64,12 @@ with guard():
         opening = DEFAULT_AUDIT["substitute"] if DEFAULT_AUDIT["substitute"] in names else list(names)[1]
         target = columns[0].selectbox("Target (the 'API')", list(names), format_func=names.get,
                                       index=list(names).index(opening), key="rut_target")
-        q = columns[1].slider("Share q served by it", 0.0, 1.0, 0.5, 0.1, key="rut_q", disabled=target == "reference")
+        if target == "reference":  # the reference answers every prompt: its slider showed the last q (0.50)
+            columns[1].slider("Share q served by it", 0.0, 1.0, 0.0, 0.1, key="rut_q_reference", disabled=True,
+                              help="The reference model itself serves every answer: no share is substituted.")
+            q = 0.0
+        else:
+            q = columns[1].slider("Share q served by it", 0.0, 1.0, 0.5, 0.1, key="rut_q")
         n_prompts = int(columns[2].number_input("Prompts n", 2, len(pools.prompts), min(100, len(pools.prompts)),
                                                 key="rut_n"))
         m = int(columns[3].number_input("Reference answers m", 2, pools.reference.n_answers - 1,
@@ -83,8 +88,12 @@ with guard():
                  + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
                     else f"({mmd.n_resamples} random within-prompt re-splits)."),
                  read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=int(audit.substituted.sum()))]
+        # The MMD's result beside the RUT's in the JSON (it sat under "settings", which holds the inputs)
+        beside = {"mmd": {"pvalue": mmd.pvalue, "n_resamples": mmd.n_resamples, "exact": bool(mmd.exact),
+                          "decision": decision(mmd.pvalue, alpha), "reading": extra[-1]},
+                  "substituted_answers": int(audit.substituted.sum())}
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
-                           "seed": settings.seed, "mmd_pvalue": mmd.pvalue}
+                           "seed": settings.seed}
     else:
         # The target and its system prompt on rows of their own: in a third of the width the choice read "Local
         # SmolLM2 with a" and the prompt "You are a pirate. Answer lik" at 1024 px.
@@ -126,4 +135,4 @@ with guard():
         result = rank_uniformity_test(scores.target_scores, scores.reference_scores,
                                       rng=np.random.default_rng(settings.seed))
     show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
-                extra=extra)
+                extra=extra, beside=beside)

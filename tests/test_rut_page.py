@@ -100,6 +100,8 @@ def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
     assert metric(page, "Decision") == "FAIL TO REJECT H₀" and not page.warning
     captions = " ".join(c.value for c in page.caption)
     assert "0 of 40 target answers" in captions
+    # its q slider shows 0 (none substituted), not the last q chosen for a substitute (it showed 0.50)
+    assert page.slider(key="rut_q_reference").value == 0.0 and page.slider(key="rut_q_reference").disabled
     # the MMD's decision on the same honest audit is read too: agreeing, or a false alarm said to be one
     assert ("At α = 0.05 the MMD agrees with the RUT: it does not flag the target." in captions
             or "None of the answers was substituted, so this is a false alarm of the MMD" in captions), captions
@@ -228,6 +230,14 @@ def test_the_rut_csv_carries_the_audits_inputs_as_its_json_says_them(page, monke
                                                                                                0.05)
     for column, value in expected.items():
         assert set(read[column]) == {value}, (column, set(read[column]), value)
+    # the MMD on the same audit is a result beside the RUT's, not a setting (it sat in "settings")
+    assert "mmd_pvalue" not in settings and not [c for c in read.columns if "mmd" in c.lower()]
+    mmd = record["mmd"]
+    assert mmd["decision"] == ("REJECT H₀" if mmd["pvalue"] <= 0.05 else "FAIL TO REJECT H₀")
+    assert mmd["reading"].startswith("At α = 0.05 ") and mmd["reading"] in " ".join(c.value for c in page.caption)
+    shown = re.search(r"(\d+) of \d+ target answers actually came from the substitute",
+                      " ".join(c.value for c in page.caption))
+    assert record["substituted_answers"] == int(shown.group(1))
 
 
 def test_a_rut_csv_and_record_never_carry_the_endpoints_credentials():

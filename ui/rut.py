@@ -104,7 +104,7 @@ def show_share_bound(study) -> None:
 
 
 def show_result(result, scores, *, target_label: str, alpha: float, score: str, settings: dict,
-                extra: list[str] | None = None) -> None:
+                extra: list[str] | None = None, beside: dict | None = None) -> None:
     """One audit's RUT result: the numbers, their readings, the decision, the ranks' figures, the downloads."""
     import pandas as pd
 
@@ -140,6 +140,7 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     right.plotly_chart(shared_figure(rank_ecdf, result), width="stretch", key="rut_ecdf")
     right.caption("The further the step curve strays from the diagonal, the larger the CvM statistic; the largest "
                   "gap, less its 95 % sampling error, is the lower bound on the substituted share.")
-    record = rut_record(result, scores, alpha=alpha, score=score, target=target_label, settings=settings)
+    record = rut_record(result, scores, alpha=alpha, score=score, target=target_label, settings=settings,
+                        beside=beside)
     downloads(table=pd.DataFrame({"prompt": scores.prompts, "rank": result.ranks, "target_score": scores.target_scores}),
               record=record, name="rut_result", inputs=rut_inputs(record))

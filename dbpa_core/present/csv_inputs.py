@@ -20,7 +20,7 @@ COLUMN_NAMES = {"k": "samples per arm k", "n_resamples": "permutations B", "alph
                 "max_tokens": "max tokens", "n_prompts": "prompts n", "m": "reference answers m",
                 "q": "substituted share q", "method": "test", "max_fpr": "allowed FPR"}
 #: Keys a column would only repeat (correction_name spells the correction) or that no cell can hold usefully.
-_LEFT_OUT = {"correction_name", "mmd_pvalue"}
+_LEFT_OUT = {"correction_name"}
 
 
 def _cell(value):

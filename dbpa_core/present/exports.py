@@ -333,13 +333,15 @@ def json_default(value):
 
 
 
-def rut_record(result, scores, *, alpha: float, score: str, target: str, settings: dict | None = None) -> dict:
+def rut_record(result, scores, *, alpha: float, score: str, target: str, settings: dict | None = None,
+               beside: dict | None = None) -> dict:
     """The JSON record of a rank-uniformity audit (:class:`~dbpa_core.rut.uniformity.RUTResult`).
 
     ``scores`` is the :class:`~dbpa_core.rut.data.AuditScores` the test ran on;
-    ``target`` names the audited system and where its responses came from.
+    ``target`` names the audited system and where its responses came from; ``beside`` other tests run on
+    the same audit (``{"mmd": {...}}``), kept out of ``settings``, which holds only inputs.
     """
-    return {
+    return {**(beside or {}),
         "test": "rank-based uniformity test (Zhu et al., ICLR 2026)", "method": result.method,
         # A target named by its endpoint could carry a URL's password: redacted at this boundary.
         "target": redact(target), "score": score, "alpha": alpha,
