@@ -38,7 +38,8 @@ with guard():
     if not others:
         raise ValueError("Choose at least one model to compare with the reference.")
 
-    cost_note(settings, [scenario.prompt], k, models={name: options[name] for name in (reference, *others)})
+    compared = {name: options[name] for name in (reference, *others)}  # each model's own sampler
+    cost_note(settings, [scenario.prompt], k, models=compared)
     inputs = {**settings_inputs(settings), "prompt": scenario.title, "reference": reference, "models": others,
               "k": k, "B": n_resamples}
     if st.button("Compare", type="primary", key="align_run"):
@@ -66,4 +67,4 @@ with guard():
                                      noun="model", claim="declared to answer differently from the reference"))
             show_table(table)
             family_downloads(comparison, settings, name="alignment", current=shown.current,
-                             models={name: options[name] for name in (reference, *others)})
+                             models=compared)

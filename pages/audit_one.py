@@ -3,11 +3,11 @@
 import streamlit as st
 
 from dbpa_core.present.formatting import discrepancy_symbol
-from dbpa_core.present.readings import format_percent
+from dbpa_core.present.readings import declares_change, format_percent
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, cost_note, declared_change, guard, k_input, null_and_similarities, provenance,
+from ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance,
                            report_settings, result_downloads, result_strip, sequential_strip, settings_inputs,
                            show_prompt, what_changed)
 from ui.freshness import keep, result_area
@@ -89,7 +89,7 @@ with guard():
         if result is None:
             st.caption("Press **Run the test** to sample both arms (samples are cached: a second run is instant).")
         else:
-            provenance(settings, request=audited.request)
+            provenance(audited.request)
             if result.test.kind == "sequential":
                 sequential_strip(result.test, label=symbol, key="one", current=shown.current)
             else:
@@ -101,7 +101,7 @@ with guard():
                                  seed=settings.seed)
             if result.test.kind == "fixed":
                 null_and_similarities(result.test, label=symbol, key="one")
-            changed = what_changed(audited, key="one", declared=declared_change(result.test, alpha),
+            changed = what_changed(audited, key="one", declared=declares_change(result.test, alpha),
                                    coordinates=coordinates, method=projection)
             result_downloads(result.test, alpha=alpha, label=symbol, name="audit_result",
                              title="DBPA audit of one perturbation", current=shown.current, explanation=changed,

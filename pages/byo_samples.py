@@ -5,10 +5,11 @@ import hashlib
 import streamlit as st
 
 from dbpa_core.present.formatting import discrepancy_symbol
+from dbpa_core.present.readings import declares_change
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, declared_change, guard, null_and_similarities, result_downloads, result_strip,
+from ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip,
                            what_changed)
 from ui.freshness import keep, result_area
 from ui.runs import Audited, shared_call, uploaded_test
@@ -72,7 +73,7 @@ with guard():
             coordinates = clouds(result.original, result.perturbed, method="pca", key="byo_clouds")
             null_and_similarities(result.test, label=symbol, key="byo")
             arms = (result.original.label, result.perturbed.label)
-            changed = what_changed(shown.result, key="byo", declared=declared_change(result.test, alpha), arms=arms,
+            changed = what_changed(shown.result, key="byo", declared=declares_change(result.test, alpha), arms=arms,
                                    coordinates=coordinates)
             result_downloads(result.test, alpha=alpha, label=symbol, name="byo_result",
                              title=f"DBPA test of {upload.name}", current=shown.current, explanation=changed,

@@ -19,9 +19,9 @@ st.write(
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import (format_pvalue, null_splits, read_alone_beside_family,  # noqa: E402
-                                        read_family)
-from ui.components import (cost_note, declared_change, detection_and_control, family_downloads, guard,  # noqa: E402
+from dbpa_core.present.readings import (declares_change, format_pvalue, null_splits,  # noqa: E402
+                                        read_alone_beside_family, read_family)
+from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            scenario_recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
@@ -161,7 +161,7 @@ with guard():
     label = STATISTICS[statistic][0]
     inputs = (f"{scenario.title} · {perturbation.label} · k = {k} per arm · B = {n_resamples:,} · {label} · "
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
-    provenance(settings, request=request)
+    provenance(request)
     st.caption(truth_note(settings, result))
     # The method working at a glance, whichever intervention is picked below: a detection beside a control.
     detection_and_control(family.recorrected("bonferroni", alpha))
@@ -171,7 +171,7 @@ with guard():
                                       m=len(family.results))
     outputs_and_null(result, request, alpha, statistic, inputs, settings.seed, beside)
     shown = Audited.of_request(request, chosen, family)
-    changed = what_changed(shown, key="home", declared=declared_change(result.test, alpha), seed=settings.seed)
+    changed = what_changed(shown, key="home", declared=declares_change(result.test, alpha), seed=settings.seed)
 
     from ui.runs import self_comparison
 

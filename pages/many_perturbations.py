@@ -67,7 +67,7 @@ with guard():
         if shown.result is not None:
             request, kept = shown.result
             family = kept.recorrected(correction, alpha)  # one object for the screen and every export
-            provenance(settings, request=request)
+            provenance(request)
             table = family_frame(family)
             stops = [r.test for r in family.results] if family.kind == "sequential" else []
             detection_and_control(family)

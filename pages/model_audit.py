@@ -76,22 +76,24 @@ with guard():
                                         min(100, pools.reference.n_answers - 1), key="rut_m"))
         # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit).
         recorded = recorded_audit(pools, next(iter(pools.substitutes)) if target == "reference" else target,
-                                  0.0 if target == "reference" else q, n_prompts=n_prompts, m=m, score=score,
+                                  q, n_prompts=n_prompts, m=m, score=score,
                                   n_resamples=1000, seed=settings.seed)
         audit, mmd, result = recorded.audit, recorded.mmd, recorded.rut
         scores = AuditScores.from_rows(audit.prompts, audit.target_scores, audit.reference_scores)
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
-        extra = [f"{int(audit.substituted.sum())} of {n_prompts} target answers actually came from the substitute.",
+        substituted = int(audit.substituted.sum())
+        mmd_reading = read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=substituted)
+        extra = [f"{substituted} of {n_prompts} target answers actually came from the substitute.",
                  f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
                  f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples, exact=mmd.exact))} "
                  + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
                     else f"({mmd.n_resamples} random within-prompt re-splits)."),
-                 read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=int(audit.substituted.sum()))]
+                 mmd_reading]
         # The MMD's result beside the RUT's in the JSON (it sat under "settings", which holds the inputs)
         beside = {"mmd": {"pvalue": mmd.pvalue, "n_resamples": mmd.n_resamples, "exact": bool(mmd.exact),
-                          "decision": decision(mmd.pvalue, alpha), "reading": extra[-1]},
-                  "substituted_answers": int(audit.substituted.sum())}
+                          "decision": decision(mmd.pvalue, alpha), "reading": mmd_reading},
+                  "substituted_answers": substituted}
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed}
     else:

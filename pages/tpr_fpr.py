@@ -45,7 +45,8 @@ with guard():
 
     prompts = [prompt for s in chosen_scenarios for prompt in
                [all_scenarios[s].prompt] + [all_scenarios[s].apply(p)[0] for p in all_scenarios[s].perturbations]]
-    cost_note(settings, prompts * replicates, k, models={name: options[name] for name in models})
+    compared = {name: options[name] for name in models}  # each model's own sampler
+    cost_note(settings, prompts * replicates, k, models=compared)
     inputs = {**settings_inputs(settings), "scenarios": chosen_scenarios, "models": models, "k": k,
               "replicates": replicates, "B": n_resamples}
     if st.button("Run", type="primary", key="roc_run"):
@@ -88,6 +89,5 @@ with guard():
                        f"p ≤ that α. A large α (above the usual 0.05) means the controls' p-values were large, so even "
                        f"a loose threshold flagged at most {allowed} of them; a tiny one, that a control had a small "
                        "p; 0, that no threshold flags a target without flagging too many controls.")
-            record = rates_record(comparison, max_fpr,
-                                  settings=report_settings(settings, models={name: options[name] for name in models}))
+            record = rates_record(comparison, max_fpr, settings=report_settings(settings, models=compared))
             downloads(table=table, record=record, name="roc_summary", current=shown.current, inputs=roc_inputs(record))

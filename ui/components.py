@@ -11,9 +11,9 @@ import numpy as np
 import streamlit as st
 
 from dbpa_core.present.formatting import counted, format_number, unbroken
-from dbpa_core.present.readings import (decision, format_pvalue, null_splits, pvalue_floor_note, read_decision,
-                                        read_effect, read_pvalue, read_statistic, sequential_decision,
-                                        significance_stars)
+from dbpa_core.present.readings import (decision, declares_change, format_pvalue, null_splits, pvalue_floor_note,
+                                        read_decision, read_effect, read_pvalue, read_statistic, significance_stars,
+                                        test_decision)
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -136,10 +136,10 @@ def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None
     (st.warning if pvalue <= alpha else st.info)(text)
 
 
-def provenance(settings, *, request=None, typed_prompts: bool = False) -> None:
+def provenance(request) -> None:
     """Where the outputs behind a result came from, shown beside every result.
 
-    With ``request`` (the :class:`~dbpa_core.audit.request.AuditRequest` the shown result was run from) the
+    ``request`` is the :class:`~dbpa_core.audit.request.AuditRequest` the shown result was run from, so the
     line describes that run, not the sidebar: a result kept out of date under a new backend said "Recorded
     SmolLM2 samples" for outputs drawn by the simulated backend (trial 7).  On the simulated backend the
     outputs are synthetic text whose true effect is known by construction; for typed prompts (no scenario)
@@ -148,11 +148,8 @@ def provenance(settings, *, request=None, typed_prompts: bool = False) -> None:
     """
     from .settings import BACKEND_LABELS
 
-    if request is not None:
-        config, seed, embedder = request.sampler, request.seed, request.embedder
-        typed_prompts = not request.scenario
-    else:
-        config, seed, embedder = settings.sampler, settings.seed, settings.embedder
+    config, seed, embedder = request.sampler, request.seed, request.embedder
+    typed_prompts = not request.scenario
     # Typed prompts on the simulated backend: any two differ by construction (the warning below), so "known
     # truth" would only say that (trial 7 read it beside that warning).
     parts = ["Simulated (instant, synthetic text)" if typed_prompts and config.backend == "simulated"
@@ -243,7 +240,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
                       help=f"Drawn per arm when the test stopped / the most its plan allows ({result.k_max}).")
     columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
-    st.metric("Decision" if current else "Decision (out of date)", sequential_decision(result))
+    st.metric("Decision" if current else "Decision (out of date)", test_decision(result, result.alpha))
     st.caption(read_sequential(result))
     st.plotly_chart(shared_figure(sequential_path, result, label=label), width="stretch", key=f"{key}_path")
     st.caption(f"Red: {label} on everything drawn so far, after each batch of {result.batch_size} per arm. Dashed: "
@@ -494,18 +491,13 @@ def cost_note(settings, prompts, k: int, *, models=None) -> None:
 FDR_LEVELS = (0.01, 0.05, 0.1, 0.2)
 
 
-def declared_change(test, alpha: float) -> bool:
-    """The decision the page shows for ``test``: p ≤ α (a sequential test at its own α)."""
-    return bool(test.reject if test.kind == "sequential" else test.pvalue <= alpha)
-
-
 def what_changed(audited, *, key: str, declared: bool | None, arms=("original", "perturbed"), coordinates=None,
                  method: str = "pca", seed: int = 0, same_picture: bool = True):
     """The "What changed" panel under a two-arm result: readings, themes table, theme cloud, representatives.
 
     ``audited`` is a :class:`ui.runs.Audited` (the explanation is cached with
-    it); ``declared`` the decision the page shows for the same two arms (themes found where the test
-    declared no change are said to be a lead, not the finding); ``coordinates`` the 2-D projection the page's cloud drew (computed
+    it); ``declared`` the decision the page shows for the same two arms (:func:`declares_change`; themes
+    found where the test declared no change are said to be a lead, not the finding); ``coordinates`` the 2-D projection the page's cloud drew (computed
     here with ``method`` and ``seed`` when None); ``same_picture`` says that the
     page drew that projection above (its caption then says so).  Only themes significant after
     Benjamini–Hochberg are read as findings; with none, the readings say the
@@ -581,8 +573,7 @@ def result_downloads(test, *, alpha: float, label: str, name: str, title: str, c
     from dbpa_core.present.readings import result_to_dict
 
     if explanation is not None:
-        context["explanation"] = explanation_record(explanation, arms=arms, declared=declared_change(test, alpha))
-    shown = sequential_decision(test) if test.kind == "sequential" else decision(test.pvalue, alpha)
-    record = result_to_dict(test, alpha=alpha, decision=shown, **context)
+        context["explanation"] = explanation_record(explanation, arms=arms, declared=declares_change(test, alpha))
+    record = result_to_dict(test, alpha=alpha, decision=test_decision(test, alpha), **context)
     downloads(record=record, report_html=lambda: result_html(test, record, title=title, alpha=alpha, label=label),
               name=name, current=current)

@@ -130,8 +130,7 @@ def rates_experiment(run_family: Callable[[str, int, str], FamilyResult], models
                 family = run_family(name, replicate, scenario)
                 pvalues += [r.test.pvalue for r in family.results]
                 is_target += [r.kind == "target" for r in family.results]
-                tests = tests or {key: value for key, value in family.settings.items()
-                                  if key not in ("correction", "alpha", "replicate")}
+                tests = tests or _tests_settings(family, without=("correction", "alpha", "replicate"))
         rocs[name] = roc_analysis(pvalues, np.array(is_target, dtype=bool))
     return RatesComparison(tuple(models), rocs, {"scenarios": list(scenarios), "replicates": int(replicates),
                                                  **tests})
@@ -173,6 +172,12 @@ class PersonaGrid:
         return table
 
 
+def _tests_settings(family: FamilyResult, *, without: Sequence[str]) -> dict:
+    """``family``'s test settings (k, B, similarity, ω, seed, …) less the keys ``without``: the ones that do not
+    apply to a study built from its p-values (an ROC runs over every α; Table 2's stars are unadjusted)."""
+    return {key: value for key, value in family.settings.items() if key not in without}
+
+
 def persona_grid(run_family: Callable[[str], FamilyResult], models: Sequence[str], *,
                  discrepancy: str = "jsd") -> PersonaGrid:
     """Run the persona family once per model and lay the results out as Table 2.
@@ -191,7 +196,7 @@ def persona_grid(run_family: Callable[[str], FamilyResult], models: Sequence[str
     pvalues = np.array([[r.test.pvalue for r in f.results] for f in families]).T
     personas = tuple(label.removeprefix("Act as ").rstrip(". ") for label in labels)
     floors = tuple((f.results[0].test.n_resamples, bool(f.results[0].test.exact)) for f in families)
-    settings = {key: value for key, value in families[0].settings.items() if key not in ("correction", "alpha")}
+    settings = _tests_settings(families[0], without=("correction", "alpha"))
     return PersonaGrid(personas, tuple(r.kind for r in families[0].results), tuple(models), statistics, pvalues,
                        discrepancy, floors, settings)
 

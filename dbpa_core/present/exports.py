@@ -19,12 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import redact, redact_mapping
-from .formatting import format_number
+from .formatting import discrepancy_symbol, format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
                        format_share, read_adjusted_decision, read_decision,
-                       read_explanation, read_explanation_method, read_family, read_representatives,
+                       read_explanation, read_explanation_method, read_family, read_persona_grid,
+                       read_representatives,
                        read_rut_decision, read_sequential, read_share_bound, read_test, read_themes_beside_test,
-                       sequential_decision, significance_stars)
+                       significance_stars, test_decision)
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -238,7 +239,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "Ï
     figures = ([sequential_path(test, label=label)] if test.kind == "sequential"
                else [null_histogram(test, label=label), similarity_histograms(test)])
     sequential = test.kind == "sequential"  # decided by its boundary, not by p against Î±: its own reading
-    verdict = sequential_decision(test) if sequential else decision(test.pvalue, alpha)
+    verdict = test_decision(test, alpha)
     stage_wise = " stage-wise" if sequential else ""
     readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in (
         *((read_sequential(test),) if sequential else (read_test(test), read_decision(test.pvalue, alpha))),
@@ -376,9 +377,6 @@ def persona_record(grid, *, settings: dict | None = None, synthetic=()) -> dict:
     model's sampler, the embedder); p-values and stars are unadjusted, as in the paper's Table 2;
     ``synthetic`` names the simulated models (:func:`~dbpa_core.present.readings.read_persona_grid`).
     """
-    from .formatting import discrepancy_symbol
-    from .readings import read_persona_grid
-
     table = grid.table(statistic_label=discrepancy_symbol(grid.discrepancy))
     return {"test": "persona study (paper Table 2)", "discrepancy": grid.discrepancy,
             "stars": "unadjusted: * p < 0.05, ** p < 0.01, *** p < 0.001 (as the paper's Table 2)",

@@ -59,7 +59,7 @@ def _two_digits(value: float) -> str:
     return f"{value:.2g}" if value >= 1e-4 else format_number(value, 2)
 
 
-def _floor_value(n_resamples: int, *, exact: bool = False) -> str:
+def floor_value(n_resamples: int, *, exact: bool = False) -> str:
     """The floor itself, to three significant digits, for a sentence that says "1/(B+1) = …" (an equality:
     rounded to nearest, unlike the bound of :func:`format_pvalue`).  Three, not the bound's two: with two,
     1/801 read "= 0.0012" beside the table's "≤ 0.0013" (trial 7); "= 0.00125" reads as the number under
@@ -90,7 +90,11 @@ def pvalue_floor_note(pvalue: float, n_resamples: int | None, *, exact: bool = F
 
 def decision(pvalue: float, alpha: float) -> str:
     """``"REJECT H₀"`` when p ≤ α, else ``"FAIL TO REJECT H₀"``."""
-    return "REJECT H₀" if pvalue <= alpha else "FAIL TO REJECT H₀"
+    return _verdict(pvalue <= alpha)
+
+
+def _verdict(rejected: bool) -> str:
+    return "REJECT H₀" if rejected else "FAIL TO REJECT H₀"
 
 
 def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
@@ -102,7 +106,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     """
     if exact:
         if at_floor(pvalue, n_resamples, exact=True):
-            floor = _floor_value(n_resamples, exact=True)
+            floor = floor_value(n_resamples, exact=True)
             return (f"Of all {n_resamples:,} splits of the pooled outputs, only the observed one gave a discrepancy "
                     f"this large, so p is at its floor 1/N = {floor}: "
                     "the smallest p these outputs can give; only more outputs per arm could show it smaller.")
@@ -111,7 +115,7 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
                 f"of all {n_resamples:,} splits of the pooled outputs (every split was counted: p is exact).")
     if at_floor(pvalue, n_resamples):
         return (f"None of the {n_resamples:,} random re-splits of the pooled outputs gave a discrepancy this large, "
-                f"so p is at its floor 1/(B+1) = {_floor_value(n_resamples)}; more "
+                f"so p is at its floor 1/(B+1) = {floor_value(n_resamples)}; more "
                 "re-splits could only show it smaller.")
     share = format_percent(pvalue, 1 if pvalue >= 0.01 else 2)  # "73.0 %": the project's space before %
     return (
@@ -243,9 +247,15 @@ def result_to_dict(result, **context) -> dict:
     return record
 
 
-def sequential_decision(result) -> str:
-    """A sequential test's own decision (its boundary at the stop), in :func:`decision`'s words."""
-    return "REJECT H₀" if result.reject else "FAIL TO REJECT H₀"
+def declares_change(result, alpha: float) -> bool:
+    """Whether ``result`` declares a change: p ≤ α for a fixed-k test; a sequential test by its own boundary
+    at the stop (``reject``: its stage-wise p against the α spent, not p against ``alpha``)."""
+    return bool(result.reject) if result.kind == "sequential" else result.pvalue <= alpha
+
+
+def test_decision(result, alpha: float) -> str:
+    """:func:`declares_change` in :func:`decision`'s words ("REJECT H₀" / "FAIL TO REJECT H₀")."""
+    return _verdict(declares_change(result, alpha))
 
 
 def read_power_check(curve, planned_k: int, target_power: float) -> str:

@@ -26,7 +26,7 @@ from ..paper.table2 import PersonaTable
 from ..stats.power import TWO_SAMPLE_CONSTANT
 from . import reproduction_tables as tables
 from . import rut_study
-from .readings import at_floor, format_percent, significance_stars
+from .readings import at_floor, floor_value, format_percent, significance_stars
 from .stability_report import stability_lines, stability_record
 
 
@@ -97,7 +97,7 @@ def roc_agreement(study: ROCStudy) -> str:
         floor = [_floor_share(m, n_resamples) for m in study.models]
         controls = [float((m.control_pvalues < 0.05).mean()) for m in study.models]
         at_the_floor = all(at_floor(float(m.target_pvalues.min()), n_resamples) for m in study.models)
-        reason = (f"in every model the smallest target p-value is the floor 1/(B+1) = {1 / (n_resamples + 1):.3g}, "
+        reason = (f"in every model the smallest target p-value is the floor 1/(B+1) = {floor_value(n_resamples)}, "
                   f"where {_share_range(floor)} of the controls also sit, so any α that flags a target "
                   "flags more than 1 % of the controls" if at_the_floor else
                   f"{_share_range(floor)} of the controls sit at the p-value floor 1/(B+1)")
