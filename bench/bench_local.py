@@ -1,34 +1,42 @@
-"""Benchmark of batched local decoding and one-pass scoring against the one-at-a-time paths.
+"""Benchmark of batched local decoding and batched scoring against the one-at-a-time paths.
 
-    python bench/bench_local.py [--rounds 3] [--max-tokens 64] [--threads 2]
+    python bench/bench_local.py [--rounds 3] [--max-tokens 64] [--threads 2] [--stock]
 
-Prints, side by side in one run (rounds interleaved, so that a change in the
-machine's load hits every configuration alike; medians over rounds):
+Prints which kernel llama.cpp multiplies the packaged SmolLM2's Q4_1 weights
+with (scripts/install.sh builds a tiled one into it:
+``dbpa_core.samplers.engine.q4_1_kernel``), then, side by side in one run
+(rounds interleaved, so that a change in the machine's load hits every
+configuration alike; medians over rounds):
 - tokens/s of SmolLM2-135M drawing k = 1, 8, 16, 32 samples of one prompt
   with the batched engine (LocalSampler's path) against the path LocalSampler
   took before: one ``Llama.create_chat_completion`` per sample with
   ``logits_all=True``; wall-clock and CPU-time figures, and their ratios;
+- with ``--stock``, the same one-at-a-time path and batched k = 16 and 32 in a
+  second process whose llama.cpp runs its own vector-dot path for Q4_1
+  (``DBPA_Q4_1_GEMM=0``: what a stock llama-cpp-python build does), in the
+  same interleaved rounds: what the kernel adds, against the same baseline;
 - scoring throughput (completions of ≤ 30 tokens per second, the same
   completions for every path) of ``ReferenceScorer.score_responses`` (one
-  forward pass over many completions, numpy ranks) against two baselines:
-  the per-token path ``per_token_statistics`` (one forward step and one row
-  of Python per token; the issue's baseline) and the one-completion-per-call
-  ``reference_token_statistics`` path scoring took before batching (already
-  one forward pass per completion).
+  token of up to 32 completions per forward step, numpy ranks; the same
+  numbers as the per-token path, bit for bit) against two baselines: the
+  per-token path ``per_token_statistics`` (one forward step and one row of
+  Python per token; the issue's baseline) and the one-completion-per-call
+  ``reference_token_statistics`` path scoring took before batching (one
+  forward pass per completion);
 
 - with ``--flash-attention``, the decoding part adds batched k = 16 and 32
   with llama.cpp's flash attention on (not what LocalSampler uses: see
   bench/RESULTS.md), against the same baseline;
 - with ``--also-model smollm2-q8_0``, batched k = 16 and 32 on another local
   model (here the packaged weights re-expressed in 8 bits, a format that
-  llama.cpp's x86 build multiplies with a GEMM kernel), against the same
+  llama.cpp's x86 build multiplies with its own GEMM kernel), against the same
   packaged-Q4_1 baseline;
 - the kernels' ceiling (``--part ceiling``): tokens/s of bare forward steps
   (``llama_decode``, no sampling, no Python per row) of 1 token, of 16 and
-  64 tokens of one sequence with logits for the last only (a prompt's shape:
-  the most llama.cpp gains from batching on this CPU) or for every row, and of one token in
-  each of 16 and 32 sequences with logits for every row (batched decoding's
-  shape). The decoding ratios above are to be read against these.
+  64 tokens of one sequence with logits for the last only (a prompt's shape)
+  or for every row, and of one token in each of 16 and 32 sequences with
+  logits for every row (batched decoding's shape). The decoding ratios above
+  are to be read against these.
 
 The machine's load average is printed at the start and end of each part.
 """
@@ -38,6 +46,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,6 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers import get_sampler, sample_seed  # noqa: E402
+from dbpa_core.samplers.engine import q4_1_kernel  # noqa: E402
 from dbpa_core.samplers.local import get_engine, load_llama, resolve_model, smollm2_path  # noqa: E402
 
 PROMPT = "Explain in a few sentences why the sky is blue."
@@ -70,8 +80,16 @@ def main() -> None:
     parser.add_argument("--also-model", metavar="NAME",
                         help="decoding: also batched k = 16, 32 on another local model (e.g. smollm2-q8_0, the "
                              "packaged weights re-expressed in 8 bits), against the same Q4_1 baseline")
+    parser.add_argument("--stock", action="store_true",
+                        help="decoding: also the one-at-a-time path and batched k = 16, 32 in a second process whose "
+                             "llama.cpp multiplies Q4_1 with its own vector dot (DBPA_Q4_1_GEMM=0)")
     parser.add_argument("--part", choices=("all", "ceiling", "decoding", "scoring"), default="all")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    print(f"Q4_1 weights multiplied by: {q4_1_kernel()}", flush=True)
     if args.part in ("all", "ceiling"):
         ceiling(args)
     if args.part in ("all", "decoding"):
@@ -144,22 +162,13 @@ def ceiling(args, steps: int = 40) -> None:
     print(f"ceiling done: {load()}", flush=True)
 
 
-def decoding(args) -> None:
-    print(f"decoding: {load()}", flush=True)
+def decoding_paths(args):
+    """The one-call-per-sample path and the batched engine on the packaged model: (engine, one_at_a_time, batched)."""
     path = str(smollm2_path())
     llama = load_llama(path, 2048, args.threads)  # logits_all=True: the path before batching
     engine = get_engine(path, 2048, args.threads)
-    flash = None
-    if args.flash_attention:
-        from dbpa_core.samplers.engine import LlamaEngine
-
-        flash = LlamaEngine(path, n_ctx=2048, n_threads=args.threads, flash_attention=True)
-    other = None
-    if args.also_model:
-        other = get_engine(resolve_model(args.also_model, None), 2048, args.threads)
-    local = get_sampler("local")
-    prompt = engine.chat_prompt(local.messages(PROMPT, None))
-    messages = local.messages(PROMPT, None)
+    messages = get_sampler("local").messages(PROMPT, None)
+    prompt = engine.chat_prompt(messages)
     n_calls = 4
 
     def one_at_a_time(round_):
@@ -177,32 +186,90 @@ def decoding(args) -> None:
 
     one_at_a_time(99)
     batched(8, 99)  # warm up: contexts, caches
-    if flash is not None:
+    return engine, one_at_a_time, batched
+
+
+def worker(args) -> None:
+    """``--worker``: the decoding paths in this process, run on request (``one ROUND`` or ``K ROUND`` per line)."""
+    _, one_at_a_time, batched = decoding_paths(args)
+    print(q4_1_kernel(), flush=True)
+    for line in sys.stdin:
+        name, round_ = line.split()
+        run = (lambda: one_at_a_time(int(round_))) if name == "one" else (lambda: batched(int(name), int(round_)))
+        tokens, wall, cpu = timed(run)
+        print(tokens, wall, cpu, flush=True)
+
+
+class StockWorker:
+    """The decoding paths in a second process whose llama.cpp runs its own vector dot for Q4_1 (DBPA_Q4_1_GEMM=0)."""
+
+    def __init__(self, args):
+        command = [sys.executable, __file__, "--worker", "--max-tokens", str(args.max_tokens),
+                   "--threads", str(args.threads)]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        env={**os.environ, "DBPA_Q4_1_GEMM": "0"})
+        self.kernel = self.process.stdout.readline().strip()
+
+    def run(self, name: str, round_: int) -> tuple[int, float, float]:
+        self.process.stdin.write(f"{name} {round_}\n")
+        self.process.stdin.flush()
+        tokens, wall, cpu = self.process.stdout.readline().split()
+        return int(tokens), float(wall), float(cpu)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def decoding(args) -> None:
+    print(f"decoding: {load()}", flush=True)
+    engine, one_at_a_time, batched = decoding_paths(args)
+    path = str(smollm2_path())
+    flash = None
+    if args.flash_attention:
+        from dbpa_core.samplers.engine import LlamaEngine
+
+        flash = LlamaEngine(path, n_ctx=2048, n_threads=args.threads, flash_attention=True)
         batched(8, 99, flash)
-    if other is not None:
+    other = None
+    if args.also_model:
+        other = get_engine(resolve_model(args.also_model, None), 2048, args.threads)
         batched(8, 99, other)
+    stock = StockWorker(args) if args.stock else None
+    if stock is not None:
+        print(f"second process (--stock): {stock.kernel}", flush=True)
     rates: dict[str, list[tuple[float, float]]] = {}
     for round_ in range(args.rounds):
-        runs = [("one at a time", lambda: one_at_a_time(round_))]
-        runs += [(f"batched k = {k}", lambda k=k: batched(k, round_)) for k in WIDTHS]
+        runs = [("one at a time", lambda: timed(lambda: one_at_a_time(round_)))]
+        runs += [(f"batched k = {k}", lambda k=k: timed(lambda: batched(k, round_))) for k in WIDTHS]
         if flash is not None:
-            runs += [(f"k = {k}, flash attn", lambda k=k: batched(k, round_, flash)) for k in (16, 32)]
+            runs += [(f"k = {k}, flash attn", lambda k=k: timed(lambda: batched(k, round_, flash))) for k in (16, 32)]
         if other is not None:
-            runs += [(f"k = {k}, {args.also_model}", lambda k=k: batched(k, round_, other)) for k in (16, 32)]
+            runs += [(f"k = {k}, {args.also_model}", lambda k=k: timed(lambda: batched(k, round_, other)))
+                     for k in (16, 32)]
+        if stock is not None:
+            runs += [("stock: one at a time", lambda: stock.run("one", round_))]
+            runs += [(f"stock: batched k = {k}", lambda k=k: stock.run(str(k), round_)) for k in (16, 32)]
         for name, run in runs:
-            tokens, wall, cpu = timed(run)
+            tokens, wall, cpu = run()
             rates.setdefault(name, []).append((tokens / wall, tokens / cpu))
         print(f"round {round_ + 1}: " + ", ".join(f"{n} {r[-1][0]:.1f}" for n, r in rates.items()), flush=True)
+    if stock is not None:
+        stock.close()
     base_wall = statistics.median(r[0] for r in rates["one at a time"])
     base_cpu = statistics.median(r[1] for r in rates["one at a time"])
     print(f"\nSmolLM2-135M Q4_1, {args.threads} threads, ≤ {args.max_tokens} new tokens, T = 0.7, "
-          f"median of {args.rounds} interleaved rounds")
-    print(f"{'path':<26}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
+          f"median of {args.rounds} interleaved rounds; Q4_1 weights: {q4_1_kernel()}")
+    print(f"{'path':<28}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
     for name, values in rates.items():
         wall = statistics.median(v[0] for v in values)
         cpu = statistics.median(v[1] for v in values)
-        print(f"{name:<26}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
-
+        print(f"{name:<28}{wall:>16.1f}{wall / base_wall:>7.2f}×{cpu:>18.1f}{cpu / base_cpu:>7.2f}×")
+    if stock is not None:
+        stock_base = statistics.median(r[0] for r in rates["stock: one at a time"])
+        print("stock llama.cpp against its own one-at-a-time path: " + ", ".join(
+            f"k = {k} {statistics.median(r[0] for r in rates[f'stock: batched k = {k}']) / stock_base:.2f}×"
+            for k in (16, 32)))
     print(f"decoding done: {load()}", flush=True)
 
 
@@ -211,13 +278,13 @@ def scoring(args) -> None:
     print(f"\nscoring: {load()}", flush=True)
     local = get_sampler("local")
     texts = local.sample(PROMPT, args.scored, temperature=0.5, max_tokens=30, seed=1)
-    scorer = ReferenceScorer(batch_size=16, n_threads=args.threads)
+    scorer = ReferenceScorer(n_threads=args.threads)
     scorer.score_many(PROMPT, texts[:2])  # warm up: models, contexts, the prompt's cache
     scorer.reference_token_statistics(PROMPT, texts[0])
     scorer.per_token_statistics(PROMPT, texts[0])
     paths = {"per token (eval + Python per token)": lambda: [scorer.per_token_statistics(PROMPT, t) for t in texts],
              "one completion per call (before)": lambda: [scorer.reference_token_statistics(PROMPT, t) for t in texts],
-             "score_responses, 16 per step": lambda: scorer.score_responses(PROMPT, texts)}
+             f"score_responses, {scorer.batch_size} per step": lambda: scorer.score_responses(PROMPT, texts)}
     rates: dict[str, list[tuple[float, float]]] = {}
     for round_ in range(args.rounds):
         for name, run in paths.items():

@@ -56,6 +56,11 @@ def test_outputs_do_not_depend_on_the_batch(local):
     assert local.sample(PROMPT, 12, max_tokens=16, seed=8) != batch  # the seed matters
 
 
+def rows_of(logits, tokens):
+    """score_iter's statistics: the logits rows themselves (a completion's come back as its (T, n_vocab) matrix)."""
+    return (logits.copy(),)
+
+
 def test_a_prompt_evaluated_last_is_reused_bit_for_bit(local, monkeypatch):
     """A second call on the same prompt and shape reuses the prompt's cache (no evaluation) and draws what a
     cleared engine draws; another prompt, or scoring in between, evaluates afresh and changes nothing."""
@@ -78,7 +83,7 @@ def test_a_prompt_evaluated_last_is_reused_bit_for_bit(local, monkeypatch):
     draw(engine.chat_prompt(local.messages("Name a colour.", None)))
     assert len(evaluated) == 2
     assert draw() == fresh and len(evaluated) == 3  # back to the first prompt: evaluated again, same draws
-    list(engine.score_iter(tokens, [list(t) for t, _ in fresh], width=2))  # another shape: its own context
+    list(engine.score_iter(tokens, [list(t) for t, _ in fresh], rows_of, width=2))  # another shape: its own context
     assert draw() == fresh
     engine.close_contexts()
     assert draw() == fresh
@@ -88,7 +93,7 @@ def test_a_prompt_evaluated_last_is_reused_bit_for_bit(local, monkeypatch):
     completions = [list(t) for t, _ in fresh]
 
     def scored():
-        return {j: logits.copy() for j, logits in engine.score_iter(tokens, completions, width=3)}
+        return {j: logits for j, (logits,) in engine.score_iter(tokens, completions, rows_of, width=3)}
 
     before = len(evaluated)
     after_a_draw = scored()
@@ -191,39 +196,107 @@ def test_outputs_do_not_depend_on_the_thread_count():
     assert drawn[0] == drawn[1]
     assert len({g.tokens for g in drawn[0]}) >= 4  # six seeded draws, not one stream
     completions = [list(g.tokens) for g in drawn[0]]
-    logits = [dict(engine.score_iter(prompt, completions, width=6)) for engine in (one, two)]
+    logits = [{j: rows for j, (rows,) in engine.score_iter(prompt, completions, rows_of, width=6)}
+              for engine in (one, two)]
     for j in range(len(completions)):
         assert np.array_equal(logits[0][j], logits[1][j])
 
 
-def test_flash_attention_makes_one_token_and_whole_completion_steps_agree():
-    """The measured cause of the gap between scoring and the per-token path (bench/RESULTS.md).
+def whole_completion_rows(engine, prompt, tokens) -> np.ndarray:
+    """The logits before tokens 1..T-1 of a completion evaluated in one forward step (the path before batching)."""
+    api = engine._api
+    batch = api.llama_batch_init(512, 0, 1)
+    try:
+        context = engine._context(1, 512)
+        engine._eval_prompt(context, batch, prompt, 512)
+        engine._decode(context, batch, [(token, len(prompt) + t, 0, True) for t, token in enumerate(tokens[:-1])])
+        return engine._logits(context, len(tokens) - 1)
+    finally:
+        api.llama_batch_free(batch)
 
-    Generation feeds one token per step and scoring a whole completion per step.
-    With llama.cpp's default attention (the engine's) the two give other logits
-    for the same tokens; with flash attention they agree bit for bit, and it is
-    another rounding of the model (its logits differ from the default's), which
-    is why the engine keeps it off (every recording was drawn without it).
+
+def test_scores_are_the_generations_own_log_probabilities_and_flash_attention_is_another_rounding():
+    """Scoring reads a completion one token per step, as generation produced it: its log-probabilities are the
+    ones the generation reported, bit for bit.  The whole-completion step (the path before batching) gives other
+    logits with llama.cpp's default attention (the engine's) and the same ones with flash attention, which is
+    another rounding of the model (its logits differ from the default's): the measured cause of the gap between
+    that path and the per-token one (bench/RESULTS.md), and why the engine keeps flash attention off (every
+    recording was drawn without it).
     """
     from dbpa_core.samplers.engine import LlamaEngine, _log_softmax_at
 
     path = str(smollm2_path())
     sampler = get_sampler("local")
-    gaps = {}
-    first_rows = {}
+    gaps, whole_gaps, first_rows = {}, {}, {}
     for flash in (False, True):
         engine = LlamaEngine(path, n_ctx=512, n_threads=2, flash_attention=flash)
         try:
             prompt = engine.chat_prompt(sampler.messages(PROMPT, None))
             drawn = engine.generate(prompt, [sample_seed(5, i) for i in range(3)], temperature=0.9,
                                     max_tokens=12, logprobs=True, width=3)
-            scored = dict(engine.score_iter(prompt, [list(g.tokens) for g in drawn], width=3))
+            scored = {j: rows for j, (rows,) in engine.score_iter(prompt, [list(g.tokens) for g in drawn], rows_of,
+                                                                   width=3)}
             first_rows[flash] = scored[0][0]
             gaps[flash] = max(abs(_log_softmax_at(scored[j][t], token) - g.token_logprobs[t])
                               for j, g in enumerate(drawn) for t, token in enumerate(g.tokens))
+            whole_gaps[flash] = max(float(np.abs(whole_completion_rows(engine, prompt, list(g.tokens))
+                                                 - scored[j][1:]).max()) for j, g in enumerate(drawn))
         finally:
             engine.close()
-    assert gaps[True] == 0.0
-    assert gaps[False] > 1e-4  # the default attention's one-token steps differ (up to ~0.2 nats)
+    assert gaps == {False: 0.0, True: 0.0}
+    assert whole_gaps[True] == 0.0
+    assert whole_gaps[False] > 1e-3  # the default attention's one-token steps differ from a many-token step
     difference = np.abs(first_rows[True] - first_rows[False])
     assert 0 < difference.max() < 5  # another rounding of the same model, not another model
+
+
+KERNEL_SCRIPT = textwrap.dedent("""
+    import hashlib, sys
+    sys.path.insert(0, {repo!r})
+    import numpy as np
+    from dbpa_core.samplers import get_sampler, sample_seed
+    from dbpa_core.samplers.engine import q4_1_kernel
+    from dbpa_core.samplers.local import get_engine, smollm2_path
+    engine = get_engine(str(smollm2_path()), 2048, 2)
+    prompt = engine.chat_prompt(get_sampler("local").messages({prompt!r}, None))
+    drawn = engine.generate(prompt, [sample_seed(9, i) for i in range(16)], temperature=1.0, max_tokens=24,
+                            logprobs=True, width=16)
+    digest = hashlib.sha256()
+    for g in drawn:
+        digest.update(np.array(g.tokens, np.int64).tobytes() + np.array(g.token_logprobs, np.float64).tobytes())
+    def rows(logits, tokens):
+        digest.update(logits.tobytes())
+        return (logits[:, 0],)
+    for _ in engine.score_iter(prompt, [list(g.tokens) for g in drawn], rows, width=7):
+        pass
+    # A prompt-shaped step (many tokens of one sequence, the Llama path's prompt evaluation and scoring).
+    context = engine._context(1, 512)
+    batch = engine._api.llama_batch_init(512, 0, 1)
+    engine._decode(context, batch, [(t, i, 0, True) for i, t in enumerate(prompt + list(drawn[0].tokens))])
+    digest.update(engine._logits(context, len(prompt) + len(drawn[0].tokens)).tobytes())
+    print(q4_1_kernel())
+    print(digest.hexdigest())
+""")
+
+
+def test_the_tiled_q4_1_kernel_runs_and_changes_no_number():
+    """scripts/install.sh builds llama.cpp with a tiled Q4_1 kernel (scripts/llama_cpp): it is the one running, and
+    every logit equals, bit for bit, llama.cpp's own vector dot's (DBPA_Q4_1_GEMM=0) and the AVX2 kernel's: 16
+    sequences drawn together with their log-probabilities, the same tokens scored 7 at a time, and a prompt-shaped
+    step of 60-odd tokens with logits for every row."""
+    from dbpa_core.samplers.engine import Q4_1_KERNELS
+
+    script = KERNEL_SCRIPT.format(repo=str(REPO), prompt=PROMPT)
+    runs = {}
+    for mode in ("default", "avx2", "0"):
+        environment = {key: value for key, value in os.environ.items() if key != "DBPA_Q4_1_GEMM"}
+        if mode != "default":
+            environment["DBPA_Q4_1_GEMM"] = mode
+        done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[mode] = done.stdout.split("\n")[:2]
+    assert runs["default"][0] in (Q4_1_KERNELS[1], Q4_1_KERNELS[2]), (
+        f"llama-cpp-python runs {runs['default'][0]!r}: scripts/install.sh builds it with the tiled kernel")
+    assert runs["avx2"][0] == Q4_1_KERNELS[1] and runs["0"][0] == Q4_1_KERNELS[0]
+    assert runs["default"][1] == runs["avx2"][1] == runs["0"][1]

@@ -15,16 +15,20 @@ entropy            mean entropy (nats) of the predictive distributions
 lrr                log-likelihood / log-rank ratio: −Σ log p / Σ log rank
 =================  ==========================================================
 
-Speed: :meth:`ReferenceScorer.score_many` scores many responses to one
-prompt from one forward pass (the prompt evaluated once, up to 16 responses
-per step, logits only at the responses' positions, ranks and entropies
-vectorised in numpy).  Two slower paths are kept as references the fast
-path is tested and benchmarked against: :meth:`ReferenceScorer.reference_token_statistics`,
-the path before batching (one response per call through ``llama_cpp.Llama``
-with ``logits_all``: one forward pass per response, numpy for the ranks), and
-:meth:`ReferenceScorer.per_token_statistics`, the per-token path (one forward
-step per token, as a sampling loop feeds them, and each token's rank,
-log-probability and entropy computed on its own in Python).
+Speed and numbers: :meth:`ReferenceScorer.score_many` scores many responses
+to one prompt together (:meth:`~dbpa_core.samplers.engine.LlamaEngine.score_iter`:
+the prompt evaluated once, then one token of each of up to 32 responses per
+forward step, ranks and entropies vectorised in numpy over the step's rows).
+Each response is read as the model would have generated it, one token per
+step, so its scores equal, bit for bit, those of the per-token path
+(:meth:`ReferenceScorer.per_token_statistics`: one ``eval`` and one row of
+Python per token) and the log-probabilities the sampler reported when it drew
+the response.  The path before batching,
+:meth:`ReferenceScorer.reference_token_statistics` (one response per call
+through ``llama_cpp.Llama``, the whole response in one forward step), gives
+other numbers in the last bits of its logits: llama.cpp's default attention
+computes a many-token step differently from a one-token step, which moves a
+log-probability by up to ~0.2 nats (bench/probe_numerics.py).
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ def token_statistics_from_logits(logits: np.ndarray, tokens) -> tuple[np.ndarray
     """Per-token (log-probability, rank, entropy) of ``tokens`` given the rows of ``logits`` that predict them.
 
     ``logits``: (T, vocabulary); rank 1 is the model's top choice (ties
-    counted in the token's favour).  Vectorised over all T positions.
+    counted in the token's favour).  Vectorised over all T positions; a row's
+    statistics do not depend on the other rows, bit for bit.
     """
     target = np.asarray(tokens, dtype=np.int64)
     if target.size == 0:
@@ -78,7 +83,9 @@ def token_statistics_from_logits(logits: np.ndarray, tokens) -> tuple[np.ndarray
     total = weights.sum(axis=1)
     log_total = np.log(total)
     # log p = x − log Z and H = log Z − Σ p·x (x: the shifted logits, Z = Σ exp x): one exp over the vocabulary.
-    entropy = log_total - np.einsum("ij,ij->i", weights, shifted) / total
+    # Each row's sums are numpy's pairwise sums along it, whatever the other rows (einsum's are not: it gave
+    # other last bits for a row scored alone than among 16).
+    entropy = log_total - (weights * shifted).sum(axis=1) / total
     return chosen - log_total, ranks.astype(np.float64), entropy
 
 
@@ -121,13 +128,13 @@ class ReferenceScorer:
     n_ctx : int
         Context window in tokens; a longer prompt + response is cut at it.
     batch_size : int
-        Responses scored in one forward step.
+        Responses scored together (one token of each per forward step); scores do not depend on it.
     n_threads : int, optional
         llama.cpp threads (default: the number of CPU cores); scores do not depend on it.
     """
 
     def __init__(self, model_path: str | None = None, *, model: str | None = None, n_ctx: int = 2048,
-                 batch_size: int = 16, n_threads: int | None = None):
+                 batch_size: int = 32, n_threads: int | None = None):
         self.model_path = resolve_model(model, model_path)
         self.n_ctx = n_ctx
         self.batch_size = batch_size
@@ -141,7 +148,7 @@ class ReferenceScorer:
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
 
     def score_responses(self, prompt: str, responses, *, system: str | None = None) -> list[ScoredResponse]:
-        """Score many responses to one ``prompt`` (the fast path; one forward pass over all of them).
+        """Score many responses to one ``prompt`` (the fast path: up to ``batch_size`` of them per forward step).
 
         Parameters
         ----------
@@ -166,9 +173,9 @@ class ReferenceScorer:
                 raise ValueError(f"`prompt` fills the {self.n_ctx}-token context; no room to score the response.")
             tokens = [engine.tokenize(r, special=False)[:room] for r in responses]
             scored: list[ScoredResponse | None] = [None] * len(responses)
-            for j, logits in engine.score_iter(context, tokens, width=self.batch_size):
-                scored[j] = ScoredResponse(responses[j], tuple(tokens[j]),
-                                           *token_statistics_from_logits(logits, tokens[j]))
+            for j, statistics in engine.score_iter(context, tokens, token_statistics_from_logits,
+                                                   width=self.batch_size):
+                scored[j] = ScoredResponse(responses[j], tuple(tokens[j]), *statistics)
         return scored  # type: ignore[return-value]
 
     def score_many(self, prompt: str, responses, *, system: str | None = None) -> list[dict[str, float]]:
@@ -204,7 +211,12 @@ class ReferenceScorer:
         return llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
     def reference_token_statistics(self, prompt: str, response: str, *, system: str | None = None):
-        """:meth:`token_statistics` one response at a time through ``llama_cpp.Llama`` (``logits_all``)."""
+        """:meth:`token_statistics` one response at a time through ``llama_cpp.Llama`` (``logits_all``).
+
+        The path before batching: the whole response in one forward step.  Its
+        numbers differ from the per-token path's in the last bits of the
+        logits (up to ~0.2 nats in a log-probability; module docstring).
+        """
         llama = self.llama
         context = self._prompt_tokens(prompt, system)
         answer = llama.tokenize(response.encode("utf-8"), add_bos=False, special=False)
@@ -231,12 +243,8 @@ class ReferenceScorer:
         and the tests: the prompt's cache is reused as in
         :meth:`reference_token_statistics`, but the response is fed one token
         per ``eval`` (as a generation loop feeds it) and each position's
-        statistics come from its own row.  Not bit for bit the other paths'
-        numbers: llama.cpp's default attention computes a one-token step
-        differently from a many-token step (``n_ubatch = 1`` reproduces this
-        path exactly; bench/probe_numerics.py), which moves a log-probability by
-        up to ~0.2 nats (the first token, predicted by the prompt's row, agrees
-        exactly); ``tests/test_scoring.py`` bounds the difference.
+        statistics come from its own row.  :meth:`score_responses` gives the
+        same numbers bit for bit (``tests/test_scoring.py``).
         """
         llama = self.llama
         context = self._prompt_tokens(prompt, system)

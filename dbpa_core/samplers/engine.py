@@ -1,31 +1,36 @@
-"""llama.cpp's C API for many sequences at once: batched decoding and one-pass scoring.
+"""llama.cpp's C API for many sequences at once: batched decoding and batched scoring.
 
 The high-level ``llama_cpp.Llama`` runs one sequence per call.  Here a
 prompt is evaluated once into sequence 0 of a context (kept as the prompt's
 copy), its KV cache is copied to each decoding sequence
 (``llama_memory_seq_cp``), and every forward step carries one new token of
 each unfinished sequence (``llama_batch`` with per-sequence ids); when one
-ends, the next seed takes its sequence.  A step of many tokens costs far less
-than as many single-token steps (bench/bench_local.py).  Logits are asked only
-for the rows sampled from or scored.  Scoring (:meth:`LlamaEngine.score_iter`)
-runs many completions of one prompt through one forward step the same way.
+ends, the next takes its sequence.  A step of many tokens costs far less
+than as many single-token steps once llama.cpp multiplies the weights by
+the step's tokens together: for the packaged SmolLM2's Q4_1 weights that
+takes the tiled kernel scripts/install.sh builds into llama.cpp
+(:func:`q4_1_kernel`; stock llama.cpp runs one vector dot per weight row and
+token there).  Logits are asked only for the rows sampled from or scored.
+Scoring (:meth:`LlamaEngine.score_iter`) feeds given completions through the
+same loop.
 
 Batch invariance.  The context keeps one KV-cache stream per sequence
 (``kv_unified = False``), so a sequence's cache cells sit at the same places
-whoever else is decoded with it, and llama.cpp's CPU kernels compute each
-sequence's rows from its own tokens and cells.  What does change a
-sequence's logits is how its own tokens are split into forward steps (one
-token at a time, or several in one step: llama.cpp's default attention computes
-a one-token step differently, and SmolLM2's logits move by tenths under such
-last-bit changes — up to ~0.2 nats in a log-probability; bench/probe_numerics.py),
-so the split is fixed:
-generation feeds one token per sequence per step, as ``llama_cpp.Llama`` does;
-scoring feeds each completion whole, padded to the step's longest, as a
-one-completion evaluation does.  Hence a sequence's tokens and scores do not
-depend on how many others share its steps: sample i is the same drawn alone
-or among 32, and equals ``Llama.create_chat_completion`` with its seed
-(``tests/test_engine.py`` checks both token for token), and a completion's
-scores equal the one-at-a-time path's exactly (``tests/test_scoring.py``).
+whoever else is decoded with it, and llama.cpp's CPU kernels (the tiled Q4_1
+kernel too) compute each sequence's rows from its own tokens and cells.  What
+does change a sequence's logits is how its own tokens are split into forward
+steps (one token at a time, or several in one step: llama.cpp's default
+attention computes a one-token step differently, and SmolLM2's logits move by
+tenths under such last-bit changes — up to ~0.2 nats in a log-probability;
+bench/probe_numerics.py), so the split is fixed: a prompt is evaluated in
+steps of 512 tokens, as ``llama_cpp.Llama`` does, and every generated or
+scored token is fed one per sequence per step, as ``llama_cpp.Llama`` feeds
+a generation.  Hence a sequence's tokens and scores do not depend on how many
+others share its steps: sample i is the same drawn alone or among 32, and
+equals ``Llama.create_chat_completion`` with its seed (``tests/test_engine.py``
+checks both token for token), and a completion's scores equal, bit for bit,
+the log-probabilities a generation of the same tokens reported and those of
+a one-token-per-``eval`` loop (``tests/test_scoring.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,35 @@ CTX_PAD = 256
 PROMPT_BATCH = 512
 #: llama-cpp-python's default sampler chain for a chat completion (top-k, typical, top-p, min-p, temperature).
 TOP_K, TYPICAL_P, TOP_P, MIN_P = 40, 1.0, 0.95, 0.05
+
+
+#: What :func:`q4_1_kernel` reports for each answer of the patched CPU backend (scripts/llama_cpp/dbpa_q4_1_gemm.h).
+Q4_1_KERNELS = {0: "llama.cpp's vector dot per weight row and token (DBPA_Q4_1_GEMM=0)",
+                1: "tiled Q4_1 kernel, AVX2", 2: "tiled Q4_1 kernel, AVX-512 VNNI"}
+#: What it reports for a llama-cpp-python built without it.
+STOCK_KERNEL = "llama.cpp's vector dot per weight row and token (stock build: run scripts/install.sh)"
+
+
+def q4_1_kernel() -> str:
+    """Which kernel multiplies Q4_1 weights by a forward step's tokens in this process's llama.cpp.
+
+    scripts/install.sh builds llama-cpp-python with a tiled kernel
+    (scripts/llama_cpp/patch.py) that gives the same numbers as stock
+    llama.cpp's vector dot several times faster on steps of many tokens;
+    a stock build works too, only slower.
+    """
+    from pathlib import Path
+
+    import llama_cpp
+
+    # The soname llama.cpp's own libraries were linked against: dlopen hands back the copy already loaded.
+    library = Path(llama_cpp.__file__).parent / "lib" / "libggml-cpu.so.0"
+    try:
+        function = ctypes.CDLL(str(library)).dbpa_q4_1_gemm
+    except (OSError, AttributeError):
+        return STOCK_KERNEL
+    function.restype = ctypes.c_int
+    return Q4_1_KERNELS.get(function(), STOCK_KERNEL)
 
 
 @dataclass(frozen=True)
@@ -277,73 +311,97 @@ class LlamaEngine:
             its place (the prompt's cache is copied into it), so the steps
             stay full.  Outputs do not depend on ``width`` (module docstring).
         """
-        api = self._api
-        n_seq = len(seeds)
-        if n_seq == 0:
+        if len(seeds) == 0:
             return
-        width = max(1, min(int(width), n_seq))
         if len(prompt) + max_tokens > self.n_ctx:
             raise ValueError(f"the prompt ({len(prompt)} tokens) and `max_tokens` = {max_tokens} exceed the "
                              f"{self.n_ctx}-token context (`n_ctx`): shorten the prompt or lower `max_tokens`.")
-        n_cells = -(-(len(prompt) + max_tokens + 1) // CTX_PAD) * CTX_PAD
-        # Stream 0 keeps the prompt; streams 1..width decode.
+        api = self._api
+        chains: dict[int, object] = {}
+
+        def begin(j: int) -> dict:
+            chains[j] = self._chain(seeds[j], temperature)
+            return {"tokens": [], "scores": []}
+
+        def advance(rows: list[tuple[int, dict, np.ndarray]]) -> list[int | None]:
+            feeds: list[int | None] = []
+            for j, state, logits in rows:
+                token = self._sample(chains[j], logits)
+                if logprobs:
+                    state["scores"].append(_log_softmax_at(logits, token))
+                ended = api.llama_vocab_is_eog(self._vocab, token)
+                if ended:
+                    state["scores"] = state["scores"][:-1]
+                else:
+                    state["tokens"].append(token)
+                feeds.append(None if ended or len(state["tokens"]) >= max_tokens else token)
+            return feeds
+
+        try:
+            for j, state in self._run_streams(prompt, range(len(seeds)), max_tokens, width, begin, advance):
+                api.llama_sampler_free(chains.pop(j))
+                yield j, Generation(tuple(state["tokens"]), self.detokenize(state["tokens"]),
+                                    tuple(state["scores"]) if logprobs else None)
+        finally:
+            for chain in chains.values():
+                api.llama_sampler_free(chain)
+
+    def _run_streams(self, prompt: Sequence[int], order, length: int, width: int, begin, advance
+                     ) -> Iterator[tuple[int, dict]]:
+        """The loop generation and scoring share: items in streams, one token per live stream per forward step.
+
+        Stream 0 keeps ``prompt``; streams 1..``width`` take the items of
+        ``order`` in turn, each starting from a copy of the prompt's cache.
+        Every step, ``advance([(j, state, logits), ...])`` gets each live
+        item's next row of logits (the prompt's last row for an item's first
+        token; a view, valid until the next step) and returns per item the
+        token to feed next, or None when the item ends; ended items are
+        yielded as ``(j, state)`` (``state`` = ``begin(j)``, as ``advance``
+        left it) and their streams refilled.  ``length``: tokens per item at
+        most, for the size of the streams.
+        """
+        api = self._api
+        order = list(order)
+        width = max(1, min(int(width), len(order)))
+        n_cells = -(-(len(prompt) + length + 1) // CTX_PAD) * CTX_PAD
         n_batch = max(PROMPT_BATCH, width)
         batch = api.llama_batch_init(n_batch, 0, 1)
-        chains: dict[int, object] = {}
         try:
-            # The prompt's last row predicts every first token.
             context, first = self._prompt_context(width + 1, n_cells, prompt, batch, n_batch)
             memory = api.llama_get_memory(context)
-            pending = iter(range(n_seq))
-            live: dict[int, dict] = {}  # stream → {"j", "tokens", "scores"}
-            step: list[tuple[int, int, int, bool]] = []
+            pending = iter(order)
+            live: dict[int, tuple[int, dict]] = {}  # stream → (item, its state)
+            fed: dict[int, int] = {}  # stream → tokens fed so far (the next one's position after the prompt)
 
-            def start(stream: int) -> bool:
+            def start(stream: int) -> None:
                 j = next(pending, None)
                 if j is None:
-                    return False
+                    return
                 api.llama_memory_seq_rm(memory, stream, -1, -1)
                 api.llama_memory_seq_cp(memory, 0, stream, -1, -1)
-                chains[j] = self._chain(seeds[j], temperature)
-                live[stream] = {"j": j, "tokens": [], "scores": []}
-                return True
+                live[stream] = (j, begin(j))
+                fed[stream] = 0
 
             for stream in range(1, width + 1):
                 start(stream)
-            rows = dict.fromkeys(live, None)  # None: sample from the prompt's logits
+            rows: dict[int, int | None] = dict.fromkeys(live, None)  # None: the prompt's last row
             while live:
+                streams = list(rows)
+                feeds = advance([(*live[stream], first if rows[stream] is None else self._row_logits(context, row))
+                                 for stream, row in rows.items()])
                 step = []
-                finished = []
-                for stream, row in rows.items():
-                    state = live[stream]
-                    logits = first if row is None else self._row_logits(context, row)
-                    token = self._sample(chains[state["j"]], logits)
-                    if logprobs:
-                        state["scores"].append(_log_softmax_at(logits, token))
-                    ended = api.llama_vocab_is_eog(self._vocab, token)
-                    if ended:
-                        state["scores"] = state["scores"][:-1]
+                for stream, token in zip(streams, feeds):
+                    if token is None:
+                        yield live.pop(stream)
+                        start(stream)  # a refilled stream reads its first row from the prompt's logits
                     else:
-                        state["tokens"].append(token)
-                    if ended or len(state["tokens"]) >= max_tokens:
-                        finished.append(stream)
-                    else:
-                        step.append((token, len(prompt) + len(state["tokens"]) - 1, stream, True))
-                for stream in finished:
-                    state = live.pop(stream)
-                    api.llama_sampler_free(chains.pop(state["j"]))
-                    yield state["j"], Generation(tuple(state["tokens"]), self.detokenize(state["tokens"]),
-                                                 tuple(state["scores"]) if logprobs else None)
-                    start(stream)  # a refilled stream draws its first token from the prompt's logits
-                if not live:
-                    break
+                        step.append((token, len(prompt) + fed[stream], stream, True))
+                        fed[stream] += 1
                 if step:
                     self._decode(context, batch, step)
                 rows = {stream: i for i, (_, _, stream, _) in enumerate(step)}
                 rows.update({stream: None for stream in live if stream not in rows})
         finally:
-            for chain in chains.values():
-                api.llama_sampler_free(chain)
             api.llama_batch_free(batch)
 
     def _row_logits(self, context, row: int) -> np.ndarray:
@@ -380,25 +438,37 @@ class LlamaEngine:
 
     # -- scoring ---------------------------------------------------------------------------------------
 
-    def score_iter(self, prompt: Sequence[int], completions: Sequence[Sequence[int]], *, width: int = 16
-                   ) -> Iterator[tuple[int, np.ndarray]]:
-        """Yield ``(j, logits)`` for each completion (shortest first): the model's logits before each of its tokens.
+    def score_iter(self, prompt: Sequence[int], completions: Sequence[Sequence[int]], statistics, *,
+                   width: int = 32) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
+        """Yield ``(j, statistics of completion j's tokens)`` for each completion, as its last token is scored.
 
-        ``logits`` has shape (len(completions[j]), n_vocab): row t is the
-        distribution of token t given the prompt and tokens 0..t-1.  The
-        prompt is evaluated once (its last row predicts every completion's
-        first token); then up to ``width`` completions go through one
-        forward step, each in its own sequence holding a copy of the
-        prompt's cache, with logits asked only for their positions.
+        The model reads each completion as it would have generated it: the
+        prompt is evaluated once (its last row predicts every first token),
+        then each completion is fed one token per forward step in its own
+        stream holding a copy of the prompt's cache, up to ``width``
+        completions sharing a step (a finished one's stream takes the next,
+        longest first).  So the logits before token t are, bit for bit, those
+        of a one-token-per-step evaluation and of a generation that drew the
+        same tokens, whoever shares the step (module docstring).
 
-        Every completion of a step is padded (after its end, so causally
-        invisible) to the step's longest, because llama.cpp splits a step
-        into equal numbers of tokens per sequence and a sequence's numbers
-        change, in the last bits, with how its tokens are split: padded,
-        each completion is one piece whoever shares its step, and its
-        scores equal those of a one-completion evaluation.
+        Parameters
+        ----------
+        prompt : sequence of int
+        completions : sequence of sequences of int
+        statistics : callable
+            ``statistics(logits, tokens) -> tuple of arrays``: per row of
+            ``logits`` (rows, n_vocab; float32, read-only, valid during the
+            call) the statistics of the token in ``tokens`` that row
+            predicts.  Called once per forward step on that step's rows.
+        width : int
+            Completions scored together.
+
+        Yields
+        ------
+        j, arrays
+            Completion ``j``'s statistics, one value per token (empty arrays
+            for an empty completion).
         """
-        api = self._api
         completions = [list(c) for c in completions]
         if not completions:
             return
@@ -406,48 +476,28 @@ class LlamaEngine:
         if len(prompt) + longest > self.n_ctx:
             raise ValueError(f"the prompt ({len(prompt)} tokens) and a completion of {longest} tokens exceed the "
                              f"{self.n_ctx}-token context (`n_ctx`).")
-        width = max(1, min(int(width), len(completions)))
-        n_cells = -(-(len(prompt) + longest + 1) // CTX_PAD) * CTX_PAD
-        n_batch = max(PROMPT_BATCH, width)
-        batch = api.llama_batch_init(n_batch, 0, 1)
-        try:
-            context, first = self._prompt_context(width + 1, n_cells, prompt, batch, n_batch)
-            memory = api.llama_get_memory(context)
-            # Shortest first, so that a step's completions are of like lengths and little is spent on padding
-            # (a completion's scores do not depend on its neighbours: see above).
-            order = sorted(range(len(completions)), key=lambda i: len(completions[i]))
-            j = 0
-            while j < len(order):
-                # As many completions as fit in one step once padded to the longest of them (the last, sorted).
-                group = [order[j]]
-                while (j + len(group) < len(order) and len(group) < width
-                       and (len(group) + 1) * len(completions[order[j + len(group)]]) <= n_batch):
-                    group.append(order[j + len(group)])
-                length = len(completions[group[-1]])
-                j += len(group)
-                rows = []
-                for stream, index in enumerate(group, start=1):
-                    api.llama_memory_seq_rm(memory, stream, -1, -1)
-                    api.llama_memory_seq_cp(memory, 0, stream, -1, -1)
-                    tokens = completions[index]
-                    padded = tokens + [tokens[-1]] * (length - len(tokens)) if tokens else []
-                    # Logits at t predict token t + 1: wanted for t < T - 1 only.
-                    rows += [(token, len(prompt) + t, stream, t < len(tokens) - 1) for t, token in enumerate(padded)]
-                pieces = [rows[chunk:chunk + n_batch] for chunk in range(0, len(rows), n_batch)]
-                outputs = []
-                for part in pieces:  # one step, or one completion longer than a step in pieces
-                    self._decode(context, batch, part)
-                    # One step (the usual case): llama.cpp's logits read in place, each completion's rows copied
-                    # out below before the next step overwrites them (no 90 MB copy of the whole step); in
-                    # pieces, each piece's logits are kept.
-                    outputs.append(self._logits(context, sum(row[3] for row in part), copy=len(pieces) > 1))
-                logits = (outputs[0] if len(outputs) == 1 else np.concatenate(outputs) if outputs
-                          else np.zeros((0, self.n_vocab), np.float32))
-                offset = 0
-                for index in group:
-                    n = max(0, len(completions[index]) - 1)
-                    yield index, (np.vstack([first[None, :], logits[offset:offset + n]]) if completions[index]
-                                  else np.zeros((0, self.n_vocab), np.float32))
-                    offset += n
-        finally:
-            api.llama_batch_free(batch)
+        for j, tokens in enumerate(completions):
+            if not tokens:
+                yield j, tuple(np.asarray(a)[:0] for a in statistics(np.zeros((0, self.n_vocab), np.float32), []))
+        scored = sorted((j for j, c in enumerate(completions) if c), key=lambda j: -len(completions[j]))
+        if not scored:
+            return
+        stacked = np.empty((min(int(width), len(scored)), self.n_vocab), np.float32)
+
+        def begin(j: int) -> dict:
+            return {"parts": [], "t": 0}
+
+        def advance(rows: list[tuple[int, dict, np.ndarray]]) -> list[int | None]:
+            for r, (_, _, logits) in enumerate(rows):
+                stacked[r] = logits
+            tokens = [completions[j][state["t"]] for j, state, _ in rows]
+            values = statistics(stacked[:len(rows)], tokens)
+            feeds: list[int | None] = []
+            for r, (j, state, _) in enumerate(rows):
+                state["parts"].append(tuple(v[r] for v in values))
+                state["t"] += 1
+                feeds.append(tokens[r] if state["t"] < len(completions[j]) else None)
+            return feeds
+
+        for j, state in self._run_streams(prompt, scored, longest, width, begin, advance):
+            yield j, tuple(np.array(column) for column in zip(*state["parts"]))
