@@ -2,9 +2,9 @@
 
     python bench/bench_local.py [--rounds 3] [--max-tokens 64] [--threads 2] [--stock]
 
-Prints which kernel llama.cpp multiplies the packaged SmolLM2's Q4_1 weights
-with (scripts/install.sh builds a tiled one into it:
-``dbpa_core.samplers.engine.q4_1_kernel``), then, side by side in one run
+Prints which kernels llama.cpp multiplies the packaged SmolLM2's weights
+with (scripts/install.sh builds tiled ones into it:
+``dbpa_core.samplers.engine.gemm_kernel``), then, side by side in one run
 (rounds interleaved, so that a change in the machine's load hits every
 configuration alike; medians over rounds):
 - tokens/s of SmolLM2-135M drawing k = 1, 8, 16, 32 samples of one prompt
@@ -12,9 +12,9 @@ configuration alike; medians over rounds):
   took before: one ``Llama.create_chat_completion`` per sample with
   ``logits_all=True``; wall-clock and CPU-time figures, and their ratios;
 - with ``--stock``, the same one-at-a-time path and batched k = 16 and 32 in a
-  second process whose llama.cpp runs its own vector-dot path for Q4_1
-  (``DBPA_Q4_1_GEMM=0``: what a stock llama-cpp-python build does), in the
-  same interleaved rounds: what the kernel adds, against the same baseline;
+  second process whose llama.cpp runs its own kernels (``DBPA_GEMM=0``: what
+  a stock llama-cpp-python build does), in the same interleaved rounds: what
+  the kernels add, against the same baseline;
 - scoring throughput (completions of ≤ 30 tokens per second, the same
   completions for every path) of ``ReferenceScorer.score_responses`` (one
   token of up to 32 completions per forward step, numpy ranks; the same
@@ -29,7 +29,7 @@ configuration alike; medians over rounds):
   bench/RESULTS.md), against the same baseline;
 - with ``--also-model smollm2-q8_0``, batched k = 16 and 32 on another local
   model (here the packaged weights re-expressed in 8 bits, a format that
-  llama.cpp's x86 build multiplies with its own GEMM kernel), against the same
+  llama.cpp's x86 build multiplies with its own tiled kernel), against the same
   packaged-Q4_1 baseline;
 - the kernels' ceiling (``--part ceiling``): tokens/s of bare forward steps
   (``llama_decode``, no sampling, no Python per row) of 1 token, of 16 and
@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers import get_sampler, sample_seed  # noqa: E402
-from dbpa_core.samplers.engine import q4_1_kernel  # noqa: E402
+from dbpa_core.samplers.engine import gemm_kernel  # noqa: E402
 from dbpa_core.samplers.local import get_engine, load_llama, resolve_model, smollm2_path  # noqa: E402
 
 PROMPT = "Explain in a few sentences why the sky is blue."
@@ -82,14 +82,14 @@ def main() -> None:
                              "packaged weights re-expressed in 8 bits), against the same Q4_1 baseline")
     parser.add_argument("--stock", action="store_true",
                         help="decoding: also the one-at-a-time path and batched k = 16, 32 in a second process whose "
-                             "llama.cpp multiplies Q4_1 with its own vector dot (DBPA_Q4_1_GEMM=0)")
+                             "llama.cpp runs its own kernels (DBPA_GEMM=0)")
     parser.add_argument("--part", choices=("all", "ceiling", "decoding", "scoring"), default="all")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)
         return
-    print(f"Q4_1 weights multiplied by: {q4_1_kernel()}", flush=True)
+    print(f"weights multiplied by: {gemm_kernel()}", flush=True)
     if args.part in ("all", "ceiling"):
         ceiling(args)
     if args.part in ("all", "decoding"):
@@ -192,7 +192,7 @@ def decoding_paths(args):
 def worker(args) -> None:
     """``--worker``: the decoding paths in this process, run on request (``one ROUND`` or ``K ROUND`` per line)."""
     _, one_at_a_time, batched = decoding_paths(args)
-    print(q4_1_kernel(), flush=True)
+    print(gemm_kernel(), flush=True)
     for line in sys.stdin:
         name, round_ = line.split()
         run = (lambda: one_at_a_time(int(round_))) if name == "one" else (lambda: batched(int(name), int(round_)))
@@ -201,13 +201,13 @@ def worker(args) -> None:
 
 
 class StockWorker:
-    """The decoding paths in a second process whose llama.cpp runs its own vector dot for Q4_1 (DBPA_Q4_1_GEMM=0)."""
+    """The decoding paths in a second process whose llama.cpp runs its own kernels (DBPA_GEMM=0)."""
 
     def __init__(self, args):
         command = [sys.executable, __file__, "--worker", "--max-tokens", str(args.max_tokens),
                    "--threads", str(args.threads)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env={**os.environ, "DBPA_Q4_1_GEMM": "0"})
+                                        env={**os.environ, "DBPA_GEMM": "0"})
         self.kernel = self.process.stdout.readline().strip()
 
     def run(self, name: str, round_: int) -> tuple[int, float, float]:
@@ -259,7 +259,7 @@ def decoding(args) -> None:
     base_wall = statistics.median(r[0] for r in rates["one at a time"])
     base_cpu = statistics.median(r[1] for r in rates["one at a time"])
     print(f"\nSmolLM2-135M Q4_1, {args.threads} threads, ≤ {args.max_tokens} new tokens, T = 0.7, "
-          f"median of {args.rounds} interleaved rounds; Q4_1 weights: {q4_1_kernel()}")
+          f"median of {args.rounds} interleaved rounds; weights: {gemm_kernel()}")
     print(f"{'path':<28}{'tokens/s (wall)':>16}{'ratio':>8}{'tokens per CPU-s':>18}{'ratio':>8}")
     for name, values in rates.items():
         wall = statistics.median(v[0] for v in values)

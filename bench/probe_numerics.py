@@ -2,18 +2,21 @@
 
     python bench/probe_numerics.py [--threads 2]
 
-Not a timing: a measurement that explains why RUT's fast scores cannot equal
-the per-token path "within float tolerance" (issue 24) and what would make
-them equal.  One sentence of 20 tokens is evaluated through
+Not a timing: a measurement that explains why scoring a whole completion in
+one forward step (the path before batching, ``reference_token_statistics``)
+cannot equal the per-token path "within float tolerance" (issue 24), and so
+why the scorer reads a completion one token per step, as generation does
+(then it equals the per-token path bit for bit).  One sentence of 20 tokens is evaluated through
 ``llama_cpp.Llama`` (``logits_all=True``) in several ways, and the logits of
 every position are compared with those of one reference way: the whole
 sentence in one forward step with an F32 KV cache.  Printed per way: the
 largest and the mean |Δ logit| over the vocabulary and the 20 positions, and
 whether it equals the default whole-sentence step bit for bit.
 
-- "whole, F16 KV": the default whole-sentence step (what scoring does);
-- "token by token, F16 KV": one token per step (what generation and the
-  per-token scoring path do);
+- "whole, F16 KV": the default whole-sentence step (the path before
+  batching; a prompt's evaluation);
+- "token by token, F16 KV": one token per step (what generation, the scorer
+  and the per-token path do);
 - "token by token, F32 KV": the same with an F32 KV cache;
 - "whole, n_ubatch = 1": the whole sentence in one call, which llama.cpp
   splits into one-token micro-batches;

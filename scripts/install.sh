@@ -12,7 +12,7 @@ python -m pip install -q torch==2.13.0
 #    tiled Q4_1 matrix product and tighter attention padding, the same numbers
 #    bit for bit, several times the speed of batched steps).  The default
 #    native build crashes on this CPU family, hence GGML_NATIVE=OFF.  A patched
-#    build reports the version 0.3.36+dbpa.1, which `==0.3.36` in
+#    build reports the version 0.3.36+dbpa.2, which `==0.3.36` in
 #    requirements.txt accepts, so step 3 keeps it (and installs its dependencies).
 LLAMA_CPP_VERSION=0.3.36
 LLAMA_CPP_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e

@@ -7,6 +7,8 @@
     nice -n 10 python scripts/record_rut.py                       # after the shards: writes the pools
     nice -n 10 python scripts/record_rut.py --scored-so-far       # a recording cut short: the pools of the
                                                                   # prompts whose every arm is scored
+    nice -n 10 python scripts/record_rut.py --rescore             # the shipped answers scored again (the
+                                                                  # scorer changed; the answers did not)
 
 For every prompt of assets/audits/rut_experiment.yaml: the reference model's
 answers and each substitute's (temperature 0.5, 30 new tokens), each scored
@@ -39,11 +41,16 @@ sys.path.insert(0, str(REPO))
 from dbpa_core.data.store import SampleStore, default_store_path  # noqa: E402
 from dbpa_core.rut.collect import prompt_seed  # noqa: E402
 from dbpa_core.rut.experiment import (  # noqa: E402
-    REFERENCE, assemble_pools, complete_prompts, record_arm, rut_experiment)
-from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, save_rut_pools  # noqa: E402
+    REFERENCE, assemble_pools, complete_prompts, record_arm, rescore_pools, rut_experiment)
+from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, load_rut_pools, load_rut_texts, save_rut_pools  # noqa: E402
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers.local import LocalSampler, get_engine  # noqa: E402
 from dbpa_core.samplers.quantize import file_sha256  # noqa: E402
+
+
+#: How the pools' answers are scored (their meta's protocol.scoring).
+SCORING = ("every answer by the reference model after the user prompt alone, one token per forward step as it was "
+           "generated (ReferenceScorer.score_responses)")
 
 
 class ThreadedSampler(LocalSampler):
@@ -109,6 +116,32 @@ def open_for_append(path: Path):
     return handle
 
 
+def rescore(args) -> None:
+    """``--rescore``: the shipped pools' scores recomputed from the shipped texts (``rescore_pools``)."""
+    pools, texts = load_rut_pools(POOLS_FILE), load_rut_texts(TEXTS_FILE)
+    scorer = ReferenceScorer(n_threads=args.threads)
+    start = time.perf_counter()
+
+    def progress(done, total):
+        rate = done / (time.perf_counter() - start)
+        print(f"rescored {done}/{total} prompts; ≈ {(total - done) / rate / 60:.1f} min left", file=sys.stderr,
+              flush=True)
+
+    rescored = rescore_pools(pools, texts, scorer, progress=progress)
+    seconds = time.perf_counter() - start
+    answers = sum(arm.tokens.shape[0] * arm.n_answers for arm in [rescored.reference, *rescored.substitutes.values()])
+    meta = dict(rescored.meta)
+    meta["protocol"] = {**meta["protocol"], "scoring": SCORING}
+    meta["rescored"] = {"date": datetime.date.today().isoformat(), "seconds": round(seconds, 1), "answers": answers,
+                        "threads": args.threads,
+                        "what": "every shipped answer scored again from its text (token ids checked equal) by the "
+                                "scorer that reads an answer one token per forward step, as it was generated; the "
+                                "answers, texts and recording times are those of the recording"}
+    out = Path(args.out) if args.out else POOLS_FILE
+    save_rut_pools(type(rescored)(rescored.prompts, rescored.reference, rescored.substitutes, meta), out)
+    print(f"wrote {out}: {answers} answers rescored in {seconds / 60:.1f} min", file=sys.stderr)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts", type=int, help="record only the first N prompts (a pilot; needs --out)")
@@ -125,7 +158,13 @@ def main(argv=None) -> None:
     parser.add_argument("--scored-so-far", action="store_true",
                         help="score nothing: write the pools of the prompts whose every arm is scored so far (a "
                              "recording cut short; the file records how many of the protocol's prompts it holds)")
+    parser.add_argument("--rescore", action="store_true",
+                        help="score the shipped answers again with today's scorer (their token ids are checked) "
+                             "and rewrite the pools file's scores; the answers and texts stay as recorded")
     args = parser.parse_args(argv)
+    if args.rescore:
+        rescore(args)
+        return
     if args.scored_so_far and (args.shard or args.generate_only):
         parser.error("--scored-so-far writes the pools: run it without --shard and --generate-only.")
 
@@ -215,7 +254,7 @@ def main(argv=None) -> None:
                          "reference_answers": config.reference_answers,
                          "substitute_answers": config.substitute_answers, "seed": config.seed,
                          "seeds": "prompt_seed(seed, prompt, arm) (dbpa_core.rut.collect)",
-                         "scoring": "every answer by the reference model after the user prompt alone"},
+                         "scoring": SCORING},
             "substitutes": [{"name": s.name, "kind": s.kind, "label": s.label, "model": s.model, "system": s.system}
                             for s in config.substitutes],
             "models": {name: {"file": Path(path).name, "sha256": file_sha256(path)} for name, path in models.items()},

@@ -255,48 +255,50 @@ KERNEL_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     import numpy as np
     from dbpa_core.samplers import get_sampler, sample_seed
-    from dbpa_core.samplers.engine import q4_1_kernel
-    from dbpa_core.samplers.local import get_engine, smollm2_path
-    engine = get_engine(str(smollm2_path()), 2048, 2)
-    prompt = engine.chat_prompt(get_sampler("local").messages({prompt!r}, None))
-    drawn = engine.generate(prompt, [sample_seed(9, i) for i in range(16)], temperature=1.0, max_tokens=24,
-                            logprobs=True, width=16)
+    from dbpa_core.samplers.engine import gemm_kernel
+    from dbpa_core.samplers.local import get_engine, resolve_model
     digest = hashlib.sha256()
-    for g in drawn:
-        digest.update(np.array(g.tokens, np.int64).tobytes() + np.array(g.token_logprobs, np.float64).tobytes())
     def rows(logits, tokens):
         digest.update(logits.tobytes())
         return (logits[:, 0],)
-    for _ in engine.score_iter(prompt, [list(g.tokens) for g in drawn], rows, width=7):
-        pass
-    # A prompt-shaped step (many tokens of one sequence, the Llama path's prompt evaluation and scoring).
-    context = engine._context(1, 512)
-    batch = engine._api.llama_batch_init(512, 0, 1)
-    engine._decode(context, batch, [(t, i, 0, True) for i, t in enumerate(prompt + list(drawn[0].tokens))])
-    digest.update(engine._logits(context, len(prompt) + len(drawn[0].tokens)).tobytes())
-    print(q4_1_kernel())
+    for model in ("smollm2", "smollm2-q8_0"):  # Q4_1 weights and a Q8_0 output matrix; Q8_0 everywhere
+        engine = get_engine(resolve_model(model, None), 2048, 2)
+        prompt = engine.chat_prompt(get_sampler("local").messages({prompt!r}, None))
+        drawn = engine.generate(prompt, [sample_seed(9, i) for i in range(15)], temperature=1.0, max_tokens=24,
+                                logprobs=True, width=15)
+        for g in drawn:
+            digest.update(np.array(g.tokens, np.int64).tobytes() + np.array(g.token_logprobs, np.float64).tobytes())
+        for _ in engine.score_iter(prompt, [list(g.tokens) for g in drawn], rows, width=7):
+            pass
+        # A prompt-shaped step (many tokens of one sequence: a prompt's evaluation, the Llama path's scoring).
+        context = engine._context(1, 512)
+        batch = engine._api.llama_batch_init(512, 0, 1)
+        engine._decode(context, batch, [(t, i, 0, True) for i, t in enumerate(prompt + list(drawn[0].tokens))])
+        digest.update(engine._logits(context, len(prompt) + len(drawn[0].tokens)).tobytes())
+    print(gemm_kernel())
     print(digest.hexdigest())
 """)
 
 
-def test_the_tiled_q4_1_kernel_runs_and_changes_no_number():
-    """scripts/install.sh builds llama.cpp with a tiled Q4_1 kernel (scripts/llama_cpp): it is the one running, and
-    every logit equals, bit for bit, llama.cpp's own vector dot's (DBPA_Q4_1_GEMM=0) and the AVX2 kernel's: 16
-    sequences drawn together with their log-probabilities, the same tokens scored 7 at a time, and a prompt-shaped
-    step of 60-odd tokens with logits for every row."""
-    from dbpa_core.samplers.engine import Q4_1_KERNELS
+def test_the_tiled_kernels_run_and_change_no_number():
+    """scripts/install.sh builds llama.cpp with tiled kernels (scripts/llama_cpp): they are the ones running, and
+    every logit equals, bit for bit, llama.cpp's own kernels' (DBPA_GEMM=0) and the AVX2 level's: on the packaged
+    model (Q4_1 weights, a Q8_0 output matrix) and its 8-bit requantization (Q8_0 everywhere), 15 sequences drawn
+    together with their log-probabilities (an odd count: the single-column tiles too), the same tokens scored 7 at
+    a time, and a prompt-shaped step of 60-odd tokens with logits for every row."""
+    from dbpa_core.samplers.engine import GEMM_KERNELS
 
     script = KERNEL_SCRIPT.format(repo=str(REPO), prompt=PROMPT)
     runs = {}
     for mode in ("default", "avx2", "0"):
-        environment = {key: value for key, value in os.environ.items() if key != "DBPA_Q4_1_GEMM"}
+        environment = {key: value for key, value in os.environ.items() if key != "DBPA_GEMM"}
         if mode != "default":
-            environment["DBPA_Q4_1_GEMM"] = mode
+            environment["DBPA_GEMM"] = mode
         done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True,
                               timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]
         runs[mode] = done.stdout.split("\n")[:2]
-    assert runs["default"][0] in (Q4_1_KERNELS[1], Q4_1_KERNELS[2]), (
-        f"llama-cpp-python runs {runs['default'][0]!r}: scripts/install.sh builds it with the tiled kernel")
-    assert runs["avx2"][0] == Q4_1_KERNELS[1] and runs["0"][0] == Q4_1_KERNELS[0]
+    assert runs["default"][0] in (GEMM_KERNELS[1], GEMM_KERNELS[2]), (
+        f"llama-cpp-python runs {runs['default'][0]!r}: scripts/install.sh builds it with the tiled kernels")
+    assert runs["avx2"][0] == GEMM_KERNELS[1] and runs["0"][0] == GEMM_KERNELS[0]
     assert runs["default"][1] == runs["avx2"][1] == runs["0"][1]

@@ -136,3 +136,48 @@ def assemble_pools(config: ExperimentConfig, rows, *, meta: dict | None = None) 
         scores = {s: np.array([rows[name, p]["scores"][s] for p in config.prompts], dtype=np.float64) for s in SCORES}
         built.append(Arm(name, kind, label, tokens, scores))
     return RUTPools(config.prompts, built[0], {a.name: a for a in built[1:]}, dict(meta or {}))
+
+
+def rescore_pools(pools: RUTPools, texts: dict, scorer, *, prompts=None, progress=None) -> RUTPools:
+    """``pools`` with every answer's scores recomputed by ``scorer`` from its text; the answers stay as recorded.
+
+    Parameters
+    ----------
+    pools : RUTPools
+    texts : dict
+        (arm name, prompt) → that arm's answers to the prompt, in the pools' order (``rut_texts.jsonl.xz``).
+    scorer : ReferenceScorer
+        Anything with ``score_responses(prompt, responses)``; each prompt's answers of every arm are scored in
+        one call.
+    prompts : sequence of str, optional
+        Rescore only these prompts (the others keep their scores).
+    progress : callable, optional
+        ``progress(done, total)`` after each prompt.
+
+    Raises
+    ------
+    ValueError
+        If an answer's token ids under ``scorer`` differ from those in the pools (the pools' Hamming kernel and
+        scores would then describe different token sequences).
+    """
+    arms = [pools.reference, *pools.substitutes.values()]
+    scores = {arm.name: {s: np.array(arm.scores[s], dtype=np.float64) for s in SCORES} for arm in arms}
+    chosen = [p for p in pools.prompts if prompts is None or p in set(prompts)]
+    for done, prompt in enumerate(chosen, 1):
+        i = pools.prompts.index(prompt)
+        answers = [texts[arm.name, prompt] for arm in arms]
+        if any(len(a) != arm.n_answers for a, arm in zip(answers, arms)):
+            raise ValueError(f"the texts of {prompt!r} do not match the pools' answer counts.")
+        scored = iter(scorer.score_responses(prompt, [t for a in answers for t in a]))
+        for arm in arms:
+            for n in range(arm.n_answers):
+                result = next(scored)
+                recorded = arm.tokens[i, n]
+                if not np.array_equal(pad_tokens([result.tokens], recorded.shape[0])[0], recorded):
+                    raise ValueError(f"{arm.name} answer {n} to {prompt!r}: its token ids differ from the pools'.")
+                for name, value in result.scores.items():
+                    scores[arm.name][name][i, n] = value
+        if progress is not None:
+            progress(done, len(chosen))
+    rescored = [Arm(arm.name, arm.kind, arm.label, arm.tokens, scores[arm.name]) for arm in arms]
+    return RUTPools(pools.prompts, rescored[0], {a.name: a for a in rescored[1:]}, dict(pools.meta))

@@ -96,3 +96,15 @@ def load_rut_pools(path: str | Path | None = None) -> RUTPools:
         prompts = tuple(str(p) for p in data["prompts"])
     meta = {k: v for k, v in meta.items() if k != "arms"}
     return RUTPools(prompts, arms[0], {a.name: a for a in arms[1:]}, meta)
+
+
+def load_rut_texts(path: str | Path | None = None) -> dict:
+    """The recorded answers' texts (default :data:`TEXTS_FILE`): (arm name, prompt) → answers, in the pools' order."""
+    import lzma
+
+    path = Path(path) if path is not None else TEXTS_FILE
+    if not path.exists():
+        raise ValueError(f"{path.name} is missing: record it with `nice -n 10 python scripts/record_rut.py`.")
+    with lzma.open(path, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    return {(row["arm"], row["prompt"]): list(row["texts"]) for row in rows}

@@ -8,16 +8,16 @@ each unfinished sequence (``llama_batch`` with per-sequence ids); when one
 ends, the next takes its sequence.  A step of many tokens costs far less
 than as many single-token steps once llama.cpp multiplies the weights by
 the step's tokens together: for the packaged SmolLM2's Q4_1 weights that
-takes the tiled kernel scripts/install.sh builds into llama.cpp
-(:func:`q4_1_kernel`; stock llama.cpp runs one vector dot per weight row and
+takes the tiled kernels scripts/install.sh builds into llama.cpp
+(:func:`gemm_kernel`; stock llama.cpp runs one vector dot per weight row and
 token there).  Logits are asked only for the rows sampled from or scored.
 Scoring (:meth:`LlamaEngine.score_iter`) feeds given completions through the
 same loop.
 
 Batch invariance.  The context keeps one KV-cache stream per sequence
 (``kv_unified = False``), so a sequence's cache cells sit at the same places
-whoever else is decoded with it, and llama.cpp's CPU kernels (the tiled Q4_1
-kernel too) compute each sequence's rows from its own tokens and cells.  What
+whoever else is decoded with it, and llama.cpp's CPU kernels (the tiled
+kernels too) compute each sequence's rows from its own tokens and cells.  What
 does change a sequence's logits is how its own tokens are split into forward
 steps (one token at a time, or several in one step: llama.cpp's default
 attention computes a one-token step differently, and SmolLM2's logits move by
@@ -50,19 +50,20 @@ PROMPT_BATCH = 512
 TOP_K, TYPICAL_P, TOP_P, MIN_P = 40, 1.0, 0.95, 0.05
 
 
-#: What :func:`q4_1_kernel` reports for each answer of the patched CPU backend (scripts/llama_cpp/dbpa_q4_1_gemm.h).
-Q4_1_KERNELS = {0: "llama.cpp's vector dot per weight row and token (DBPA_Q4_1_GEMM=0)",
-                1: "tiled Q4_1 kernel, AVX2", 2: "tiled Q4_1 kernel, AVX-512 VNNI"}
-#: What it reports for a llama-cpp-python built without it.
-STOCK_KERNEL = "llama.cpp's vector dot per weight row and token (stock build: run scripts/install.sh)"
+#: What :func:`gemm_kernel` reports for each level of the patched CPU backend (scripts/llama_cpp/dbpa_gemm.h).
+GEMM_KERNELS = {0: "llama.cpp's own kernels (DBPA_GEMM=0): a vector dot per Q4_1 weight row and token",
+                1: "tiled Q4_1 kernel, AVX2 (Q8_0: llama.cpp's tinyBLAS)",
+                2: "tiled Q4_1 and Q8_0 kernels, AVX-512 VNNI"}
+#: What it reports for a llama-cpp-python built without them.
+STOCK_KERNEL = "llama.cpp's own kernels (a stock build: run scripts/install.sh): a vector dot per Q4_1 weight row and token"
 
 
-def q4_1_kernel() -> str:
-    """Which kernel multiplies Q4_1 weights by a forward step's tokens in this process's llama.cpp.
+def gemm_kernel() -> str:
+    """Which kernel multiplies the model's weights by a forward step's tokens in this process's llama.cpp.
 
-    scripts/install.sh builds llama-cpp-python with a tiled kernel
-    (scripts/llama_cpp/patch.py) that gives the same numbers as stock
-    llama.cpp's vector dot several times faster on steps of many tokens;
+    scripts/install.sh builds llama-cpp-python with tiled kernels
+    (scripts/llama_cpp/patch.py) that give the same numbers as stock
+    llama.cpp's, bit for bit, several times faster on steps of many tokens;
     a stock build works too, only slower.
     """
     from pathlib import Path
@@ -72,11 +73,11 @@ def q4_1_kernel() -> str:
     # The soname llama.cpp's own libraries were linked against: dlopen hands back the copy already loaded.
     library = Path(llama_cpp.__file__).parent / "lib" / "libggml-cpu.so.0"
     try:
-        function = ctypes.CDLL(str(library)).dbpa_q4_1_gemm
+        function = ctypes.CDLL(str(library)).dbpa_gemm
     except (OSError, AttributeError):
         return STOCK_KERNEL
     function.restype = ctypes.c_int
-    return Q4_1_KERNELS.get(function(), STOCK_KERNEL)
+    return GEMM_KERNELS.get(function(), STOCK_KERNEL)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Add DBPA Explorer's CPU kernel changes to an unpacked llama-cpp-python source distribution.
 
-    python scripts/llama_cpp/patch.py DIR      # DIR: llama_cpp_python-0.3.36, unpacked from PyPI's sdist
+    python scripts/llama_cpp/patch.py DIR        # DIR: llama_cpp_python-0.3.36, unpacked from PyPI's sdist
     python scripts/llama_cpp/patch.py --version  # the version a patched build reports
 
 scripts/install.sh downloads the pinned sdist (SHA-256 checked), runs this
@@ -8,19 +8,20 @@ script on it and builds it with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``.  Three
 changes, none of which changes a number llama.cpp computes (tested bit for
 bit, ``tests/test_engine.py``):
 
-1. ``dbpa_q4_1_gemm.h`` (beside this script): a tiled Q4_1 x Q8_1 matrix
-   product for x86 (AVX-512 VNNI where the CPU has it, else AVX2), which
-   llamafile's ``llamafile_sgemm`` now runs for Q4_1 weights (the packaged
-   SmolLM2's format) on steps of two or more tokens.  Stock llama.cpp runs
-   one vector dot per (weight row, token) there, so a step of 16 sequences
-   cost about as much as 16 one-token steps; with the kernel, batched
+1. ``dbpa_gemm.h`` (beside this script): tiled matrix products for x86 that
+   llamafile's ``llamafile_sgemm`` now runs on steps of two or more tokens:
+   Q4_1 weights (the packaged SmolLM2's format; AVX-512 VNNI where the CPU
+   has it, else AVX2) and, with AVX-512 VNNI, Q8_0 weights (SmolLM2's
+   output matrix, and the 8-bit requantization).  Stock llama.cpp runs one
+   vector dot per (weight row, token) for Q4_1, so a step of 16 sequences
+   cost about as much as 16 one-token steps; with the kernels, batched
    decoding gains what the hardware allows (bench/RESULTS.md).
 2. ``llama-kv-cache.cpp``: attention reads the KV cells in use padded to 32,
    not to 256: an audit's short answers used 40-100 of a stream's 256 cells
    and paid attention over all of them.  The padded cells are masked to zero
    weight, and 32 keeps every attention kernel on the same path (tinyBLAS
    needs a multiple of 8, ggml's F16 dot of 32), so the sums are unchanged.
-3. ``llama_cpp/__init__.py``: the version becomes ``0.3.36+dbpa.1`` (a local
+3. ``llama_cpp/__init__.py``: the version becomes ``0.3.36+dbpa.2`` (a local
    version: ``llama-cpp-python==0.3.36`` in requirements.txt still matches),
    so that install.sh can tell the patched build from a stock one.
 
@@ -36,23 +37,23 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The version the patched build reports (scripts/install.sh checks it).
-PATCHED_VERSION = "0.3.36+dbpa.1"
-KERNEL = "dbpa_q4_1_gemm.h"
+PATCHED_VERSION = "0.3.36+dbpa.2"
+KERNEL = "dbpa_gemm.h"
 
-SGEMM_CASE = """    case GGML_TYPE_Q4_1: {
-#if defined(DBPA_Q4_1_GEMM)
-        // DBPA Explorer: tiled Q4_1 x Q8_1 kernel, bit for bit ggml_vec_dot_q4_1_q8_1's numbers (dbpa_q4_1_gemm.h).
-        if (Btype != GGML_TYPE_Q8_1 || dbpa::q4_1_gemm_kernel() == 0)
-            return false;
-        dbpa::Q4_1_Q8_1_Gemm tb{k, (const block_q4_1 *)A, lda, (const block_q8_1 *)B, ldb,
-                                (float *)C, ldc, params->ith, params->nth};
-        tb.matmul(m, n);
-        return true;
+# DBPA Explorer's kernels first (dbpa_gemm.h); each returns false where llama.cpp's own path should run.
+Q4_1_CASE = """    case GGML_TYPE_Q4_1: {
+#if defined(DBPA_GEMM)
+        return dbpa::q4_1_gemm(m, n, k, A, lda, B, ldb, C, ldc, Btype, params->ith, params->nth);
 #else
         return false;
 #endif
     }
 
+"""
+Q8_0_HOOK = """#if defined(DBPA_GEMM)
+        if (dbpa::q8_0_gemm(m, n, k, A, lda, B, ldb, C, ldc, Btype, params->ith, params->nth))
+            return true;
+#endif
 """
 
 
@@ -75,7 +76,9 @@ def patch(source: Path) -> None:
     entry = "bool llamafile_sgemm(const struct ggml_compute_params * params, int64_t m, int64_t n, int64_t k,"
     replace_once(sgemm, entry, f'#include "{KERNEL}"\n\n{entry}')
     q4_0 = "    case GGML_TYPE_Q4_0: {\n        if (Btype != GGML_TYPE_Q8_0)"
-    replace_once(sgemm, q4_0, SGEMM_CASE + q4_0)
+    replace_once(sgemm, q4_0, Q4_1_CASE + q4_0)
+    q8_0 = "    case GGML_TYPE_Q8_0: {\n        if (Btype != GGML_TYPE_Q8_0)\n           return false;\n"
+    replace_once(sgemm, q8_0, q8_0 + Q8_0_HOOK)
     replace_once(source / "vendor" / "llama.cpp" / "src" / "llama-kv-cache.cpp",
                  "const uint32_t n_pad_cur = std::max(n_pad, 256u);",
                  "const uint32_t n_pad_cur = std::max(n_pad, 32u);  // DBPA Explorer: was 256 (scripts/llama_cpp)")
