@@ -8,7 +8,8 @@ import pytest
 from dbpa_core.present.rut_study import findings, recording_line, rut_study_record, summary_lines
 from dbpa_core.paper.rut import PRINTED_TABLE_2A, rut_study
 from dbpa_core.rut.collect import prompt_seed
-from dbpa_core.rut.experiment import EXPERIMENT_FILE, assemble_pools, complete_prompts, record_arm, rut_experiment
+from dbpa_core.rut.experiment import (EXPERIMENT_FILE, assemble_pools, complete_prompts, record_arm, rescore_pools,
+                                      rut_experiment)
 from dbpa_core.rut.mmd import PAD
 from dbpa_core.rut.pools import load_rut_pools, save_rut_pools
 from dbpa_core.rut.scoring import SCORES
@@ -279,3 +280,54 @@ def test_a_tie_reads_in_plain_names_on_one_line_and_in_ids_in_the_json():
     printed = printed_frame(study)
     cells = [c for column in printed.columns if "power AUC" in column for c in printed[column]]
     assert "~0.05" in cells and "~0.00" in cells and not any(c.startswith("≈") for c in cells)
+
+
+def test_rescoring_replaces_scores_only_and_refuses_other_tokens():
+    """rescore_pools: the answers' scores recomputed from their texts, tokens and meta kept; a prompt not asked for
+    keeps its scores; an answer whose token ids differ, or a prompt with another number of texts, is refused."""
+    config = rut_experiment()
+    config = type(config)(config.prompts[:3], config.substitutes[:2], 0.5, 30, 6, 3, 0)
+    rows = _rows(config, ["reference", *(s.name for s in config.substitutes)])
+    pools = assemble_pools(config, rows, meta={"note": "test"})
+    texts = {(row["arm"], row["prompt"]): row["texts"] for row in rows}
+    from types import SimpleNamespace
+
+    class Doubling(FakeScorer):  # other scores, the same tokens
+        def score_responses(self, prompt, responses):
+            return [SimpleNamespace(tokens=r.tokens, scores={k: 2 * v for k, v in r.scores.items()})
+                    for r in super().score_responses(prompt, responses)]
+
+    again = rescore_pools(pools, texts, Doubling(), prompts=[config.prompts[1]])
+    for old, new in zip([pools.reference, *pools.substitutes.values()], [again.reference, *again.substitutes.values()]):
+        assert np.array_equal(old.tokens, new.tokens)
+        for score in SCORES:
+            assert np.array_equal(new.scores[score][[0, 2]], old.scores[score][[0, 2]])
+            assert np.array_equal(new.scores[score][1], 2 * old.scores[score][1])
+    assert again.meta == {"note": "test"}
+    changed = dict(texts)
+    key = ("reference", config.prompts[0])
+    changed[key] = ["one two three"] + changed[key][1:]
+    with pytest.raises(ValueError, match="reference answer 0 .* token ids differ"):
+        rescore_pools(pools, changed, FakeScorer())
+    changed[key] = changed[key][1:]
+    with pytest.raises(ValueError, match="answer counts"):
+        rescore_pools(pools, changed, FakeScorer())
+
+
+def test_the_shipped_pools_hold_todays_scores():
+    """The shipped pools were scored by the scorer live audits use (rescored from their texts when the scorer
+    changed): one prompt's 206 answers, scored again, give the shipped token ids (rescore_pools raises otherwise)
+    and the shipped scores, bit for bit."""
+    from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, load_rut_texts
+    from dbpa_core.rut.scoring import ReferenceScorer
+
+    pools = load_rut_pools(POOLS_FILE)
+    prompt = pools.prompts[7]
+    again = rescore_pools(pools, load_rut_texts(TEXTS_FILE), ReferenceScorer(), prompts=[prompt])
+    i = pools.prompts.index(prompt)
+    for shipped, scored in zip([pools.reference, *pools.substitutes.values()],
+                               [again.reference, *again.substitutes.values()]):
+        for score in SCORES:
+            np.testing.assert_array_equal(scored.scores[score][i], shipped.scores[score][i], err_msg=shipped.name)
+    assert pools.meta["rescored"]["answers"] == 24_720
+    assert "one token per forward step" in pools.meta["protocol"]["scoring"]
