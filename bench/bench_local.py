@@ -163,7 +163,7 @@ def ceiling(args, steps: int = 40) -> None:
 
 
 def decoding_paths(args):
-    """The one-call-per-sample path and the batched engine on the packaged model: (engine, one_at_a_time, batched)."""
+    """The one-call-per-sample path and the batched engine on the packaged model: (one_at_a_time, batched)."""
     path = str(smollm2_path())
     llama = load_llama(path, 2048, args.threads)  # logits_all=True: the path before batching
     engine = get_engine(path, 2048, args.threads)
@@ -186,12 +186,12 @@ def decoding_paths(args):
 
     one_at_a_time(99)
     batched(8, 99)  # warm up: contexts, caches
-    return engine, one_at_a_time, batched
+    return one_at_a_time, batched
 
 
 def worker(args) -> None:
     """``--worker``: the decoding paths in this process, run on request (``one ROUND`` or ``K ROUND`` per line)."""
-    _, one_at_a_time, batched = decoding_paths(args)
+    one_at_a_time, batched = decoding_paths(args)
     print(gemm_kernel(), flush=True)
     for line in sys.stdin:
         name, round_ = line.split()
@@ -223,13 +223,12 @@ class StockWorker:
 
 def decoding(args) -> None:
     print(f"decoding: {load()}", flush=True)
-    engine, one_at_a_time, batched = decoding_paths(args)
-    path = str(smollm2_path())
+    one_at_a_time, batched = decoding_paths(args)
     flash = None
     if args.flash_attention:
         from dbpa_core.samplers.engine import LlamaEngine
 
-        flash = LlamaEngine(path, n_ctx=2048, n_threads=args.threads, flash_attention=True)
+        flash = LlamaEngine(str(smollm2_path()), n_ctx=2048, n_threads=args.threads, flash_attention=True)
         batched(8, 99, flash)
     other = None
     if args.also_model:

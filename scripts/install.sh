@@ -8,9 +8,9 @@ export PIP_PROGRESS_BAR=off PIP_DISABLE_PIP_VERSION_CHECK=1
 #    then satisfied and cannot pull a newer build with GBs of CUDA packages.
 python -m pip install -q torch==2.13.0
 # 2. llama-cpp-python, compiled from PyPI's source distribution (SHA-256 pinned)
-#    with DBPA Explorer's CPU kernel changes (scripts/llama_cpp/patch.py: a
-#    tiled Q4_1 matrix product and tighter attention padding, the same numbers
-#    bit for bit, several times the speed of batched steps).  The default
+#    with DBPA Explorer's CPU kernel changes (scripts/llama_cpp/patch.py: tiled
+#    Q4_1 and Q8_0 matrix products and tighter attention padding, the same
+#    numbers bit for bit, several times the speed of batched steps).  The default
 #    native build crashes on this CPU family, hence GGML_NATIVE=OFF.  A patched
 #    build reports the version 0.3.36+dbpa.2, which `==0.3.36` in
 #    requirements.txt accepts, so step 3 keeps it (and installs its dependencies).

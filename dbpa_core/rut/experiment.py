@@ -162,9 +162,9 @@ def rescore_pools(pools: RUTPools, texts: dict, scorer, *, prompts=None, progres
     """
     arms = [pools.reference, *pools.substitutes.values()]
     scores = {arm.name: {s: np.array(arm.scores[s], dtype=np.float64) for s in SCORES} for arm in arms}
-    chosen = [p for p in pools.prompts if prompts is None or p in set(prompts)]
-    for done, prompt in enumerate(chosen, 1):
-        i = pools.prompts.index(prompt)
+    wanted = None if prompts is None else set(prompts)
+    chosen = [(i, p) for i, p in enumerate(pools.prompts) if wanted is None or p in wanted]
+    for done, (i, prompt) in enumerate(chosen, 1):
         answers = [texts[arm.name, prompt] for arm in arms]
         if any(len(a) != arm.n_answers for a, arm in zip(answers, arms)):
             raise ValueError(f"the texts of {prompt!r} do not match the pools' answer counts.")

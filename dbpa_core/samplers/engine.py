@@ -269,11 +269,9 @@ class LlamaEngine:
             self._decode(context, batch, [(t, start + j, 0, start + j == len(tokens) - 1) for j, t in enumerate(chunk)])
         return self._row_logits(context, -1).copy()
 
-    def _logits(self, context, n_rows: int, *, copy: bool = True) -> np.ndarray:
-        """The last step's ``n_rows`` rows of logits; ``copy=False``: a view, valid until the next decode."""
-        pointer = self._api.llama_get_logits(context)
-        rows = np.ctypeslib.as_array(pointer, shape=(n_rows, self.n_vocab))
-        return rows.copy() if copy else rows
+    def _logits(self, context, n_rows: int) -> np.ndarray:
+        """A copy of the last step's ``n_rows`` rows of logits."""
+        return np.ctypeslib.as_array(self._api.llama_get_logits(context), shape=(n_rows, self.n_vocab)).copy()
 
     # -- generation ------------------------------------------------------------------------------------
 
