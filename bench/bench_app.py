@@ -33,7 +33,7 @@ def rerun_times() -> None:
     from streamlit.testing.v1 import AppTest
 
     os.environ["DBPA_STORE"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600)
     start = time.perf_counter()
     at.run()
     cold = time.perf_counter() - start

@@ -7,7 +7,7 @@
     python bench/bench_load.py --option server.fileWatcherType=auto   # one server option's effect
 
 Starts ``streamlit run app.py`` on 127.0.0.1 (a free port, an empty sample
-store, the repository's .streamlit/config.toml), then:
+store, the packaged dbpa_app/config.toml), then:
 
 1. a cold wave (``--cold``, default 4): that many sessions open the home page
    of the fresh server at once — the first-use race of issue 31 showed here;
@@ -205,7 +205,15 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
     log = folder / "streamlit.log"
     port = free_port()
     options = [f"--{option.partition('=')[0]}={option.partition('=')[2]}" for option in args.option]
-    command = [sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py"), "--server.headless", "true",
+    if (app_dir / "dbpa_app" / "app.py").exists():  # the packaged layout: its config.toml passed as options
+        sys.path.insert(0, str(app_dir))
+        from dbpa_app.__main__ import config_options
+
+        script, packaged = app_dir / "dbpa_app" / "app.py", config_options(app_dir / "dbpa_app" / "config.toml")
+    else:  # an older checkout: app.py at the root, .streamlit/config.toml read from the working directory
+        script, packaged = app_dir / "app.py", []
+    command = [sys.executable, "-m", "streamlit", "run", str(script), *packaged,
+               "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.disconnectedSessionTTL", str(args.session_ttl), *options]
     base = f"http://127.0.0.1:{port}"
@@ -280,7 +288,7 @@ def compare(ours: list[dict], baseline: list[dict]) -> None:
 PER_RUN = r"""
 import gc, os, statistics, sys, time
 sys.path.insert(0, os.getcwd())
-import ui  # noqa: F401 - the app's process: pandas, PIL, one BLAS thread
+import dbpa_app.ui  # noqa: F401 - the app's process: pandas, PIL, one BLAS thread
 import dbpa_core.present.figures, dbpa_core.stats.permutation, dbpa_core.audit.runner  # noqa: E401, F401
 from dbpa_core.embedders import get_embedder
 get_embedder("minilm").model  # the server holds MiniLM once its home page has been viewed
@@ -296,7 +304,7 @@ def cpu(work, repeats=5):
     return statistics.median(times)
 
 def watch():  # what every new session's first run does with server.fileWatcherType = "auto"
-    watcher = LocalSourcesWatcher(PagesManager(os.path.join(os.getcwd(), "app.py")))
+    watcher = LocalSourcesWatcher(PagesManager(os.path.join(os.getcwd(), "dbpa_app", "app.py")))
     watcher.update_watched_modules()
     watcher.close()
 

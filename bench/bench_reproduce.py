@@ -38,7 +38,7 @@ from streamlit.testing.v1 import AppTest
 at = AppTest.from_file({app!r}, default_timeout=900)
 at.run()
 start = time.perf_counter()
-at.switch_page("pages/reproduce.py").run()
+at.switch_page("views/reproduce.py").run()
 first = time.perf_counter() - start
 assert not at.exception, at.exception
 start = time.perf_counter()
@@ -48,7 +48,7 @@ print(first, time.perf_counter() - start)
 
 
 def page_open(store: Path) -> tuple[float, float]:
-    code = PAGE_TIMER.format(repo=str(REPO), app=str(REPO / "app.py"))
+    code = PAGE_TIMER.format(repo=str(REPO), app=str(REPO / "dbpa_app" / "app.py"))
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO), "DBPA_STORE": str(store)}).stdout
     first, rerun = map(float, out.split()[-2:])

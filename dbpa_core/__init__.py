@@ -7,7 +7,13 @@ not pay for numba, scipy.stats and statsmodels: the app's first page appears
 sooner.
 """
 
-from importlib import import_module
+from importlib import import_module, metadata
+
+try:
+    #: The installed distribution's version; every report (JSON, CSV, HTML) records it.
+    __version__ = metadata.version("dbpa-explorer")
+except metadata.PackageNotFoundError:  # imported from a checkout that was never installed
+    __version__ = "0+unknown"
 
 _PUBLIC = {
     "AdjustedPValues": "stats.corrections",

@@ -354,14 +354,37 @@ def _add_reproduce(commands) -> None:
     reproduce.add_argument("--store", help="sample store caching the embeddings; default $DBPA_STORE")
 
 
+def _start_app(streamlit_args: list[str]) -> int:
+    """``dbpa app [STREAMLIT OPTIONS]``: the packaged app, started by ``python -m dbpa_app`` in this interpreter.
+
+    ``dbpa_core`` never imports the app (data flows one way); the app's launcher
+    replaces this process, so Ctrl+C and the exit status are Streamlit's own.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("streamlit") is None or importlib.util.find_spec("dbpa_app") is None:
+        print('error: the app is not installed here; install it with: python3 -m pip install "dbpa-explorer[app]"',
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    os.execv(sys.executable, [sys.executable, "-m", "dbpa_app", *streamlit_args])
+    raise AssertionError("os.execv returned")  # pragma: no cover - execv never returns
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["app"]:  # everything after `app` belongs to Streamlit (e.g. --server.port 8601)
+        return _start_app(argv[1:])
+    from . import __version__
     from .stats.discrepancy import DISCREPANCY_NAMES
     from .stats.permutation import MAX_RESAMPLES
     from .stats.similarity import SIMILARITIES
 
     parser = argparse.ArgumentParser(prog="python -m dbpa_core", description="Distribution-based perturbation "
                                      "analysis of LLM outputs, without the browser.")
+    parser.add_argument("--version", action="version", version=f"dbpa-explorer {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("app", help="start the Streamlit app (options after `app` go to Streamlit, "
+                        "e.g. dbpa app --server.port 8601)")
     audit = commands.add_parser("audit", help="run an audit described by a YAML SPEC")
     audit.add_argument("spec", help="the SPEC file (YAML)")
     audit.add_argument("--out", help="folder for report.json, results.csv and report.html")

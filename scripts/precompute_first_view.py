@@ -27,9 +27,9 @@ from dbpa_core.audit.request import EmbedderConfig, SamplerConfig  # noqa: E402
 from dbpa_core.data.scenarios import load_scenarios  # noqa: E402
 from dbpa_core.embedders import get_embedder  # noqa: E402
 from dbpa_core.samplers import get_sampler  # noqa: E402
-from ui.exposition import (FIRST_VIEW_DRAWS, FIRST_VIEW_FILE, FIRST_VIEW_GENERATION,  # noqa: E402
+from dbpa_app.ui.exposition import (FIRST_VIEW_DRAWS, FIRST_VIEW_FILE, FIRST_VIEW_GENERATION,  # noqa: E402
                            FIRST_VIEW_SCENARIO, home_request)
-from ui.settings import Settings  # noqa: E402
+from dbpa_app.ui.settings import Settings  # noqa: E402
 
 
 def first_view_texts() -> list[str]:

@@ -77,19 +77,20 @@ def llama_cpp_server(model_path: str, *, n_parallel_models: bool = True):
 
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
+#: The system Chromium (Debian's by default; DBPA_CHROMIUM names another).  Never a downloaded browser.
+CHROMIUM = os.environ.get("DBPA_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @contextmanager
 def streamlit_app(store_folder: Path, timeout: float = 120):
-    """``streamlit run app.py`` headless on 127.0.0.1 (free port) with its own sample store.
+    """``python -m dbpa_app`` (the packaged app and its settings) headless on 127.0.0.1 (free port), own store.
 
     Yields the base URL once the health check answers; stops the server afterwards.
     """
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
+    command = [sys.executable, "-m", "dbpa_app", "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
     with serve(command, f"http://127.0.0.1:{port}/_stcore/health", Path(store_folder) / "streamlit.log",
                env={"DBPA_STORE": str(Path(store_folder) / "store.sqlite")}, cwd=REPO, timeout=timeout):

@@ -19,7 +19,7 @@ def start(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar):
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=timeout)
     for key, value in sidebar.items():
         at.session_state[key] = value
     at.run()
@@ -75,7 +75,7 @@ def unspaced_percents(at) -> list[str]:
 
 
 def open_page(at, name):
-    at.switch_page(f"pages/{name}.py").run()
+    at.switch_page(f"views/{name}.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -127,8 +127,6 @@ def test_audit_one_marks_an_old_result_out_of_date(app):
 def test_an_out_of_date_result_names_the_backend_that_drew_it(app):
     """A new backend greys the result; its provenance line still names the backend that drew it (trial 7: it
     read the sidebar's "Recorded SmolLM2 samples (replay)" under a simulated result, on Audit one and Many)."""
-    import dataclasses
-
     from dbpa_core.audit.request import SamplerConfig
 
     for page, k_key, run_key in (("audit_one", "one_k", "one_run"), ("many_perturbations", "many_k", "many_run")):
@@ -138,15 +136,14 @@ def test_an_out_of_date_result_names_the_backend_that_drew_it(app):
         assert not at.exception
         outputs = [c.value for c in at.caption if c.value.startswith("Outputs: ")]
         assert outputs[0].startswith("Outputs: Simulated (instant, known truth) · T = "), outputs
-        # the sidebar's Backend set to Recorded (AppTest re-runs only the page script, which reads these settings)
-        simulated = at.session_state["settings"]
-        at.session_state["settings"] = dataclasses.replace(simulated, sampler=SamplerConfig("recorded"))
-        at.run()
+        # the sidebar's Backend set to Recorded, as a user does (app.py rebuilds the settings from the sidebar)
+        at.selectbox(key="backend").set_value("recorded").run()
+        assert at.session_state["settings"].sampler == SamplerConfig("recorded")
         assert any("Out of date" in w.value and "backend" in w.value for w in at.warning), page
         outputs = [c.value for c in at.caption if c.value.startswith("Outputs: ")]
         assert outputs and outputs[0].startswith("Outputs: Simulated (instant, known truth) · T = "), (page, outputs)
         assert not [c for c in outputs if "Recorded" in c]
-        at.session_state["settings"] = simulated
+        at.selectbox(key="backend").set_value("simulated").run()
 
 
 def test_many_perturbations(app):

@@ -247,7 +247,7 @@ def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
 def test_shipped_first_view_embeddings_are_minilm(minilm):
     """The shipped vectors cover the first view and are what MiniLM gives (fails when stale)."""
     from scripts.precompute_first_view import first_view_texts
-    from ui.exposition import FIRST_VIEW_FILE
+    from dbpa_app.ui.exposition import FIRST_VIEW_FILE
 
     shipped = np.load(FIRST_VIEW_FILE)
     texts = [str(t) for t in shipped["texts"]]
@@ -335,7 +335,7 @@ def test_what_changed_is_computed_once_for_every_session(tmp_path, monkeypatch):
                         or real(*args, **kwargs))
     at = start(tmp_path, monkeypatch)
     assert calls == [0.1] * 6  # the shown intervention's, shared with the downloads' six
-    again = AppTest.from_file(str(REPO / "app.py"), default_timeout=600).run()
+    again = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600).run()
     assert not again.exception and themes_table(again).equals(themes_table(at))
     assert calls == [0.1] * 6
     at.select_slider(key="home_fdr").set_value(0.05).run()
@@ -432,7 +432,7 @@ def test_the_bar_shows_no_second_time_left_beside_a_live_view():
     def script():
         import streamlit as st
 
-        from ui.runs import RunProgress
+        from dbpa_app.ui.runs import RunProgress
 
         class View:  # what the bar reads of ui.live.LiveDraw
             shows_time_left = st.session_state["live"]
@@ -459,7 +459,7 @@ def test_the_bar_shows_no_second_time_left_beside_a_live_view():
 def test_the_live_time_left_says_what_it_covers():
     """The live view's estimate is for the two arms on view, re-read at each output (a batch of long answers
     may end at once, so it can stand still), and says how many arms the run draws after them."""
-    from ui.live import time_left
+    from dbpa_app.ui.live import time_left
 
     assert time_left(4, 4, 10.0, more_arms=5) == ("0.4 outputs/s measured · about 10 s left for these two arms "
                                                   "(re-read at each output) · then 5 more arms behind the bar")
@@ -481,7 +481,7 @@ def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():
         import streamlit as st
 
         from dbpa_core.audit.runner import RunUpdate
-        from ui.runs import RunProgress
+        from dbpa_app.ui.runs import RunProgress
 
         bar = RunProgress("Drawing")
         bar.track(st.session_state["request"])
@@ -511,8 +511,8 @@ def test_a_notice_of_a_stopped_run_goes_when_the_next_run_finishes():
     def script():
         import streamlit as st
 
-        from ui.runs import RunProgress
-        from ui.sidebar import interrupted_notice
+        from dbpa_app.ui.runs import RunProgress
+        from dbpa_app.ui.sidebar import interrupted_notice
 
         interrupted_notice()
         if st.session_state.get("finish"):
@@ -585,7 +585,7 @@ def test_an_openai_compatible_draw_is_shown_live(tmp_path, monkeypatch, llama_se
 def test_the_background_model_load_ends_quietly_when_the_server_stops():
     """MiniLM loads in a thread after the first page; a server stopped meanwhile makes transformers' thread pool
     refuse work: that ends the thread without a traceback in the server's log, and any other error is raised."""
-    from ui.exposition import load_quietly_at_shutdown
+    from dbpa_app.ui.exposition import load_quietly_at_shutdown
 
     class Embedder:
         def __init__(self, error):

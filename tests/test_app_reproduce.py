@@ -23,9 +23,9 @@ def page(tmp_path, monkeypatch):
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=900)
+    at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=900)
     at.run()
-    at.switch_page("pages/reproduce.py").run()
+    at.switch_page("views/reproduce.py").run()
     assert not at.exception, at.exception
     return at
 

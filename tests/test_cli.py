@@ -21,7 +21,7 @@ from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.samplers.simulated import SimulatedSampler
 from dbpa_core.audit.spec import parse_spec
 from dbpa_core.data.store import SampleStore
-from servers import Reply, chat_completion, free_port, misbehaving_server
+from servers import CHROMIUM, Reply, chat_completion, free_port, misbehaving_server
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -150,7 +150,7 @@ def test_html_report_renders_offline(tmp_path, monkeypatch):
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     assert main(["audit", str(write_spec(tmp_path)), "--out", str(tmp_path / "o")]) == 0
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=[
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         context = browser.new_context(offline=True)
         page = context.new_page()

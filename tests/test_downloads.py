@@ -8,7 +8,7 @@ def page(fail: bool):
     import pandas as pd
     import streamlit as st
 
-    from ui.components import downloads
+    from dbpa_app.ui.components import downloads
 
     def report():
         st.session_state["built"] = st.session_state.get("built", 0) + 1

@@ -237,8 +237,9 @@ def test_inputs_columns_never_overwrite_a_result_column_and_pass_csv_safe():
 
     frame = pd.DataFrame({"seed": [1, 2], "p": [0.5, 0.01]})
     read = read_csv(frame_csv(with_inputs(frame, {"seed": 7, "scenario": "=HYPERLINK(1)", "token": "abcdefghijk"})))
-    assert list(read.columns) == ["seed", "p", "seed (setting)", "scenario"]
+    assert list(read.columns) == ["seed", "p", "seed (setting)", "scenario", "dbpa explorer version"]
     assert list(read["seed"]) == [1, 2] and set(read["seed (setting)"]) == {7}
+    assert set(read["dbpa explorer version"].astype(str)) == {__import__("dbpa_core").__version__}
     assert set(read["scenario"]) == {"'=HYPERLINK(1)"}
 
 
@@ -273,5 +274,5 @@ def test_the_roc_csv_carries_the_runs_settings():
                 "settings": {"k": 20, "n_resamples": 1000, "seed": 0, "seeds": [0, 1]}}
     read = read_csv(frame_csv(with_inputs(table, roc_inputs(recorded))))
     assert list(read.columns[len(table.columns):]) == ["setup", "design", "allowed FPR", "samples per arm k",
-                                                       "permutations B", "seed", "seeds"]
+                                                       "permutations B", "seed", "seeds", "dbpa explorer version"]
     assert_constant(read, "seeds", "0, 1")

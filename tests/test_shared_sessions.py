@@ -74,11 +74,11 @@ def work(monkeypatch) -> Counter:
 
 def session(page: str | None = None) -> AppTest:
     """A new session of the running app (the shared caches are left as they are)."""
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600)
     at.run()
     assert not at.exception, at.exception
     if page is not None:
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"views/{page}.py").run()
         assert not at.exception, at.exception
     return at
 
@@ -249,9 +249,9 @@ INPUTS = {
 @pytest.fixture
 def app_backends(tmp_path, monkeypatch):
     """ui.runs with a fresh store, empty caches and the fake embedder; yields the session settings."""
-    import ui.runs
+    from dbpa_app import ui
     from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
-    from ui.settings import Settings
+    from dbpa_app.ui.settings import Settings
 
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
@@ -276,7 +276,7 @@ def same_result(a, b) -> bool:
 
 @pytest.mark.parametrize("name", list(INPUTS))
 def test_a_change_of_any_input_never_gets_another_requests_result(name, app_backends, work):
-    from ui.runs import family
+    from dbpa_app.ui.runs import family
 
     base = _base()
     first = family(app_backends, base)
@@ -293,7 +293,7 @@ def test_a_change_of_any_input_never_gets_another_requests_result(name, app_back
 @pytest.mark.parametrize("name, value", [("correction", "holm"), ("alpha", 0.01)])
 def test_correction_and_alpha_re_read_the_cached_tests(name, value, app_backends, work):
     """Only the correction of the same p-values changes: no new run, and the result says the new setting."""
-    from ui.runs import family
+    from dbpa_app.ui.runs import family
 
     base = _base()
     family(app_backends, base)
@@ -312,7 +312,7 @@ def test_a_room_pressing_the_same_button_at_once_samples_once(app_backends, monk
     import time
 
     import dbpa_core.audit.runner as runner
-    import ui.runs
+    from dbpa_app import ui
 
     class SlowEmbedder(FakeEmbedder):
         def embed(self, texts, store=None, progress=None):
@@ -348,7 +348,7 @@ def test_derived_views_are_keyed_by_every_byte(app_backends):
     """Projections, self-comparisons and figures are shared only for equal inputs — even large arrays that
     differ in one number (Streamlit's own hash samples arrays of ≥ 500 000 numbers)."""
     from dbpa_core.present.figures import null_histogram
-    from ui.runs import digest, projection, self_comparison, shared_call, shared_figure
+    from dbpa_app.ui.runs import digest, projection, self_comparison, shared_call, shared_figure
 
     big = np.zeros(600_000)
     other = big.copy()
@@ -383,7 +383,7 @@ def test_derived_views_are_keyed_by_every_byte(app_backends):
 def _keeping_app():
     import streamlit as st
 
-    from ui.freshness import keep, result_area
+    from dbpa_app.ui.freshness import keep, result_area
 
     value = st.text_input("value", key="value")
     inputs = {"value": value}
@@ -398,7 +398,7 @@ def _keeping_app():
 def test_a_session_keeps_a_digest_not_the_result():
     """Two sessions keep results under the same page name: each gets back its own, and session state holds only
     the inputs and a digest (the result lives once in the shared cache)."""
-    from ui.freshness import Kept
+    from dbpa_app.ui.freshness import Kept
 
     st.cache_data.clear()
     sessions = []
@@ -439,14 +439,14 @@ def test_importing_ui_prepares_the_process():
 
 
 def test_server_options_exist_and_match_the_pages():
-    """Every option in .streamlit/config.toml is one Streamlit knows, and the upload limit is the pages' own."""
+    """Every option in dbpa_app/config.toml is one Streamlit knows, and the upload limit is the pages' own."""
     import tomllib
 
     from streamlit import config
 
     from dbpa_core.data.uploads import MAX_BYTES
 
-    options = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    options = tomllib.loads((REPO / "dbpa_app" / "config.toml").read_text())
     known = config.get_config_options()
     for section, values in options.items():
         for name in values:

@@ -1,4 +1,4 @@
-"""The project's shipped data: where ``assets/`` is, and how its YAML files are read.
+"""The project's shipped data: where ``dbpa_core/assets/`` is, and how its YAML files are read.
 
 Every module that reads a shipped file (scenarios, recorded samples, the
 sibling audits' prompts and questions, prices) takes its path from here, so
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import yaml
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+# Inside the package, so that an installed wheel finds its data without the checkout.
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 SCENARIO_DIR = ASSETS / "scenarios"
 RECORDED_DIR = ASSETS / "recorded"
 AUDITS_DIR = ASSETS / "audits"

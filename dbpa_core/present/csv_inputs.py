@@ -63,8 +63,11 @@ def with_inputs(frame, inputs: Mapping):
     pandas.DataFrame
         Only for the CSV: the screen shows ``frame`` itself.
     """
+    from .. import __version__
+
     table = frame.copy()
-    for key, value in clean_inputs(inputs).items():
+    # The tool that wrote the file comes last, after the inputs the record holds.
+    for key, value in {**clean_inputs(inputs), "dbpa_explorer_version": __version__}.items():
         if key in _LEFT_OUT:
             continue
         name = COLUMN_NAMES.get(key, str(key).replace("_", " "))

@@ -34,14 +34,16 @@ _PACKAGES = ("numpy", "scipy", "statsmodels", "numba", "sentence-transformers", 
 
 
 def versions() -> dict:
-    """The versions of Python and of the packages behind a result (what a report records)."""
+    """The versions of this tool, Python and the packages behind a result (what every report records)."""
     return dict(_versions())
 
 
 @functools.cache
 def _versions() -> dict:
     # Read once per process: importlib.metadata scans site-packages (≈ 60 ms, on every download's record).
-    found = {"python": platform.python_version()}
+    from .. import __version__
+
+    found = {"dbpa-explorer": __version__, "python": platform.python_version()}
     for package in _PACKAGES:
         try:
             found[package] = importlib.metadata.version(package)

@@ -21,7 +21,8 @@ bit, ``tests/test_engine.py``):
    and paid attention over all of them.  The padded cells are masked to zero
    weight, and 32 keeps every attention kernel on the same path (tinyBLAS
    needs a multiple of 8, ggml's F16 dot of 32), so the sums are unchanged.
-3. ``llama_cpp/__init__.py``: the version becomes ``0.3.36+dbpa.2`` (a local
+   ``DBPA_KV_PAD=256`` in the environment restores the stock padding at run time.
+3. ``llama_cpp/__init__.py``: the version becomes ``0.3.36+dbpa.3`` (a local
    version: ``llama-cpp-python==0.3.36`` in requirements.txt still matches),
    so that install.sh can tell the patched build from a stock one.
 
@@ -37,7 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The version the patched build reports (scripts/install.sh checks it).
-PATCHED_VERSION = "0.3.36+dbpa.2"
+PATCHED_VERSION = "0.3.36+dbpa.3"
 KERNEL = "dbpa_gemm.h"
 
 # DBPA Explorer's kernels first (dbpa_gemm.h); each returns false where llama.cpp's own path should run.
@@ -54,6 +55,21 @@ Q8_0_HOOK = """#if defined(DBPA_GEMM)
         if (dbpa::q8_0_gemm(m, n, k, A, lda, B, ldb, C, ldc, Btype, params->ith, params->nth))
             return true;
 #endif
+"""
+
+# The padding change has its own run-time switch so that it can be compared
+# with stock llama.cpp in one build: DBPA_KV_PAD=256 restores the stock padding.
+KV_PAD_SWITCH = """#include <cstdlib>
+
+// DBPA Explorer (scripts/llama_cpp/patch.py): attention over the KV cells in use
+// padded to 32, not 256; the environment variable DBPA_KV_PAD=256 restores stock.
+static uint32_t dbpa_kv_pad() {
+    static const uint32_t pad = [] {
+        const char * value = std::getenv("DBPA_KV_PAD");
+        return (value != nullptr && std::strcmp(value, "256") == 0) ? 256u : 32u;
+    }();
+    return pad;
+}
 """
 
 
@@ -79,9 +95,10 @@ def patch(source: Path) -> None:
     replace_once(sgemm, q4_0, Q4_1_CASE + q4_0)
     q8_0 = "    case GGML_TYPE_Q8_0: {\n        if (Btype != GGML_TYPE_Q8_0)\n           return false;\n"
     replace_once(sgemm, q8_0, q8_0 + Q8_0_HOOK)
-    replace_once(source / "vendor" / "llama.cpp" / "src" / "llama-kv-cache.cpp",
-                 "const uint32_t n_pad_cur = std::max(n_pad, 256u);",
-                 "const uint32_t n_pad_cur = std::max(n_pad, 32u);  // DBPA Explorer: was 256 (scripts/llama_cpp)")
+    kv_cache = source / "vendor" / "llama.cpp" / "src" / "llama-kv-cache.cpp"
+    replace_once(kv_cache, "#include <unordered_map>\n", "#include <unordered_map>\n" + KV_PAD_SWITCH)
+    replace_once(kv_cache, "const uint32_t n_pad_cur = std::max(n_pad, 256u);",
+                 "const uint32_t n_pad_cur = std::max(n_pad, dbpa_kv_pad());  // DBPA Explorer: stock 256")
     replace_once(init, '__version__ = "0.3.36"', f'__version__ = "{PATCHED_VERSION}"')
 
 

@@ -23,12 +23,12 @@ def start(tmp_path, monkeypatch, page: str, **sidebar) -> AppTest:
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=300)
     for key, value in sidebar.items():
         at.session_state[key] = value
     at.run()
     assert not at.exception, at.exception
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"views/{page}.py").run()
     assert not at.exception, at.exception
     return at
 

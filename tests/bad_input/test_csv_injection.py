@@ -29,7 +29,7 @@ def test_streamlit_writes_no_csv_of_its_own():
     """st.dataframe's own "Download as CSV" bypasses csv_safe: the app's config turns it off."""
     import tomllib
 
-    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((REPO / "dbpa_app" / "config.toml").read_text())
     assert config["client"]["disableDataExport"] is True
 
 
@@ -79,7 +79,7 @@ def test_results_csv_of_an_audit_with_hostile_labels(tmp_path):
 def test_every_csv_the_project_writes_goes_through_frame_csv():
     """No module writes a CSV by itself: `.to_csv(` appears only inside frame_csv."""
     offenders = []
-    for path in [*REPO.glob("dbpa_core/**/*.py"), *REPO.glob("ui/*.py"), *REPO.glob("pages/*.py"), REPO / "app.py"]:
+    for path in [*REPO.glob("dbpa_core/**/*.py"), *REPO.glob("dbpa_app/**/*.py")]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if ".to_csv(" in line and not (path.name == "exports.py" and "safe.to_csv" in line):
                 offenders.append(f"{path.relative_to(REPO)}:{number}")

@@ -228,7 +228,7 @@ def test_exported_settings_are_redacted(tmp_path):
 
 @pytest.mark.unexpected_page_error
 def test_the_app_shows_and_logs_errors_without_the_key(caplog):
-    from ui.components import guard
+    from dbpa_app.ui.components import guard
 
     with caplog.at_level(logging.ERROR, logger="dbpa_explorer"), guard():
         raise RuntimeError(f"boom while calling http://u:{SECRET}@h/v1 with Bearer {SECRET}")

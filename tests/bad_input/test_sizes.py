@@ -178,9 +178,9 @@ def test_the_app_s_requests_are_bounded_like_the_spec(settings, match):
 
 
 def test_the_upload_limit_is_the_one_the_page_announces():
-    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((REPO / "dbpa_app" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES  # Streamlit's MB are 2²⁰ bytes
-    page = (REPO / "pages" / "byo_samples.py").read_text()
+    page = (REPO / "dbpa_app" / "views" / "byo_samples.py").read_text()
     assert "Up to {MAX_BYTES // 2**20} MB and" in page and "{MAX_ROWS:,} rows" in page
     assert "at most {MAX_SAMPLES:,} per arm" in page  # the per-arm bound the reader checks, announced too
 

@@ -9,12 +9,12 @@ from dbpa_core.present.readings import declares_change
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip,
+from dbpa_app.ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip,
                            what_changed)
-from ui.freshness import keep, result_area
-from ui.runs import Audited, shared_call, uploaded_test
-from ui.settings import EMBEDDER_LABELS
-from ui.sidebar import current_settings
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.runs import Audited, shared_call, uploaded_test
+from dbpa_app.ui.settings import EMBEDDER_LABELS
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Bring your own samples")

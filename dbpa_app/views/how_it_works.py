@@ -7,7 +7,7 @@ perturbations with Bonferroni, 04 the method (paper §3, Algorithm 1).
 
 import streamlit as st
 
-from ui.sidebar import current_settings
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Did the intervention change what the model says?")
@@ -21,14 +21,14 @@ st.write(
 # its imports take a second, and the page should not be blank meanwhile.
 from dbpa_core.present.readings import (declares_change, format_pvalue, null_splits,  # noqa: E402
                                         read_alone_beside_family, read_family)
-from ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
+from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
-from ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
+from dbpa_app.ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                            scenario_recorded_limit, seed_first_view, show_result, stream_in_place, truth_note)
-from ui.resources import scenarios, store  # noqa: E402
-from ui.live import is_live  # noqa: E402
-from ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
-from ui.runs import family as run_family  # noqa: E402
+from dbpa_app.ui.resources import scenarios, store  # noqa: E402
+from dbpa_app.ui.live import is_live  # noqa: E402
+from dbpa_app.ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
+from dbpa_app.ui.runs import family as run_family  # noqa: E402
 
 all_scenarios = scenarios()
 QUICK_PICKS = 9  # keys 1–9 pick the interventions (every one of the shipped scenarios: the strongest is 6th)
@@ -52,8 +52,8 @@ def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside="")
 
 def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside):
     from dbpa_core.present.figures import null_histogram
-    from ui.components import clouds
-    from ui.runs import shared_figure
+    from dbpa_app.ui.components import clouds
+    from dbpa_app.ui.runs import shared_figure
 
     label = STATISTICS[statistic][0]
     buttons = st.columns([1, 1, 1])
@@ -173,7 +173,7 @@ with guard():
     shown = Audited.of_request(request, chosen, family)
     changed = what_changed(shown, key="home", declared=declares_change(result.test, alpha), seed=settings.seed)
 
-    from ui.runs import self_comparison
+    from dbpa_app.ui.runs import self_comparison
 
     original = result.original
     same = self_comparison(original, request)

@@ -7,13 +7,13 @@ from dbpa_core.present.readings import declares_change, format_percent
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
-from ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance,
+from dbpa_app.ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance,
                            report_settings, result_downloads, result_strip, sequential_strip, settings_inputs,
                            show_prompt, what_changed)
-from ui.freshness import keep, result_area
-from ui.resources import scenarios
-from ui.runs import Audited, family, scenario_request, typed_request
-from ui.sidebar import current_settings
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import Audited, family, scenario_request, typed_request
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Audit one perturbation")

@@ -8,13 +8,13 @@ from dbpa_core.present.csv_inputs import family_inputs
 from dbpa_core.present.exports import persona_record
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from dbpa_core.present.formatting import discrepancy_symbol
-from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
-from ui.freshness import keep, result_area
-from ui.models import model_options, with_model
-from ui.paper import paper_or_live
-from ui.resources import scenarios
-from ui.runs import RunProgress, family, scenario_request
-from ui.sidebar import current_settings
+from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.models import model_options, with_model
+from dbpa_app.ui.paper import paper_or_live
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import RunProgress, family, scenario_request
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Persona study")

@@ -12,10 +12,10 @@ from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.power import recorded_audit
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_core.rut.uniformity import rank_uniformity_test
-from ui.components import downloads, guard
-from ui.runs import rut_live
-from ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
-from ui.sidebar import current_settings
+from dbpa_app.ui.components import downloads, guard
+from dbpa_app.ui.runs import rut_live
+from dbpa_app.ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
+from dbpa_app.ui.sidebar import current_settings
 
 MODES = {"paper": "The paper's experiments (recorded)", "audit": "One recorded audit", "live": "Live audit"}
 

@@ -7,13 +7,13 @@ from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from dbpa_core.present.readings import format_percent, read_chance_aucs
-from ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
-from ui.freshness import keep, result_area
-from ui.models import model_options, with_model
-from ui.paper import recorded_or_live, show_best
-from ui.resources import scenarios
-from ui.runs import RunProgress, family, scenario_request
-from ui.sidebar import current_settings
+from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.models import model_options, with_model
+from dbpa_app.ui.paper import recorded_or_live, show_best
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import RunProgress, family, scenario_request
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("True and false positives")

@@ -10,10 +10,10 @@ from dbpa_core.paper.stability import TARGET_LABELS, target_label
 from dbpa_core.stability.criterion import COSTS
 from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGET_MAX_TOKENS, TARGETS
 from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
-from ui.components import downloads, guard
-from ui.freshness import keep, result_area
-from ui.sidebar import current_settings
-from ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, LiveRequest, live_study,
+from dbpa_app.ui.components import downloads, guard
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.sidebar import current_settings
+from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, LiveRequest, live_study,
                           recorded_study, show_ranking, show_searches, show_task, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).

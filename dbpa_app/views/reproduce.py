@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.components import guard
-from ui.paper import EXPERIMENTS, SOURCE_NOTE, SOURCES_NOTE, show_experiment
-from ui.sidebar import current_settings
+from dbpa_app.ui.components import guard
+from dbpa_app.ui.paper import EXPERIMENTS, SOURCE_NOTE, SOURCES_NOTE, show_experiment
+from dbpa_app.ui.sidebar import current_settings
 
 current_settings()  # routes through app.py when the page is opened by its URL first
 

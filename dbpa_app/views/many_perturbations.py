@@ -9,14 +9,14 @@ from dbpa_core.present.readings import format_percent, read_family, read_power_c
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power
-from ui.components import (cost_note, detection_and_control, family_downloads, guard, k_input, provenance,
+from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard, k_input, provenance,
                            settings_inputs, show_table, what_changed)
-from ui.freshness import keep, result_area
-from ui.resources import scenarios
-from ui.runs import Audited, family_explanations, scenario_request
-from ui.runs import family as run_family
-from ui.runs import shared
-from ui.sidebar import current_settings
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import Audited, family_explanations, scenario_request
+from dbpa_app.ui.runs import family as run_family
+from dbpa_app.ui.runs import shared
+from dbpa_app.ui.sidebar import current_settings
 
 #: Beyond these a check by simulation of the planner (60 audits at each of 4 sample sizes) takes minutes.
 MAX_SIMULATED_RESAMPLES, MAX_SIMULATED_K = 20_000, 400

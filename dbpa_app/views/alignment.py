@@ -7,13 +7,13 @@ from dbpa_core.audit.request import Prompt
 from dbpa_core.present.exports import alignment_table
 from dbpa_core.present.figures import discrepancy_bars
 from dbpa_core.present.readings import read_family
-from ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt, show_table
-from ui.freshness import keep, result_area
-from ui.models import model_options
-from ui.paper import paper_or_live
-from ui.resources import scenarios
-from ui.runs import family, models_request
-from ui.sidebar import current_settings
+from dbpa_app.ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt, show_table
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.models import model_options
+from dbpa_app.ui.paper import paper_or_live
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import family, models_request
+from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("Alignment with a reference model")

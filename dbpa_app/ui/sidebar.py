@@ -90,20 +90,11 @@ def interrupted_notice() -> None:
 def current_settings() -> Settings:
     """The sidebar's settings for this run (every page starts with this).
 
-    On a fresh server, a page opened by its URL before any session has run
-    ``app.py`` is executed by Streamlit's legacy ``pages/``-folder mode, without
-    ``app.py``: no routing table, no sidebar, no settings.  Streamlit leaves that
-    mode only when ``st.navigation`` is first called in the process
-    (``PagesManager.uses_pages_directory``, streamlit 1.67); this switches the
-    process to ``st.navigation`` now and reruns, so ``app.py`` draws the sidebar
-    and routes to the requested page.  Streamlit 1.67 offers no public switch:
-    the legacy mode is chosen because a folder named ``pages/`` sits next to
-    the entrypoint, and its documented way out is to give that folder another
-    name (which would make this function unnecessary).
+    A page opened by its URL on a fresh server still runs ``app.py`` first
+    (``st.navigation`` routes every request; the views live in ``views/``, not
+    ``pages/``, so Streamlit never enters its legacy folder mode), so the
+    settings are there; a page run on its own (a test) gets the defaults.
     """
     if "settings" not in st.session_state:
-        from streamlit.runtime.pages_manager import PagesManager
-
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+        st.session_state["settings"] = sidebar()
     return st.session_state["settings"]

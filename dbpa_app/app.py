@@ -1,0 +1,32 @@
+"""DBPA Explorer: the routing table and the shared sidebar.  Pages live in views/; logic in dbpa_core."""
+
+import streamlit as st
+
+from dbpa_app.ui.sidebar import interrupted_notice, sidebar
+
+st.set_page_config(page_title="DBPA Explorer", page_icon=":material/query_stats:", layout="wide")
+
+pages = {
+    "Learn": [
+        st.Page("views/how_it_works.py", title="How it works", icon=":material/school:", default=True),
+    ],
+    "Audit": [
+        st.Page("views/audit_one.py", title="Audit one perturbation", icon=":material/search:"),
+        st.Page("views/many_perturbations.py", title="Many perturbations", icon=":material/table_chart:"),
+        st.Page("views/tpr_fpr.py", title="TPR / FPR", icon=":material/show_chart:"),
+        st.Page("views/alignment.py", title="Alignment with a reference", icon=":material/compare_arrows:"),
+        st.Page("views/byo_samples.py", title="Bring your own samples", icon=":material/upload_file:"),
+    ],
+    "Case studies": [
+        st.Page("views/persona_study.py", title="Persona study", icon=":material/theater_comedy:"),
+        st.Page("views/reproduce.py", title="Reproduce the paper", icon=":material/history_edu:"),
+    ],
+    "Sibling audits": [
+        st.Page("views/model_audit.py", title="Is this the claimed model?", icon=":material/fact_check:"),
+        st.Page("views/stability.py", title="Stability under shift", icon=":material/balance:"),
+    ],
+}
+navigation = st.navigation(pages)
+st.session_state["settings"] = sidebar()
+interrupted_notice()
+navigation.run()
