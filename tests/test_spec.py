@@ -109,3 +109,31 @@ def test_embedder_settings_are_constructor_parameters():
     assert set(classes) == set(EMBEDDERS) == set(EMBEDDER_SETTINGS)
     for name, cls in classes.items():
         assert set(EMBEDDER_SETTINGS[name]) <= set(inspect.signature(cls.__init__).parameters), name
+
+
+def test_the_shipped_spec_schema_is_the_generated_one_and_accepts_what_parse_spec_accepts(tmp_path):
+    """dbpa_core/assets/spec.schema.json (for editors) equals spec_schema(); every shipped SPEC validates, and a
+    key parse_spec refuses is refused by the schema too."""
+    import json
+
+    import jsonschema
+
+    from dbpa_core.audit.spec_schema import spec_schema
+    from dbpa_core.data.assets import ASSETS
+
+    schema = json.loads((ASSETS / "spec.schema.json").read_text())
+    assert schema == spec_schema(), "regenerate: python -m dbpa_core.audit.spec_schema > dbpa_core/assets/spec.schema.json"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for path in (ASSETS / "specs").glob("*.yaml"):
+        assert path.read_text().startswith("# yaml-language-server: $schema=../spec.schema.json")
+        raw = yaml.safe_load(path.read_text())
+        jsonschema.validate(raw, schema)
+        parse_spec(raw)
+    typed = {"sampler": {"backend": "openai", "model": "gpt-4o-mini", "temperature": 0.7}, "k": 10,
+             "prompts": {"original": {"prompt": "a"}, "perturbations": [{"id": "b", "prompt": "b", "kind": "target"}]}}
+    jsonschema.validate(typed, schema)
+    for bad in ({**typed, "kk": 3}, {**typed, "k": 1}, {**typed, "sampler": {"backend": "local", "base_url": "x"}}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+        with pytest.raises(ValueError):
+            parse_spec(bad)

@@ -201,9 +201,9 @@ def explain_change(texts_x, texts_y, emb_x, emb_y, *, fdr: float = 0.1, n_resamp
     of the pooled set alone: under H₀ every re-split of the labels is as
     likely as the observed one given the clusters, and no re-split needs
     re-clustering.  For cluster c with n_c outputs, of which a_c in arm x,
-    T_c = |a_c / k0 − (n_c − a_c) / k1|; over B re-splits (the DBPA engine's)
+    T_c = abs(a_c / k0 − (n_c − a_c) / k1); over B re-splits (the DBPA engine's)
     p_c = (1 + #{T_c,b ≥ T_c}) / (1 + B) (Phipson & Smyth 2010: never 0),
-    compared as the integers |n·a − k0·n_c|, so ties are exact.  Given the
+    compared as the integers abs(n·a − k0·n_c), so ties are exact.  Given the
     clusters, a_c is hypergeometric under H₀: p_c estimates that exact tail,
     and is that tail when C(n, k0) ≤ B: then every split is counted once and
     p_c = #{T_c,s ≥ T_c} / C(n, k0), as the DBPA test's exact branch does.
