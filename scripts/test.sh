@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh all
 py=${VIRTUAL_ENV:-$PWD/.venv}/bin/python
 "$py" -m ruff check .
-"$py" -m pytest "$@"
+"$py" -m pytest -n 2 --dist loadfile --durations=25 "$@"

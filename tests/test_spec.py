@@ -92,7 +92,7 @@ def test_good_settings_reach_the_backends():
 
 
 def test_shipped_specs_are_valid():
-    specs = list((REPO / "assets" / "specs").glob("*.yaml"))
+    specs = list((REPO / "dbpa_core" / "assets" / "specs").glob("*.yaml"))
     assert specs
     for path in specs:
         assert load_spec(path).k >= 2

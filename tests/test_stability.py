@@ -45,8 +45,7 @@ def random_instance(seed, n=5, k=3):
 @pytest.mark.parametrize(("theta1", "theta2"), [(1.0, 1.0), (3.0, 0.5), (0.5, 2.0)])
 def test_dual_equals_primal(seed, theta1, theta2):
     losses, costs = random_instance(seed)
-    if np.nanmax(losses, axis=1).max() == 0:
-        pytest.skip("no failing candidate in this draw")
+    assert np.nanmax(losses, axis=1).max() > 0  # every seed's draw has a failing candidate (else the test is empty)
     for r in (0.3, 0.6, 0.9):
         dual = stability_criterion(losses, costs, r, theta1=theta1, theta2=theta2)
         if r <= dual.baseline_risk:
