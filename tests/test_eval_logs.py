@@ -89,6 +89,9 @@ def test_promptfoo_arms_selection_and_unknown_arm():
         load_eval_log([path], fmt="promptfoo", arms=["baseline", "gpt-5"])
     with pytest.raises(ValueError, match="1 arm found"):
         load_eval_log([FIXTURES / "promptfoo_run_a.json"], fmt="promptfoo")
+    # one arm per file: a file of two providers given with another would pool its providers into one arm
+    with pytest.raises(ValueError, match=r"promptfoo_providers\.json: holds 2 providers \(baseline, candidate\)"):
+        load_eval_log([path, FIXTURES / "promptfoo_run_b.json"], fmt="promptfoo")
 
 
 # ------------------------------------------------------------------------------------------ lm-eval
@@ -130,6 +133,7 @@ def test_inspect_two_eval_logs_with_epochs():
                            "q4": {"inspect_fake-a": 3, "inspect_fake-b": 2}}
     assert log.skipped == 2
     assert any("inspect_fake-b.eval: skipped 1 error" in n and "q4_epoch_1" in n for n in log.notes)
+    assert "inspect_fake-a.eval: arm 'inspect_fake-a' is model openai-api/fake/fake-a, task dbpa_fixture." in log.notes
     with zipfile.ZipFile(paths[1]) as archive:  # independently: epochs in order, each sample's completion
         q1 = [json.loads(archive.read(f"samples/q1_epoch_{e}.json"))["output"]["completion"] for e in (1, 2, 3)]
     assert log.prompts[0].texts["inspect_fake-b"] == tuple(q1)
@@ -249,6 +253,9 @@ def test_inspect_malformed_samples_are_refused(tmp_path):
     path = edited(tmp_path, "inspect_fake-b.json", lambda d: d["samples"][1].update(id="q1", epoch=1))
     with pytest.raises(ValueError, match=r"samples\[1\] \(sample q1, epoch 1\): appears twice"):
         load_eval_log([FIXTURES / "inspect_fake-a.eval", path], fmt="inspect")
+    path = edited(tmp_path, "inspect_fake-b.json", lambda d: d.update(status="cancelled"))
+    log = load_eval_log([FIXTURES / "inspect_fake-a.eval", path], fmt="inspect")
+    assert any("the eval's status is 'cancelled'" in n for n in log.notes)
 
 
 def test_jsonl_malformed_lines_and_unknown_arm(tmp_path):

@@ -200,7 +200,7 @@ def check_arms(arms: Sequence[str] | None) -> list[str] | None:
     if len(names) < 2 or not all(isinstance(a, str) and a for a in names):
         raise ValueError(f"`arms` must name at least two arms (non-empty texts); got {shown(list(arms))}.")
     if len(set(names)) < len(names):
-        raise ValueError(f"`arms` names an arm twice ({', '.join(names)}); name each arm once.")
+        raise ValueError(f"`arms` names an arm twice ({shown(', '.join(names))}); name each arm once.")
     return names
 
 
@@ -243,13 +243,15 @@ def assemble(source: str, rows: Sequence[Row], arms: Sequence[str] | None, names
             raise ValueError(f"{row.where}: arm {shown(row.arm, 40)!r} has more than {MAX_SAMPLES:,} outputs for "
                              f"prompt {shown(row.prompt_id, 40)!r} ({SAMPLES_WHY}); keep a random subset.")
     if not texts:
-        raise ValueError(f"{names}: no outputs of the arms {', '.join(chosen)}; give a log with outputs.")
+        raise ValueError(f"{names}: no outputs of the arms {', '.join(shown(a, 40) for a in chosen)}; give a log "
+                         "with outputs.")
     notes = list(extra_notes)
     for (file, reason), wheres in skipped.items():
         rows_named = ", ".join(w.split(", ", 1)[-1].split(" (")[0] for w in wheres[:5]) + (", …" if len(wheres) > 5 else "")
         notes.append(f"{file}: skipped {len(wheres)} {reason} row(s) ({rows_named}).")
     if left_out:
-        notes.append(f"{names}: {left_out} row(s) of arms other than {', '.join(chosen)} left out.")
+        notes.append(f"{names}: {left_out} row(s) of arms other than {', '.join(shown(a, 40) for a in chosen)} "
+                     "left out.")
     for arm in chosen:
         missing = [pid for pid, by_arm in texts.items() if not by_arm[arm]]
         if missing:

@@ -96,21 +96,24 @@ def _zstd_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, bu
         raise ValueError(f"{path.name}: member {info.filename} cannot be decompressed ({error}); {FIX}.") from None
 
 
-def _eval_samples(path: Path) -> list[tuple[str, object]]:
+def _eval_samples(path: Path) -> tuple[list[tuple[str, object]], dict]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as error:
         raise ValueError(f"{path.name}: not a readable .eval zip ({error}); {FIX} (a truncated copy?).") from None
     with archive:
         members = [i for i in archive.infolist() if i.filename.startswith("samples/") and i.filename.endswith(".json")]
+        # header.json is written when the eval ends (with its status); _journal/start.json when it starts
+        headers = sorted((i for i in archive.infolist() if i.filename in ("header.json", "_journal/start.json")),
+                         key=lambda i: i.filename != "header.json")
         if not members:
             raise ValueError(f"{path.name}: no samples/ in the log (written with --no-log-samples, or still "
                              "running); run the eval with samples logged.")
         if sum(i.file_size for i in members) > MAX_LOG_BYTES:
             raise ValueError(f"{path.name}: its samples unpack to over {MAX_LOG_BYTES // 2**20} MB; split the run "
                              "into smaller logs.")
-        found, budget = [], MAX_LOG_BYTES
-        for info in members:
+        found, budget, header = [], MAX_LOG_BYTES, {}
+        for info in headers[:1] + members:
             where = f"{path.name}, {info.filename}"
             try:
                 data = (_zstd_member(archive, info, path, budget) if info.compress_type == ZSTD
@@ -121,22 +124,26 @@ def _eval_samples(path: Path) -> list[tuple[str, object]]:
             if budget < 0:
                 raise ValueError(f"{path.name}: its samples unpack to over {MAX_LOG_BYTES // 2**20} MB; split the run "
                                  "into smaller logs.")
-            found.append((where, parse_json(decode(data, where), where, FIX + ".")))
-    return found
+            parsed = parse_json(decode(data, where), where, FIX + ".")
+            if info in headers:
+                header = parsed if isinstance(parsed, dict) else {}
+            else:
+                found.append((where, parsed))
+    return found, header
 
 
 def rows(path: Path, arm: str | None, arms: list[str] | None) -> tuple[list[Row], list[str]]:
     """The samples of one Inspect log (one arm: ``arm``, default the file stem)."""
     arm = arm if arm is not None else path.stem
     if path.suffix == ".eval":
-        samples = _eval_samples(path)
+        samples, header = _eval_samples(path)
     elif path.suffix == ".json":
         data = parse_json(decode(read_bytes(path), path.name), path.name, FIX + ".")
         listed = data.get("samples") if isinstance(data, dict) else None
         if not isinstance(listed, list) or not listed:
             raise ValueError(f"{path.name}: no `samples` list (a log written without samples, or not an Inspect "
                              f"log); {FIX}.")
-        samples = [(f"{path.name}, samples[{i}]", s) for i, s in enumerate(listed)]
+        samples, header = [(f"{path.name}, samples[{i}]", s) for i, s in enumerate(listed)], data
     else:
         raise ValueError(f"{path.name}: an Inspect log ends in .eval or .json; {FIX}.")
     read = [_sample(sample, where, arm) for where, sample in samples]
@@ -145,5 +152,15 @@ def rows(path: Path, arm: str | None, arms: list[str] | None) -> tuple[list[Row]
         if (row.prompt_id, epoch) in seen:
             raise ValueError(f"{row.where}: appears twice (also {seen[(row.prompt_id, epoch)]}); {FIX}.")
         seen[(row.prompt_id, epoch)] = row.where
-    # a .eval zip stores samples in completion order: read them by epoch (stable), so texts[i] is epoch i + 1
-    return [row for _, row in sorted(read, key=lambda item: item[0])], []
+    # a .eval zip stores samples in completion order: read them by epoch, then in the dataset's order, so that
+    # texts[i] is epoch i + 1 and two logs list their prompts alike
+    about = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    listed = (about.get("dataset") or {}).get("sample_ids") if isinstance(about.get("dataset"), dict) else None
+    order = {str(i): n for n, i in enumerate(listed)} if isinstance(listed, list) else {}
+    read.sort(key=lambda item: (item[0], order.get(item[1].prompt_id, len(order)), item[1].prompt_id))
+    notes = [f"{path.name}: arm {shown(arm, 40)!r} is model {shown(about.get('model'), 60)}, task "
+             f"{shown(about.get('task'), 40)}."] if about.get("model") else []
+    if header.get("status") not in (None, "success"):
+        notes.append(f"{path.name}: the eval's status is {shown(header.get('status'), 20)!r}, not 'success': its "
+                     "samples may be incomplete.")
+    return [row for _, row in read], notes

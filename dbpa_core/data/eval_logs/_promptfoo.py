@@ -75,6 +75,11 @@ def rows(path: Path, arm: str | None, arms: list[str] | None) -> tuple[list[Row]
         checked.append((where, row, variables, label, rendered, _provider(row, where)))
     providers = list(dict.fromkeys(c[5] for c in checked))
     labels = list(dict.fromkeys(c[3] for c in checked))
+    if arm is not None and len(providers) > 1:
+        # one arm per file: two providers' samples would be pooled into one arm
+        raise ValueError(f"{path.name}: holds {len(providers)} providers ({', '.join(shown(p, 30) for p in providers)})"
+                         " but several files make one arm per file; give this file alone, with `arms` naming two of "
+                         "its providers.")
     by_prompt = arm is None and (
         (arms is not None and not set(arms) & set(providers) and set(arms) <= set(labels))
         or (arms is None and len(providers) == 1 and len(labels) > 1))
