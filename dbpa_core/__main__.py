@@ -211,8 +211,12 @@ def _test(args) -> int:
 
 
 def _compare(args) -> int:
-    from .audit.compare import CompareRequest, compare_readings, compare_record, compare_table, run_compare
+    from .audit.compare import CompareRequest, run_compare
+    from .present.compare import compare_readings, compare_record, compare_table
+    from functools import partial
+
     from .data.store import SampleStore
+    from .paper.embeddings import load_shipped_embeddings
     from .present.readings import format_pvalue
 
     json_path = writable_file(Path(args.json), "--json") if args.json else None
@@ -221,7 +225,8 @@ def _compare(args) -> int:
                              n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha, fdr=args.fdr,
                              embedder=args.embedder)
     store = SampleStore(args.store) if args.store else SampleStore()
-    result = run_compare(request, store=store, progress=ProgressBar())
+    result = run_compare(request, store=store, progress=ProgressBar(),
+                         known_vectors=partial(load_shipped_embeddings, store=store))
     for note in (*result.log.notes, *result.test.warnings):
         _warn(note)
     test, (a, b) = result.test, result.arms

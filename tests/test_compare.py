@@ -8,11 +8,14 @@ import pytest
 
 import dbpa_core
 from dbpa_core.__main__ import EXIT_BAD_INPUT, EXIT_CHANGE, EXIT_OK, main
-from dbpa_core.audit.compare import COMPARE_DISCREPANCY, CompareRequest, compare_record, run_compare
+from dbpa_core.audit.compare import COMPARE_DISCREPANCY, CompareRequest, run_compare
+from dbpa_core.present.compare import compare_record
 from dbpa_core.data.assets import ASSETS
+from dbpa_core.paper.embeddings import load_shipped_embeddings
 
 EXAMPLE = ASSETS / "examples" / "gpt35_vs_gpt4_9_prompts.jsonl"
 ARMS = ["--arms", "GPT-3.5", "GPT-4"]
+SHIPPED = {"known_vectors": load_shipped_embeddings}  # the example's outputs are the paper's: vectors ship
 
 
 @pytest.fixture
@@ -52,10 +55,10 @@ def test_fail_on_change(tmp_path):
 
 
 def test_two_files_give_the_same_test(tmp_path, rows):
-    one = run_compare(CompareRequest((str(EXAMPLE),), "jsonl", ("GPT-3.5", "GPT-4"), n_resamples=300))
+    one = run_compare(CompareRequest((str(EXAMPLE),), "jsonl", ("GPT-3.5", "GPT-4"), n_resamples=300), **SHIPPED)
     a = write(tmp_path / "a.jsonl", [{k: v for k, v in r.items() if k != "arm"} for r in rows if r["arm"] == "GPT-3.5"])
     b = write(tmp_path / "b.jsonl", [{k: v for k, v in r.items() if k != "arm"} for r in rows if r["arm"] == "GPT-4"])
-    two = run_compare(CompareRequest((a, b), "jsonl", ("GPT-3.5", "GPT-4"), n_resamples=300))
+    two = run_compare(CompareRequest((a, b), "jsonl", ("GPT-3.5", "GPT-4"), n_resamples=300), **SHIPPED)
     assert two.test.pvalue == one.test.pvalue and two.test.statistic == one.test.statistic
 
 
@@ -66,14 +69,14 @@ def test_no_change_between_halves_of_one_model(tmp_path, rows):
         answers = [r for r in rows if r["prompt_id"] == prompt_id and r["arm"] == "GPT-4"]
         halves += [dict(r, arm="first") for r in answers[:3]] + [dict(r, arm="second") for r in answers[3:]]
     path = write(tmp_path / "halves.jsonl", halves)
-    result = run_compare(CompareRequest((path,), "jsonl", n_resamples=300))
+    result = run_compare(CompareRequest((path,), "jsonl", n_resamples=300), **SHIPPED)
     assert not result.change and result.test.n_prompts == 9
 
 
 def test_prompts_with_one_output_are_left_out(tmp_path, rows):
     kept = [r for r in rows if not (r["prompt_id"] == "patient" and r["arm"] == "GPT-4")]
     kept.append(next(r for r in rows if r["prompt_id"] == "patient" and r["arm"] == "GPT-4"))
-    result = run_compare(CompareRequest((write(tmp_path / "log.jsonl", kept),), "jsonl", n_resamples=200))
+    result = run_compare(CompareRequest((write(tmp_path / "log.jsonl", kept),), "jsonl", n_resamples=200), **SHIPPED)
     assert result.left_out == ("patient",) and result.test.n_prompts == 8
     assert "1 prompt(s) left out" in compare_record(result)["readings"][-1]
 

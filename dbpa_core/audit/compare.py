@@ -2,8 +2,8 @@
 
 An eval log (promptfoo, lm-eval, Inspect AI, JSONL; :mod:`dbpa_core.data.eval_logs`) holds many
 prompts with several outputs each under two arms.  :func:`run_compare` embeds every output once and
-runs :func:`~dbpa_core.stats.many.dbpa_test_many` on them; :func:`compare_record` and
-:func:`compare_readings` are what the command line prints and writes, and what the page shows.
+runs :func:`~dbpa_core.stats.many.dbpa_test_many` on them; :mod:`dbpa_core.present.compare` reads
+the result (the table, the sentences, the JSON record the command line and the page share).
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .._validation import check_choice, check_n_resamples, check_positive_int, check_probability
 
-__all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "compare_readings", "compare_record",
-           "compare_table", "run_compare"]
+__all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "run_compare"]
 
 #: ``compare``'s default ω.  With the few outputs per prompt an eval log has, the energy distance has
 #: the power (``bench/bench_many.py`` on the paper's GPT-3.5 vs GPT-4 answers, 9 prompts × 5: it
@@ -98,7 +99,7 @@ def _request_iv(request: CompareRequest) -> CompareRequest:
 
 
 def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str, int, int], object] | None = None,
-                embedder=None) -> CompareResult:
+                embedder=None, known_vectors: Callable | None = None) -> CompareResult:
     """Read the log, embed every output once, and test the two arms across its prompts.
 
     Parameters
@@ -108,8 +109,11 @@ def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str,
         Caches the vectors (a second run embeds nothing).
     progress : callable(stage, done, total), optional
     embedder : Embedder, optional
-        Default: the request's (MiniLM).  Outputs that are the paper's shipped responses take their
-        shipped MiniLM vectors.
+        Default: the request's (MiniLM).
+    known_vectors : callable(texts, *, embedder_key) -> dict of text_hash -> vector, optional
+        Vectors known without embedding, asked for what the store lacks (the command line and the page
+        pass :func:`dbpa_core.paper.embeddings.load_shipped_embeddings`: the shipped example's outputs are
+        the paper's responses, whose MiniLM vectors ship with the package).
 
     Returns
     -------
@@ -122,8 +126,8 @@ def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str,
         prompt with two outputs in each arm.
     """
     from ..data.eval_logs import load_eval_log
-    from ..paper.embeddings import embed_groups
     from ..stats.many import dbpa_test_many
+    from ..data.store import text_hash
     from ..stats.similarity import TEXT_SIMILARITIES
 
     request = _request_iv(request)
@@ -138,75 +142,29 @@ def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str,
         xs = [list(p.texts[a]) for p in tested]
         ys = [list(p.texts[b]) for p in tested]
     else:
-        groups = {(i, arm): p.texts[arm] for i, p in enumerate(tested) for arm in (a, b)}
         if embedder is None:
             from ..embedders import get_embedder
 
             embedder = get_embedder(request.embedder)
-        vectors = embed_groups(groups, embedder=embedder, store=store, progress=progress,
-                               stage="embedding the log's outputs")
-        xs = [vectors[(i, a)] for i in range(len(tested))]
-        ys = [vectors[(i, b)] for i in range(len(tested))]
+        vectors = _embed([t for p in tested for arm in (a, b) for t in p.texts[arm]], embedder, store, progress,
+                         known_vectors)
+        xs = [np.stack([vectors[text_hash(t)] for t in p.texts[a]]) for p in tested]
+        ys = [np.stack([vectors[text_hash(t)] for t in p.texts[b]]) for p in tested]
     test = dbpa_test_many(xs, ys, similarity=request.similarity, discrepancy=request.discrepancy,
                           n_resamples=request.n_resamples, rng=request.seed, fdr=request.fdr)
     return CompareResult(request, log, tested, left_out, test)
 
 
-def compare_table(result: CompareResult) -> list[dict]:
-    """One row per tested prompt, sorted by q then p (most changed first)."""
-    a, b = result.arms
-    rows = [{"prompt": p.prompt, "prompt_id": p.prompt_id, "statistic": r.statistic, "effect_size": r.effect_size,
-             "pvalue": r.pvalue, "qvalue": r.qvalue, "changed": bool(r.qvalue <= result.test.fdr),
-             "k": {a: r.n_original, b: r.n_perturbed}}
-            for p, r in zip(result.prompts, result.test.per_prompt)]
-    return sorted(rows, key=lambda row: (row["qvalue"], row["pvalue"]))
+def _embed(texts, embedder, store, progress, known_vectors) -> dict:
+    """text_hash → vector of every text: from the store, else ``known_vectors``, else embedded once."""
+    from ..data.store import text_hash
 
-
-def compare_readings(result: CompareResult) -> list[str]:
-    """Plain sentences: the verdict, what p means, the effect, and where it moved."""
-    from ..present.readings import format_percent, format_pvalue, read_effect
-    from ..stats.discrepancy import get_discrepancy
-
-    test, request = result.test, result.request
-    a, b = result.arms
-    m = test.n_prompts
-    label = get_discrepancy(request.discrepancy).label
-    shown = format_pvalue(test.pvalue, test.n_resamples, exact=test.exact)
-    shown = shown if shown.startswith("≤") else f"= {shown}"
-    verdict = (f"Across {m} prompts, the outputs of {b!r} differ from those of {a!r} more than chance explains "
-               f"(p {shown}, α = {request.alpha:g}): a change is declared." if result.change else
-               f"Across {m} prompts, the outputs of {b!r} are within what chance produces against {a!r} "
-               f"(p {shown}, α = {request.alpha:g}): no change is declared (which is not proof of none).")
-    splits = "every joint split" if test.exact else f"{test.n_resamples:,} random re-splits"
-    meaning = (f"p is the share of {splits} of each prompt's own outputs (never mixing prompts) whose mean "
-               f"{label} is at least the observed one.")
-    flagged = int(test.changed.sum())
-    where = (f"{flagged} of {m} prompts are flagged changed on their own (Benjamini–Hochberg q ≤ {test.fdr:g}: "
-             f"at most about {format_percent(test.fdr)} of flagged prompts would be false alarms)." if flagged else
-             f"No single prompt is flagged on its own (q ≤ {test.fdr:g}); with few outputs per prompt the "
-             "combined test sees what no single prompt can.")
-    readings = [verdict, meaning, read_effect(test.effect_size, test.standardized_effect), where]
-    if result.left_out:
-        readings.append(f"{len(result.left_out)} prompt(s) left out: fewer than 2 outputs in an arm.")
-    return readings
-
-
-def compare_record(result: CompareResult) -> dict:
-    """The JSON record: top-level ``pvalue``, ``statistic`` and a ``per_prompt`` list, the settings, the version."""
-    from .. import __version__
-
-    test, request = result.test, result.request
-    return {
-        "tool": "dbpa-explorer", "version": __version__, "kind": "compare",
-        "pvalue": test.pvalue, "statistic": test.statistic, "effect_size": test.effect_size,
-        "standardized_effect": test.standardized_effect, "change_detected": result.change,
-        "n_prompts": test.n_prompts, "n_resamples": test.n_resamples, "exact": test.exact,
-        "arms": list(result.arms), "per_prompt": compare_table(result),
-        "left_out": list(result.left_out), "skipped_rows": result.log.skipped, "notes": list(result.log.notes),
-        "warnings": list(test.warnings), "readings": compare_readings(result),
-        "settings": {"files": list(request.paths), "from": request.fmt, "similarity": test.similarity,
-                     "discrepancy": test.discrepancy, "n_resamples": request.n_resamples, "seed": request.seed,
-                     "alpha": request.alpha, "fdr": request.fdr, "embedder": request.embedder,
-                     "combined": "mean of the prompts' ω weighted by their across-arm pairs k0·k1",
-                     "resampling": "within each prompt"},
-    }
+    known = store.get_embeddings(embedder.key, texts) if store is not None else {}
+    if known_vectors is not None:
+        known.update(known_vectors([t for t in texts if text_hash(t) not in known], embedder_key=embedder.key))
+    rest = list(dict.fromkeys(t for t in texts if text_hash(t) not in known))
+    if rest:
+        fresh = embedder.embed(rest, store=store, progress=(lambda done, total: progress(
+            "embedding the log's outputs", done, total)) if progress else None)
+        known.update(zip(map(text_hash, rest), fresh))
+    return known
