@@ -194,6 +194,17 @@ class TestInvariance:
             assert other.pvalue == results[0].pvalue
             assert [p.pvalue for p in other.per_prompt] == [p.pvalue for p in results[0].per_prompt]
 
+    @pytest.mark.parametrize("omega", ["jsd", "energy"])
+    def test_parallel_kernels_give_the_serial_result(self, mixed, omega, monkeypatch):
+        from dbpa_core.stats import _kernels
+
+        xs, ys = mixed
+        monkeypatch.setattr(_kernels, "PARALLEL_MIN_WORK", 10**18)
+        serial = d.dbpa_test_many(xs, ys, discrepancy=omega, n_resamples=300, rng=5)
+        monkeypatch.setattr(_kernels, "PARALLEL_MIN_WORK", 0)
+        parallel = d.dbpa_test_many(xs, ys, discrepancy=omega, n_resamples=300, rng=5)
+        assert_array_equal(parallel.null_distribution, serial.null_distribution)
+
     def test_seed(self, mixed):
         xs, ys = mixed
         a = d.dbpa_test_many(xs, ys, n_resamples=200, rng=3)
@@ -243,3 +254,14 @@ class TestBadInput:
     def test_settings(self, ok, keyword, value):
         with pytest.raises(ValueError, match=f"`{keyword}`"):
             d.dbpa_test_many(*ok, **{keyword: value})
+
+
+def test_text_similarity_groups():
+    """BLEU / ROUGE-L read the texts themselves; each prompt's texts are compared only among themselves."""
+    xs = [["the cat sat", "a cat sat down", "the cat is sitting"], ["buy low", "sell high", "buy and hold"]]
+    ys = [["the dog ran", "a dog ran off", "the dog is running"], ["buy low", "sell high", "hold cash"]]
+    res = d.dbpa_test_many(xs, ys, similarity="rouge_l", discrepancy="energy", n_resamples=1000, rng=0)
+    assert res.exact and res.n_resamples == 400 and res.similarity == "rouge_l"
+    assert res.per_prompt[0].pvalue <= res.per_prompt[1].pvalue
+    with pytest.raises(ValueError, match="`discrepancy='mmd'` needs embeddings"):
+        d.dbpa_test_many(xs, ys, similarity="bleu", discrepancy="mmd")
