@@ -219,6 +219,12 @@ def _compare(args) -> int:
     from .paper.embeddings import load_shipped_embeddings
     from .present.readings import format_pvalue
 
+    from ._validation import check_probability
+    from .stats.permutation import MAX_RESAMPLES
+
+    check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
+    check_probability(args.alpha, "--alpha")
+    check_probability(args.fdr, "--fdr")
     json_path = writable_file(Path(args.json), "--json") if args.json else None
     request = CompareRequest(paths=tuple(args.files), fmt=args.fmt, arms=tuple(args.arms) if args.arms else None,
                              similarity=args.similarity, discrepancy=args.discrepancy,

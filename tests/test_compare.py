@@ -94,11 +94,17 @@ def test_bad_input_exits_2(tmp_path, capsys, args, message):
 
 def test_bad_resamples_and_malformed_line(tmp_path, capsys):
     assert main(["compare", str(EXAMPLE), "--from", "jsonl", *ARMS, "--n-resamples", "0"]) == EXIT_BAD_INPUT
-    assert "n_resamples" in capsys.readouterr().err
+    assert "--n-resamples" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "p", "arm": "a", "text": "x"}\nnot json\n', encoding="utf-8")
     assert compare(tmp_path, str(bad)) == EXIT_BAD_INPUT
     assert "line 2" in capsys.readouterr().err
+
+
+def test_too_few_resamples_for_alpha_is_said(tmp_path, capsys):
+    assert main(["compare", str(EXAMPLE), "--from", "jsonl", *ARMS, "--n-resamples", "10", "--store",
+                 str(tmp_path / "s.sqlite")]) == EXIT_OK
+    assert "No p-value can reach α = 0.05" in capsys.readouterr().out
 
 
 def test_request_validation_names_the_field():

@@ -44,6 +44,11 @@ def compare_readings(result) -> list[str]:
              f"No single prompt is flagged on its own (q ≤ {test.fdr:g}); with few outputs per prompt the "
              "combined test sees what no single prompt can.")
     readings = [verdict, meaning, read_effect(test.effect_size, test.standardized_effect), where]
+    floor = 1 / test.n_resamples if test.exact else 1 / (test.n_resamples + 1)
+    if floor > request.alpha:
+        readings.append(f"No p-value can reach α = {request.alpha:g} here: the smallest possible p is {floor:.3g}"
+                        + (" (every joint split was counted: add outputs or prompts)." if test.exact else
+                           f"; use B ≥ {int(1 / request.alpha)}."))
     if result.left_out:
         readings.append(f"{len(result.left_out)} prompt(s) left out: fewer than 2 outputs in an arm.")
     return readings
