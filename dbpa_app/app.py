@@ -13,6 +13,7 @@ pages = {
     "Audit": [
         st.Page("views/audit_one.py", title="Audit one perturbation", icon=":material/search:"),
         st.Page("views/many_perturbations.py", title="Many perturbations", icon=":material/table_chart:"),
+        st.Page("views/many_prompts.py", title="Across many prompts", icon=":material/stacks:"),
         st.Page("views/tpr_fpr.py", title="TPR / FPR", icon=":material/show_chart:"),
         st.Page("views/alignment.py", title="Alignment with a reference", icon=":material/compare_arrows:"),
         st.Page("views/byo_samples.py", title="Bring your own samples", icon=":material/upload_file:"),

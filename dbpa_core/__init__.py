@@ -26,6 +26,8 @@ _PUBLIC = {
     "DegenerateSampleWarning": "stats.permutation",
     "dbpa_test": "stats.permutation",
     "dbpa_test_precomputed": "stats.permutation",
+    "ManyPromptsResult": "stats.many",
+    "dbpa_test_many": "stats.many",
     "PowerCurve": "stats.power",
     "required_sample_size": "stats.power",
     "simulate_power": "stats.power",

@@ -1,0 +1,104 @@
+"""Across many prompts: did one perturbation change the outputs across a whole eval suite?"""
+
+import hashlib
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dbpa_core.audit.compare import COMPARE_DISCREPANCY, CompareRequest, run_compare
+from dbpa_core.present.compare import compare_readings, compare_record, compare_table
+from dbpa_core.data.assets import ASSETS
+from dbpa_core.data.eval_logs import FORMATS
+from dbpa_core.paper.embeddings import load_shipped_embeddings
+from dbpa_core.present.formatting import format_number
+from dbpa_core.present.readings import decision, format_percent, format_pvalue
+from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
+from dbpa_app.ui.components import decision_box, downloads, guard
+from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.sidebar import current_settings
+
+EXAMPLE = ASSETS / "examples" / "gpt35_vs_gpt4_9_prompts.jsonl"
+EXAMPLE_LABEL = "Example: the paper's GPT-3.5 vs GPT-4 answers (9 prompts × 5 answers each)"
+
+settings = current_settings()
+st.title("Across many prompts")
+st.write("Did one change — a new model, system prompt or persona — move the answers across *all* your prompts? "
+         "Each prompt's outputs are re-split only among themselves, and the prompts' discrepancies are averaged "
+         "into one test: with a few outputs per prompt it finds a change that no single prompt shows, and "
+         "per-prompt q-values still say where it moved.")
+
+with guard():
+    source = st.radio("Outputs", [EXAMPLE_LABEL, "Upload an eval log"], key="mp_source")
+    if source == EXAMPLE_LABEL:
+        st.caption("From the paper's shipped responses (Rauba, Wei & van der Schaar, ICML 2025; seed 9): the "
+                   "seed's patient prompt and the 8 paraphrases of the fixed patient, the first 5 answers of each "
+                   "model to each.")
+        files, fmt, names = [EXAMPLE], "jsonl", [EXAMPLE.name]
+        digest = "example"
+    else:
+        fmt = st.selectbox("Log format", FORMATS, index=FORMATS.index("jsonl"), key="mp_format")
+        uploads = st.file_uploader("One log holding both arms, or two logs (one arm each)", accept_multiple_files=True,
+                                   key="mp_files")
+        if not uploads:
+            st.caption('No file yet. A JSONL log has one line per output: {"prompt": …, "arm": …, "text": …}.')
+            st.stop()
+        if len(uploads) > 2:
+            raise ValueError(f"Upload one log (both arms) or two (one arm each); got {len(uploads)} files.")
+        folder = Path(tempfile.mkdtemp(prefix="dbpa_compare_"))
+        files = []
+        for upload in uploads:
+            path = folder / Path(upload.name).name
+            path.write_bytes(upload.getvalue())
+            files.append(path)
+        names = [u.name for u in uploads]
+        digest = hashlib.sha256(b"".join(u.getvalue() for u in uploads)).hexdigest()[:12]
+    columns = st.columns(4)
+    discrepancy = columns[0].selectbox("ω", DISCREPANCY_NAMES, index=DISCREPANCY_NAMES.index(COMPARE_DISCREPANCY),
+                                       key="mp_discrepancy")
+    n_resamples = int(columns[1].number_input("Permutations B", 10, 100_000, 1000, step=100, key="mp_b"))
+    alpha = columns[2].select_slider("α", [0.001, 0.01, 0.05, 0.1], 0.05, key="mp_alpha")
+    fdr = columns[3].select_slider("FDR of the per-prompt flags", [0.01, 0.05, 0.1, 0.2], 0.1, key="mp_fdr")
+    st.caption(f"ω defaults to the {COMPARE_DISCREPANCY} distance: with 5 outputs per prompt it found the paper's "
+               "GPT-3.5 → GPT-4 change in every draw, the Jensen–Shannon divergence in about half "
+               "(bench/bench_many.py). Outputs are embedded with MiniLM.")
+    inputs = {"files": f"{', '.join(names)} ({digest})", "format": fmt, "ω": discrepancy, "B": n_resamples,
+              "α": alpha, "FDR": fdr, "seed": settings.seed}
+    if st.button("Run the test", type="primary", key="mp_run"):
+        request = CompareRequest(tuple(map(str, files)), fmt, similarity="cosine", discrepancy=discrepancy,
+                                 n_resamples=n_resamples, seed=settings.seed, alpha=alpha, fdr=fdr)
+        with st.spinner("Embedding the outputs and re-splitting within each prompt…"):
+            keep("mp_result", inputs, run_compare(request, known_vectors=load_shipped_embeddings))
+    with result_area("mp_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:
+        if shown.result is not None:
+            result = shown.result
+            test = result.test
+            a, b = result.arms
+            st.caption(f"Arms: {a} (original) → {b} (perturbed) · {test.n_prompts} prompts · B = "
+                       f"{test.n_resamples:,}" + (" (every joint split: exact)" if test.exact else " random re-splits"))
+            cards = st.columns([1.4, 1, 1])
+            cards[0].metric("Decision" if shown.current else "Decision (out of date)", decision(test.pvalue, alpha))
+            cards[1].metric("p-value", format_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
+            cards[2].metric("Mean ω beyond chance", format_number(test.effect_size))
+            for sentence in compare_readings(result):
+                st.caption(sentence)
+            if shown.current:
+                decision_box(test.pvalue, alpha)
+            for note in (*result.log.notes, *test.warnings):
+                st.warning(note)
+            rows = compare_table(result)
+            frame = pd.DataFrame({
+                "prompt": [" ".join(r["prompt"].split()) for r in rows],
+                "q": [r["qvalue"] for r in rows], "p": [r["pvalue"] for r in rows],
+                "ω beyond chance": [r["effect_size"] for r in rows],
+                f"k {a}": [r["k"][a] for r in rows], f"k {b}": [r["k"][b] for r in rows],
+                "flagged": ["changed" if r["changed"] else "" for r in rows]})
+            st.dataframe(frame, hide_index=True, key="mp_table",
+                         column_config={"q": st.column_config.NumberColumn(format="%.3f"),
+                                        "p": st.column_config.NumberColumn(format="%.3f"),
+                                        "ω beyond chance": st.column_config.NumberColumn(format="%.4f")})
+            st.caption(f"Sorted by q (Benjamini–Hochberg): a prompt is flagged when q ≤ {fdr:g}, so at most about "
+                       f"{format_percent(fdr)} of flagged prompts are expected to be false alarms. A prompt's own p is its "
+                       "permutation p-value alone; with 5 outputs per arm it cannot go below 1/252.")
+            downloads(table=frame, record=compare_record(result), name="many_prompts", current=shown.current)

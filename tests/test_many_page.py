@@ -1,0 +1,32 @@
+"""AppTest of the 'Across many prompts' page (views/many_prompts.py) on the shipped example."""
+
+from __future__ import annotations
+
+from test_app import metric, open_page, start
+
+
+def test_example_verdict_table_and_downloads(tmp_path, monkeypatch):
+    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    assert at.selectbox(key="mp_discrepancy").value == "energy"
+    at.button(key="mp_run").click().run()
+    assert not at.exception, at.exception
+    assert metric(at, "Decision") == "REJECT H₀"
+    captions = " ".join(c.value for c in at.caption)
+    assert "Across 9 prompts" in captions and "a change is declared" in captions
+    frame = next(d.value for d in at.dataframe)
+    assert len(frame) == 9 and list(frame["q"]) == sorted(frame["q"])
+    assert {"k GPT-3.5", "k GPT-4"} <= set(frame.columns)
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download table (CSV)" in labels and "Download result (JSON)" in labels
+    # A new setting greys the result out and withdraws its downloads.
+    at.select_slider(key="mp_alpha").set_value(0.01).run()
+    assert any("Out of date" in w.value for w in at.warning)
+    assert not at.get("download_button")
+
+
+def test_bad_upload_says_why(tmp_path, monkeypatch):
+    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at.radio(key="mp_source").set_value("Upload an eval log").run()
+    assert not at.exception
+    assert any("No file yet" in c.value for c in at.caption)
+    # AppTest cannot drive the upload widget; the importer's and run_compare's errors are tested in test_compare.
