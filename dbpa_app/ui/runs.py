@@ -486,60 +486,61 @@ def self_comparison(arm, request: AuditRequest):
     return shared_call(compare_halves, arm, request.tests_only())
 
 
+def session_sampler_for(settings: Settings):
+    """``sampler_for`` of a dispatch run in this session: shared samplers, the session's key for an endpoint only
+    (a local model is loaded once, whoever asks)."""
+    return lambda config: sampler_for(config, settings.keys.sampler if config.backend == "openai" else "")
+
+
 def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, similarity: str, discrepancy: str,
                   n_resamples: int):
-    """The test of an uploaded file's two arms (:func:`dbpa_core.audit.runner.compare_arms`), shared.
+    """The test of an uploaded file's two arms: a :class:`~dbpa_core.requests.two_sample.TwoSampleRequest` run
+    through :func:`dbpa_core.requests.dispatch.run` (as ``python -m dbpa_core test``), shared.
 
-    Keyed by the file's rows (texts and any embeddings, every byte), the arms
-    chosen, the embedder (none when the file brings embeddings), the test's
-    settings and the seed — a class given one example file tests it once.
-    The embedder's key is used, never part of the key.
+    Keyed by the request's digest (the file's rows, every byte of any embeddings, the arms chosen, the
+    embedder, the test's settings and the seed) — a class given one example file tests it once.  The
+    embedder's key is used, never part of the key.  Returns the
+    :class:`~dbpa_core.audit.results.PerturbationResult`.
     """
-    from dbpa_core.audit.runner import compare_arms, uploaded_arms
+    from dbpa_core.requests.dispatch import run
+    from dbpa_core.requests.two_sample import TwoSampleRequest
 
-    embedder = None if table.embeddings else settings.embedder
+    # The request refuses a text measure on a file without texts, or a test too large, before anything is
+    # embedded (issue 30), as on the command line.
+    request = TwoSampleRequest.from_table(table, original, perturbed, embedder=settings.embedder,
+                                          similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples,
+                                          seed=settings.seed)
 
     def compute():
-        # similarity and B go along so that a text measure on a file without texts, or a test too large, is
-        # refused before anything is embedded (issue 30), as on the command line.
-        arms = uploaded_arms(table, original, perturbed, store=store(),
-                             embedder=None if embedder is None else embedder_for(embedder, settings.keys.embedder),
-                             similarity=similarity, n_resamples=n_resamples)
-        return compare_arms(*arms, label=perturbed, similarity=similarity, discrepancy=discrepancy,
-                            n_resamples=n_resamples, rng=settings.seed)
+        embedder = None if request.embedded else embedder_for(request.embedder, settings.keys.embedder)
+        return run(request, store=store(), embedder=embedder).result
 
-    key = digest("uploaded test", table, original, perturbed, embedder, similarity, discrepancy, n_resamples,
-                 settings.seed)
-    return _value(key, compute)
+    return _value(request.key, compute)
 
 
-def rut_live(settings: Settings, *, score: str, system: str | None, temperature: float, n_prompts: int, m: int,
-             target_source: str = "local", uploaded: dict | None = None, run: bool = True):
-    """The live RUT audit's scores (:class:`dbpa_core.rut.data.AuditScores`), shared per input.
+def rut_audit(settings: Settings, request, *, run: bool = True):
+    """The :class:`~dbpa_core.requests.rut.RUTAuditResult` of a RUT request (recorded or live), shared per
+    request key (bounded); with ``run=False`` only a result already computed for exactly it (None if none).
 
-    Reference answers come from the local model; target answers from
-    ``target_source`` — the local model with another system prompt/temperature,
-    the sidebar's OpenAI-compatible endpoint, or uploaded responses (prompt →
-    text) — all scored by the local reference model.  With ``run=False`` only
-    a result for exactly these inputs is returned (None if there is none).
+    Run through :func:`dbpa_core.requests.dispatch.run` as ``python -m dbpa_core rut`` runs it, with the shared
+    recorded pools, the shared reference scorer and the session's key for an endpoint.  Cached without α (it
+    only reads the p-value: the page reads the decision at its own α).
     """
-    from dbpa_core.rut.collect import live_rut_scores, rut_prompts, target_request
+    request = request.tests_only()
+    from dbpa_core.requests.dispatch import run as dispatch
 
     from .resources import reference_scorer
-
-    system, temperature = target_request(target_source, system=system, temperature=temperature)
-    endpoint = settings.sampler.instance if target_source == "openai" else None
-    key = repr((score, system, temperature, n_prompts, m, settings.seed, target_source,
-                tuple(sorted(uploaded.items())) if uploaded else None, endpoint))
+    from .rut import rut_pools
 
     def compute():
-        prompts = (list(uploaded) if uploaded is not None else rut_prompts())[:n_prompts]
-        local = sampler_for(SamplerConfig("local"))
-        target = sampler_for(endpoint, settings.keys.sampler) if endpoint is not None else local
+        if settings.problem and request.source == "live":
+            raise ValueError(settings.problem)
+        if request.source == "recorded":
+            return dispatch(request, pools=rut_pools())
         with RunProgress("Generating and scoring answers") as progress:
-            return live_rut_scores(
-                prompts, reference=local, target=target, scorer=reference_scorer(), score=score, m=m,
-                seed=settings.seed, system=system, temperature=temperature, uploaded=uploaded, store=store(),
-                progress=lambda done, total: progress.report(done / total, f"{done}/{total} prompts"))
+            return dispatch(request, store=store(), sampler_for=session_sampler_for(settings),
+                            scorer=reference_scorer(),
+                            progress=lambda u: progress.report(u.done / max(u.total, 1),
+                                                               f"{u.done}/{u.total} prompts"))
 
-    return shared("rut_live", key, compute if run else None)
+    return shared("rut", request.key, compute if run else None)
