@@ -232,3 +232,21 @@ def test_rut_and_stability_specs_against_the_local_model(tmp_path, capsys):
     record = _cli_report(tmp_path, "stability", stability, "--store", store)
     assert [row["n_items"] for row in record["rows"]] == [1]
     assert record["criterion"]["rows"][0]["model"] == "local SmolLM2 (sidebar)"
+
+
+def test_the_null_chart_counts_the_p_values_numerator_on_ties():
+    """Mirror splits equal T_obs up to rounding: the chart's "n of B ≥ the observed" is p's numerator."""
+    from dbpa_core.present.figures import null_histogram
+    from dbpa_core.stats.permutation import DBPAResult, _pvalue
+
+    observed = 0.3
+    null = np.array([observed * (1 - 1e-15)] * 2 + [0.1] * 798)  # two re-splits tie with T_obs up to rounding
+    assert np.count_nonzero(null >= observed) == 0  # the naive count the chart used to show
+    pvalue = _pvalue(observed, null, "greater", exact=False)
+    assert pvalue == 3 / 801
+    result = DBPAResult(statistic=observed, pvalue=pvalue, null_distribution=null, effect_size=0.2,
+                        standardized_effect=1.0, n_original=20, n_perturbed=20, n_resamples=800, exact=False,
+                        similarity="cosine", discrepancy="jsd", alternative="greater",
+                        within_similarities=np.zeros(190), across_similarities=np.zeros(400))
+    title = null_histogram(result).layout.title.text
+    assert title.startswith(f"ω null: {round(pvalue * 801) - 1:,} of 800 re-splits ≥ the observed"), title
