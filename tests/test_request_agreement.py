@@ -250,3 +250,66 @@ def test_the_null_chart_counts_the_p_values_numerator_on_ties():
                         within_similarities=np.zeros(190), across_similarities=np.zeros(400))
     title = null_histogram(result).layout.title.text
     assert title.startswith(f"ω null: {round(pvalue * 801) - 1:,} of 800 re-splits ≥ the observed"), title
+
+
+def _session_with_a_typed_key():
+    import builtins
+    import weakref
+
+    import streamlit as st
+
+    from dbpa_app.ui.resources import sampler_for
+    from dbpa_core.audit.request import SamplerConfig
+
+    config = SamplerConfig("openai", model="audited-model", base_url="http://127.0.0.1:9/v1")
+    sampler = sampler_for(config, st.session_state["typed_key"])
+    assert sampler is sampler_for(config, st.session_state["typed_key"])  # one client per session and key
+    builtins._dbpa_probe.append(weakref.ref(sampler))
+    del sampler  # the script's own globals outlive its run: only the session may hold the client
+
+
+def test_a_typed_key_is_not_held_after_its_session_ends(monkeypatch):
+    """A client built from a key typed in the sidebar lives in its session: gone when the session is."""
+    import builtins
+    import gc
+    import uuid
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(builtins, "_dbpa_probe", [], raising=False)
+    st.cache_resource.clear()
+    at = AppTest.from_function(_session_with_a_typed_key, default_timeout=300)
+    at.session_state["typed_key"] = f"sk-{uuid.uuid4().hex}"
+    at.run()
+    assert not at.exception, at.exception
+    (client,) = builtins._dbpa_probe
+    assert client() is not None  # alive while its session is
+    # The session ends: its state goes (what Streamlit drops with a closed session; AppTest keeps its runner).
+    for name in ("typed_key", "_keyed_clients"):
+        del at.session_state[name]
+    del at
+    gc.collect()
+    assert client() is None  # nothing shared (st.cache_resource) holds the key's client
+    st.cache_resource.clear()
+
+
+def test_two_sessions_pressing_the_same_button_compute_once(tmp_path, settings, counted):
+    """Two sessions asking for the same request at once: one run, the other waits and reads its result."""
+    import threading
+
+    from dbpa_app.ui.runs import rut_audit as app_rut
+
+    request = RUTRequest(**{**RUT_SPEC, "n_resamples": 999})
+    results, start = [], threading.Barrier(2)
+
+    def press():
+        start.wait()
+        results.append(app_rut(settings, request))
+
+    threads = [threading.Thread(target=press) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counted["RUTRequest"] == 1
+    assert len(results) == 2 and results[0].pvalue == results[1].pvalue
