@@ -95,7 +95,7 @@ STABILITY_SPEC = {"source": "recorded", "cost": "cosine_length", "r": 0.4, "thet
 
 
 def test_two_sample_app_and_cli_agree(tmp_path, settings, counted):
-    from dbpa_app.ui.runs import uploaded_test
+    from dbpa_app.ui.requests import uploaded_test
     from dbpa_core.data.uploads import read_samples
     from dbpa_core.present.readings import decision
 
@@ -115,7 +115,7 @@ def test_two_sample_app_and_cli_agree(tmp_path, settings, counted):
 
 
 def test_rut_app_and_cli_agree(tmp_path, settings, counted):
-    from dbpa_app.ui.runs import rut_audit as app_rut
+    from dbpa_app.ui.requests import rut_audit as app_rut
 
     from dbpa_core.present.readings import decision
 
@@ -161,7 +161,7 @@ def test_every_runner_seeds_through_one_function_and_keys_through_one_digest():
 
 def test_a_changed_seed_rule_in_one_path_is_caught(tmp_path, settings, monkeypatch):
     """The comparisons above can fail: the CLI with the seed rule moved by one disagrees with the app."""
-    from dbpa_app.ui.runs import rut_audit as app_rut, uploaded_test
+    from dbpa_app.ui.requests import rut_audit as app_rut, uploaded_test
     from dbpa_core.data.uploads import read_samples
 
     paths, both = _arms(tmp_path)
@@ -297,7 +297,7 @@ def test_two_sessions_pressing_the_same_button_compute_once(tmp_path, settings, 
     """Two sessions asking for the same request at once: one run, the other waits and reads its result."""
     import threading
 
-    from dbpa_app.ui.runs import rut_audit as app_rut
+    from dbpa_app.ui.requests import rut_audit as app_rut
 
     request = RUTRequest(**{**RUT_SPEC, "n_resamples": 999})
     results, start = [], threading.Barrier(2)

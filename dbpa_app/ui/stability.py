@@ -58,7 +58,7 @@ def stability_result(settings, request, *, run: bool = True):
     """
     from dbpa_core.requests.dispatch import run as dispatch
 
-    from .runs import session_sampler_for
+    from .requests import session_sampler_for
 
     def compute():
         if request.source == "recorded":

@@ -11,7 +11,7 @@ from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_s
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_app.ui.components import downloads, guard
-from dbpa_app.ui.runs import rut_audit
+from dbpa_app.ui.requests import rut_audit
 from dbpa_app.ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
 from dbpa_app.ui.sidebar import current_settings
 

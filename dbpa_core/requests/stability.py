@@ -128,9 +128,9 @@ class StabilityRequest:
 
     @classmethod
     def from_mapping(cls, mapping: dict, *, base: Path | None = None) -> tuple[str, StabilityRequest]:
-        """``(name, request)`` of a ``dbpa stability`` SPEC: ``items: shipped`` (with ``n_items``) or a CSV/JSONL
-        file of items relative to the SPEC's folder; ``target`` and ``embedder`` are mappings."""
-        from ..stability.tasks import load_items, read_items
+        """``(name, request)`` of a ``dbpa stability`` SPEC: ``items: shipped`` (with ``n_items``), a CSV/JSONL
+        file of items relative to the SPEC's folder, or a list of rows; ``target`` and ``embedder`` are mappings."""
+        from ..stability.tasks import items_from_rows, load_items, read_items
         from .specs import check_keys, sampler_config, spec_name
 
         values = check_keys(mapping, {"name", "n_items", *cls.__dataclass_fields__})
@@ -144,7 +144,9 @@ class StabilityRequest:
                                                                         if isinstance(values["embedder"], dict)
                                                                         else (), "embedder"))
         items = values.get("items")
-        if isinstance(items, str):
+        if isinstance(items, list):  # rows written in the SPEC: {question, answers} or {request, secret}
+            values["items"] = items_from_rows(check_choice(values.get("task"), "task", ("qa", "secret")), items)
+        elif isinstance(items, str):
             task = check_choice(values.get("task"), "task", ("qa", "secret"))
             if items == "shipped":
                 values["items"] = load_items(task)
