@@ -4,6 +4,8 @@
     python -m dbpa_core test A.jsonl B.jsonl [--similarity cosine] [--discrepancy jsd]
                              [--n-resamples 1000] [--alpha 0.05] [--seed 0] [--json OUT] [--fail-on-change]
                              [--explain [--fdr 0.1]]
+    python -m dbpa_core rut SPEC.yaml [--out DIR] [--store PATH] [--fail-on-change]
+    python -m dbpa_core stability SPEC.yaml [--out DIR] [--store PATH]
     python -m dbpa_core batch export SPEC.yaml --out requests.jsonl [--embeddings] [--store PATH]
     python -m dbpa_core batch import results.jsonl [--spec SPEC.yaml] [--store PATH]
     python -m dbpa_core batch submit requests.jsonl | status BATCH_ID | fetch BATCH_ID --out results.jsonl
@@ -137,77 +139,29 @@ def _audit(args) -> int:
     return EXIT_CHANGE if args.fail_on_change and summary["change_detected"] else EXIT_OK
 
 
-def _load_arm(path: Path):
-    from .data.uploads import read_sample_file
-
-    table = read_sample_file(path, default_arm=path.stem)
-    if len(table.arms) != 1:
-        raise ValueError(f"{path.name}: holds the arms {', '.join(table.arms[:5])}; give one arm per file "
-                         "(or drop the `arm` column).")
-    for warning in table.warnings:
-        _warn(warning)
-    arm = table.arms[0]
-    return table, table.texts[arm], (table.embeddings or {}).get(arm)
-
-
 def _test(args) -> int:
-    from ._validation import check_probability, check_test_size
-    from .embedders import get_embedder
-    from .stats.permutation import MAX_RESAMPLES, dbpa_test, resolution_warning
-    from .stats.similarity import TEXT_SIMILARITIES
-    from .present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
+    from .cli.commands import test_command
 
-    alpha = check_probability(args.alpha, "--alpha")
-    check_probability(args.fdr, "--fdr")
-    check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
-    json_path = writable_file(Path(args.json), "--json") if args.json else None
-    (table_a, texts_a, vectors_a), (table_b, texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
-    # Checked before anything is embedded: the sizes, and that a text-only measure has texts to read.
-    check_test_size(len(texts_a), len(texts_b), args.n_resamples, names=(args.a, args.b),
-                    resamples_name="--n-resamples")
-    for table in (table_a, table_b):
-        if args.similarity in TEXT_SIMILARITIES:
-            table.require_texts(f"--similarity {args.similarity}")
-        if args.explain:
-            table.require_texts("--explain (themes are named by the outputs' words)")
-    message = resolution_warning(alpha, n_original=len(texts_a), n_perturbed=len(texts_b),
-                                 n_resamples=args.n_resamples)
-    if message:
-        _warn(message)
-    if (vectors_a is None) != (vectors_b is None):
-        with_vectors, without = (args.a, args.b) if vectors_a is not None else (args.b, args.a)
-        raise ValueError(f"{with_vectors} has an `embedding` column but {without} has none; give embeddings for "
-                         "both arms, or for neither (then the texts are embedded with MiniLM).")
-    if args.similarity in TEXT_SIMILARITIES:
-        x, y = texts_a, texts_b
-    elif vectors_a is not None:
-        x, y = vectors_a, vectors_b
-    else:
-        embedder = get_embedder("minilm")
-        x, y = embedder.embed(texts_a), embedder.embed(texts_b)
-    result = dbpa_test(x, y, similarity=args.similarity, discrepancy=args.discrepancy,
-                       n_resamples=args.n_resamples, rng=args.seed)
-    print(f"ω ({args.discrepancy}) = {result.statistic:.4g}   p = {result.pvalue:.4g} "
-          f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
-    print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
-    print(read_decision(result.pvalue, alpha))
-    context = {"a": str(args.a), "b": str(args.b), "seed": args.seed}
-    if args.explain:
-        from .present.exports import explanation_record
-        from .stats.explain import explain_change
+    return test_command(args)  # a TwoSampleRequest through the dispatch the app uses too
 
-        if vectors_a is None:
-            # Themes live in embedding space: the vectors the test used, or MiniLM's for a text similarity.
-            vectors_a, vectors_b = ((x, y) if args.similarity not in TEXT_SIMILARITIES
-                                    else [get_embedder("minilm").embed(t) for t in (texts_a, texts_b)])
-        explanation = explain_change(texts_a, texts_b, vectors_a, vectors_b, fdr=args.fdr,
-                                     n_resamples=args.n_resamples, rng=args.seed)
-        context["explanation"] = explanation_record(explanation, arms=(Path(args.a).stem, Path(args.b).stem),
-                                                    declared=result.pvalue <= alpha)
-        print("What changed:", *context["explanation"]["readings"][1:-1], sep="\n  ")
-    if json_path is not None:
-        write_text(json_path, json.dumps(result_to_dict(result, **context), indent=2))
-    return EXIT_CHANGE if args.fail_on_change and result.pvalue <= alpha else EXIT_OK
+
+def _rut(args) -> int:
+    from .cli.commands import rut_command
+
+    return rut_command(args)
+
+
+def _stability(args) -> int:
+    from .cli.commands import stability_command
+
+    return stability_command(args)
+
+
+def _add_sibling_parsers(commands) -> None:
+    from .cli.commands import add_rut_parser, add_stability_parser
+
+    add_rut_parser(commands)
+    add_stability_parser(commands)
 
 
 def _compare(args) -> int:
@@ -471,10 +425,11 @@ def main(argv=None) -> int:
     _add_batch_parser(commands)
     _add_reproduce(commands)
     _add_compare(commands, SIMILARITIES, DISCREPANCY_NAMES, MAX_RESAMPLES)
+    _add_sibling_parsers(commands)
     args = parser.parse_args(argv)
     try:
-        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce,
-                "compare": _compare}[args.command](args)
+        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce, "compare": _compare,
+                "rut": _rut, "stability": _stability}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {_one_line(str(error).strip(chr(39)))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -97,7 +97,7 @@ def pilot(args, store: SampleStore) -> None:
     sampler = RecordingSampler(args.models[0], args.threads)
     arms = design()
     start, texts = time.perf_counter(), []
-    for arm, _, prompt in (arms[0], arms[-1]):
+    for _arm, _, prompt in (arms[0], arms[-1]):
         texts += sampler.sample(prompt, args.pilot, temperature=args.temperature, max_tokens=args.max_tokens,
                                 seed=args.seeds[0], store=store)
     seconds = time.perf_counter() - start

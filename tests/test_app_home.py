@@ -598,5 +598,5 @@ def test_the_background_model_load_ends_quietly_when_the_server_stops():
     load_quietly_at_shutdown(Embedder(RuntimeError("cannot schedule new futures after interpreter shutdown")))
     with pytest.raises(RuntimeError, match="out of memory"):
         load_quietly_at_shutdown(Embedder(RuntimeError("out of memory")))
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="no such file"):
         load_quietly_at_shutdown(Embedder(OSError("no such file")))

@@ -140,7 +140,7 @@ def test_every_page(app_url, page):
     for width in (1024, 1600):
         # Streamlit scrolls inside its main block: a tall viewport photographs the whole page.
         page.set_viewport_size({"width": width, "height": 4000})
-        for slug, link, heading in PAGES:
+        for slug, _link, heading in PAGES:
             page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
             page.get_by_role("heading", name=heading).first.wait_for(timeout=240_000)
             wait_until_idle(page)

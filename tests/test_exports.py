@@ -51,7 +51,7 @@ def test_html_readings_never_contradict_their_numbers():
     page = family_html(family, family_record(family, name="t", settings={}))
     items = re.findall(r"<li><b>(p\d)</b>: (.*?)</li>", page)
     assert len(items) == 6
-    for (label, sentence), p_adjusted, reject in zip(items, family.adjusted.pvalues_adjusted, family.adjusted.reject):
+    for (_label, sentence), _p_adjusted, reject in zip(items, family.adjusted.pvalues_adjusted, family.adjusted.reject):
         assert "adjusted p is" in sentence
         if reject:
             assert "≤ α = 0.05: declared to change" in sentence, sentence

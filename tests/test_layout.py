@@ -2,7 +2,8 @@
 
 Layers, lowest first (DESIGN.md): validation (and _redact, its secrets half) → stats → data →
 samplers → embedders → audit → the sibling audits (rut, stability) → the papers'
-experiments (paper) → present → the command line.  A module may import its own layer and the ones below; the
+experiments (paper) → every analysis as a request with its runner and the dispatch table (requests) → present →
+the command line (cli, __main__).  A module may import its own layer and the ones below; the
 package's ``__init__`` (a lazy name map) is exempt.
 """
 
@@ -15,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dbpa_core"
 RANK = {"_validation": 0, "_redact": 0, "stats": 1, "data": 2, "samplers": 3, "embedders": 4, "audit": 5, "rut": 6,
-        "stability": 6, "paper": 7, "present": 8, "__main__": 9}
+        "stability": 6, "paper": 7, "requests": 8, "present": 9, "cli": 10, "__main__": 10}
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).as_posix() != "__init__.py")
 
 

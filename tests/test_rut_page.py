@@ -158,7 +158,7 @@ def test_rut_pvalue_never_reads_zero():
     assert "not proof" in read_rut_decision(0.5, 0.05)
 
 
-@pytest.mark.parametrize("pvalue, bound", [(0.161, 0.0), (0.0004, 0.42), (0.03, 0.07)])
+@pytest.mark.parametrize(("pvalue", "bound"), [(0.161, 0.0), (0.0004, 0.42), (0.03, 0.07)])
 def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound):
     """One style in one result block, "5 %" with a space (format_share): before, "16.1%" and "the 95% lower
     bound" stood next to "in only 5 % of audits"."""

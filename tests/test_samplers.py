@@ -338,7 +338,7 @@ class TestSamplerMachinery:
         assert texts == _Counting().sample("p", 12)
         assert seen[-1] == (12, 12) and len(seen) == 12
 
-    @pytest.mark.parametrize("concurrency, batched", [(1, False), (4, False), (1, True)])
+    @pytest.mark.parametrize(("concurrency", "batched"), [(1, False), (4, False), (1, True)])
     def test_each_new_sample_is_reported_once_it_is_stored(self, store, concurrency, batched):
         """on_sample (what a live view follows): each new sample once, on the calling thread, already in the
         store, just before its progress call; samples reused from the store are not reported."""

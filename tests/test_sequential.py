@@ -153,7 +153,7 @@ def good():
     return np.random.default_rng(0).normal(size=(10, DIM))
 
 
-@pytest.mark.parametrize("kwargs, message", [
+@pytest.mark.parametrize(("kwargs", "message"), [
     (dict(alpha=1.5), "`alpha`"),
     (dict(batch_size=1), "`batch_size`"),
     (dict(k_max=5, batch_size=10), "`k_max`"),
@@ -170,7 +170,7 @@ def test_bad_settings_name_the_parameter(kwargs, message):
         d.sequential_dbpa_test(lambda n: good()[:n], lambda n: good()[:n], **kwargs)
 
 
-@pytest.mark.parametrize("draw_y, message", [
+@pytest.mark.parametrize(("draw_y", "message"), [
     ("not callable", "`draw_y` must be a callable"),
     (lambda n: good()[: n - 1], r"`draw_y\(10\)` must return exactly 10"),
     (lambda n: good()[:n, :3], "dimension 3"),
@@ -294,7 +294,7 @@ def test_spec_sequential_block():
     assert parse_spec(spec(k=30)).sequential is None
 
 
-@pytest.mark.parametrize("overrides, key", [
+@pytest.mark.parametrize(("overrides", "key"), [
     (dict(k=30, sequential={"k_max": 50}), "`k`"),
     (dict(sequential={"batch_size": 1}), "`sequential.batch_size`"),
     (dict(sequential={"batch_size": 10, "k_max": 5}), "`sequential.k_max`"),

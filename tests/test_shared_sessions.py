@@ -290,7 +290,7 @@ def test_a_change_of_any_input_never_gets_another_requests_result(name, app_back
     assert same_result(family(app_backends, base), first) and work["audit run"] == runs  # each keeps its own
 
 
-@pytest.mark.parametrize("name, value", [("correction", "holm"), ("alpha", 0.01)])
+@pytest.mark.parametrize(("name", "value"), [("correction", "holm"), ("alpha", 0.01)])
 def test_correction_and_alpha_re_read_the_cached_tests(name, value, app_backends, work):
     """Only the correction of the same p-values changes: no new run, and the result says the new setting."""
     from dbpa_app.ui.runs import family

@@ -146,7 +146,7 @@ def test_two_writers_setting_up_one_new_store_at_once(tmp_path):
         path = tmp_path / f"store{trial}.sqlite"
         errors = []
 
-        def open_store():
+        def open_store(path=path, errors=errors):
             try:
                 SampleStore(path)
             except Exception as error:  # noqa: BLE001 - every failure is what this test counts

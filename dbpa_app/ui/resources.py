@@ -116,22 +116,63 @@ def umap_ready() -> bool:
     return True
 
 
+def _in_session(kind: str, config, api_key: str, build):
+    """A client built from a key the user typed, kept in this session's state only (it ends with the session).
+
+    Never in ``st.cache_resource``: that cache is shared by every session and unbounded, so a typed key would
+    outlive its session (ui/settings.py promises it does not).  One client per configuration: a new key
+    replaces the client of the old one.
+    """
+    import hashlib
+
+    clients = st.session_state.setdefault("_keyed_clients", {})
+    slot = (kind, config, hashlib.sha256(api_key.encode()).hexdigest())
+    if slot not in clients:
+        for old in [s for s in clients if s[:2] == slot[:2]]:
+            del clients[old]
+        clients[slot] = build()
+    return clients[slot]
+
+
 @st.cache_resource(show_spinner="Loading the sampler…")
-def sampler_for(config: SamplerConfig, api_key: str = ""):
-    """The sampler of a configuration (one instance per backend, model and URL, whatever the temperature)."""
+def _shared_sampler(config: SamplerConfig):
     from dbpa_core.audit.runner import build_sampler
 
-    return build_sampler(config.instance, api_key=api_key or None)
+    return build_sampler(config)
+
+
+def sampler_for(config: SamplerConfig, api_key: str = ""):
+    """The sampler of a configuration (one instance per backend, model and URL, whatever the temperature).
+
+    Shared by every session, except one built from a typed key: that one lives in its session (:func:`_in_session`).
+    """
+    from dbpa_core.audit.runner import build_sampler
+
+    config = config.instance
+    if api_key and config.backend == "openai":
+        return _in_session("sampler", config, api_key, lambda: build_sampler(config, api_key=api_key))
+    return _shared_sampler(config)
 
 
 @st.cache_resource(show_spinner=False)
-def embedder_for(config: EmbedderConfig, api_key: str = ""):
-    """The embedder of a configuration; MiniLM loads its weights on first use, once per process."""
+def _shared_embedder(config: EmbedderConfig):
     from dbpa_core.audit.runner import build_embedder
 
     if config.name == "minilm":
         return SharedMiniLM(**config.constructor_settings())
-    return build_embedder(config, api_key=api_key or None)
+    return build_embedder(config)
+
+
+def embedder_for(config: EmbedderConfig, api_key: str = ""):
+    """The embedder of a configuration; MiniLM loads its weights on first use, once per process.
+
+    Shared by every session, except one built from a typed key: that one lives in its session (:func:`_in_session`).
+    """
+    from dbpa_core.audit.runner import build_embedder
+
+    if api_key and config.name == "openai":
+        return _in_session("embedder", config, api_key, lambda: build_embedder(config, api_key=api_key))
+    return _shared_embedder(config)
 
 
 @st.cache_resource(show_spinner="Loading the reference model…")

@@ -9,14 +9,12 @@ one through :func:`ui.runs.shared` under a :class:`~ui.runs.RunProgress`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 
-from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
+from dbpa_core.requests.stability import target_name  # noqa: F401 - the page's label of its own target
 
 from .components import show_table
-from .resources import embedder_for, sampler_for, store
+from .resources import embedder_for, store
 from .runs import RunProgress, shared
 
 #: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
@@ -34,10 +32,12 @@ JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedd
 
 @st.cache_data(max_entries=8, show_spinner="Table 1 and Figure 1 from the recorded searches…")
 def recorded_study(cost: str, n_resamples: int, seed: int):
-    """The study of the shipped searches (``n_resamples = 0``: no bootstrap, a fraction of a second)."""
-    from dbpa_core.paper.stability import stability_study
+    """The study of the shipped searches (``n_resamples = 0``: no bootstrap, a fraction of a second), run as
+    ``dbpa stability`` runs a recorded SPEC (:class:`~dbpa_core.requests.stability.StabilityRequest`)."""
+    from dbpa_core.requests.dispatch import run
+    from dbpa_core.requests.stability import StabilityRequest
 
-    return stability_study(cost=cost, n_resamples=n_resamples, seed=seed)
+    return run(StabilityRequest(cost=cost, n_resamples=n_resamples, seed=seed)).study
 
 
 @st.cache_resource(show_spinner="Loading SmolLM2's tokenizer…")
@@ -48,77 +48,40 @@ def token_counter():
     return smollm2_token_count()
 
 
-@dataclass(frozen=True)
-class LiveRequest:
-    """Everything a live run's result depends on (no credential: keys stay in the session's settings).
+def stability_result(settings, request, *, run: bool = True):
+    """The :class:`~dbpa_core.requests.stability.StabilityAuditResult` of a request, shared per request key
+    (bounded); None when not run for exactly this request and ``run`` is False.
 
-    ``target`` is the sidebar's model; ``compare`` names recorded targets
-    (:data:`dbpa_core.stability.runs.TARGETS`) run on the same items.
+    Run through :func:`dbpa_core.requests.dispatch.run` (as ``dbpa stability``) with the session's key, the
+    shared samplers, embedder and tokenizer; a live search shows one progress bar over every item of every
+    target (what is in the store is replayed).
     """
+    from dbpa_core.requests.dispatch import run as dispatch
 
-    task: str
-    items: tuple
-    target: SamplerConfig
-    target_system: str
-    compare: tuple[str, ...]
-    assistant: str
-    judge: str
-    embedder: EmbedderConfig
-    n_candidates: int
-    depth: int
-    seed: int
-    n_resamples: int
+    from .requests import session_sampler_for
 
-
-def target_name(config: SamplerConfig) -> str:
-    """The sidebar model's label in tables and figures."""
-    return f"{config.model} (your endpoint)" if config.backend == "openai" else "local SmolLM2 (sidebar)"
-
-
-def _build(request: LiveRequest, settings):
-    """Targets, assistant, judge and embedder of a request, with the session's keys."""
-    from dbpa_core.stability.judge import EmbeddingJudge, LLMJudge, calibrate_threshold
-    from dbpa_core.stability.runs import TARGET_MAX_TOKENS, TARGETS
-    from dbpa_core.stability.search import Target
-
-    tokens = TARGET_MAX_TOKENS[request.task]
-    endpoint = sampler_for(request.target, settings.keys.sampler)
-    targets = [Target(target_name(request.target), endpoint, request.target_system or None, tokens)]
-    targets += [Target(name, sampler_for(SamplerConfig("local", model=TARGETS[name]["model"])),
-                       TARGETS[name]["system"], tokens) for name in request.compare]
-    assistant = endpoint if request.assistant == "endpoint" else sampler_for(SamplerConfig("local"))
-    embedder = embedder_for(request.embedder, settings.keys.embedder)
-    judge = (LLMJudge(endpoint) if request.judge == "llm" else
-             EmbeddingJudge(embedder, calibrate_threshold(embedder, store=store()).threshold))
-    return targets, assistant, judge, embedder
-
-
-def live_study(settings, request: LiveRequest, *, run: bool):
-    """The study of a live run, shared per request (bounded); None when not run for exactly this request.
-
-    ``run=True`` searches now (what is in the store is replayed), with one
-    progress bar over every item of every target.
-    """
     def compute():
-        from dbpa_core.paper.stability import stability_study
-        from dbpa_core.stability.runs import SEARCH_SETTINGS, live_runs
-
+        if request.source == "recorded":
+            return dispatch(request)
         if settings.problem:
             raise ValueError(settings.problem)
-        targets, assistant, judge, embedder = _build(request, settings)
-        search = {**SEARCH_SETTINGS, "n_candidates": request.n_candidates, "depth": request.depth,
-                  "seed": request.seed}
-        with RunProgress("Searching rewrites", n_steps=len(targets)) as bar:
-            def progress(stage, done, total):
-                bar.report(done / total, f"{stage}: {done}/{total} items")
-                if done == total:
+        with RunProgress("Searching rewrites", n_steps=1 + len(request.compare)) as bar:
+            def progress(update):
+                bar.report(update.done / update.total, f"{update.label}: {update.done}/{update.total} items")
+                if update.done == update.total:
                     bar.next_step()
 
-            runs = live_runs(request.items, targets, assistant, judge, embedder, token_count=token_counter(),
-                             store=store(), progress=progress, **search)
-        return stability_study(runs=runs, n_resamples=request.n_resamples, seed=request.seed)
+            return dispatch(request, store=store(), progress=progress, sampler_for=session_sampler_for(settings),
+                            embedder=embedder_for(request.embedder, settings.keys.embedder),
+                            token_count=token_counter())
 
-    return shared("stability_live", repr(request), compute if run else None)
+    return shared("stability", request.key, compute if run else None)
+
+
+def live_study(settings, request, *, run: bool):
+    """The study of a live run (a ``StabilityRequest``), shared per request; None when not run for exactly it."""
+    found = stability_result(settings, request, run=run)
+    return None if found is None else found.study
 
 
 def show_task(study, task: str, *, key: str):

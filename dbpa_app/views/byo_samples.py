@@ -12,7 +12,8 @@ from dbpa_core.stats.similarity import SIMILARITIES
 from dbpa_app.ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip,
                            what_changed)
 from dbpa_app.ui.freshness import keep, result_area
-from dbpa_app.ui.runs import Audited, shared_call, uploaded_test
+from dbpa_app.ui.requests import uploaded_test
+from dbpa_app.ui.runs import Audited, shared_call
 from dbpa_app.ui.settings import EMBEDDER_LABELS
 from dbpa_app.ui.sidebar import current_settings
 

@@ -1,19 +1,17 @@
 """Is this API serving the model it claims? The rank-based uniformity test (RUT, Zhu et al., ICLR 2026)."""
 
-import numpy as np
 import streamlit as st
 
+from dbpa_core.audit.request import SamplerConfig
+from dbpa_core.requests.rut import RUTRequest
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
 from dbpa_core.present.readings import decision, format_pvalue, p_relation, read_mmd_beside_rut
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
-from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES
-from dbpa_core.rut.data import AuditScores
-from dbpa_core.rut.power import recorded_audit
+from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
-from dbpa_core.rut.uniformity import rank_uniformity_test
 from dbpa_app.ui.components import downloads, guard
-from dbpa_app.ui.runs import rut_live
+from dbpa_app.ui.requests import rut_audit
 from dbpa_app.ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
 from dbpa_app.ui.sidebar import current_settings
 
@@ -74,15 +72,14 @@ with guard():
                                                 key="rut_n"))
         m = int(columns[3].number_input("Reference answers m", 2, pools.reference.n_answers - 1,
                                         min(100, pools.reference.n_answers - 1), key="rut_m"))
-        # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit).
-        recorded = recorded_audit(pools, next(iter(pools.substitutes)) if target == "reference" else target,
-                                  q, n_prompts=n_prompts, m=m, score=score,
-                                  n_resamples=1000, seed=settings.seed)
-        audit, mmd, result = recorded.audit, recorded.mmd, recorded.rut
-        scores = AuditScores.from_rows(audit.prompts, audit.target_scores, audit.reference_scores)
+        # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit), and
+        # `dbpa rut` runs the same request (dbpa_core.requests.rut).
+        found = rut_audit(settings, RUTRequest(source="recorded", substitute=target, q=q, n=n_prompts, m=m,
+                                               score=score, alpha=alpha, n_resamples=1000, seed=settings.seed))
+        mmd, result, scores = found.mmd, found.rut, found.scores
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
-        substituted = int(audit.substituted.sum())
+        substituted = found.n_substituted
         mmd_reading = read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=substituted)
         extra = [f"{substituted} of {n_prompts} target answers actually came from the substitute.",
                  f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
@@ -125,16 +122,19 @@ with guard():
         n_prompts = int(columns[1].number_input("Prompts n", 2, 16, 4, key="rut_live_n"))
         m = int(columns[2].number_input("Reference answers m", 1, 20, 4, key="rut_live_m"))
         run = st.button("Run the live audit", type="primary", key="rut_run")
-        scores = rut_live(settings, score=score, system=system, temperature=temperature, n_prompts=n_prompts, m=m,
-                          target_source=source, uploaded=uploaded, run=run)
-        if scores is None:
+        system, temperature = target_request(source, system=system, temperature=temperature)
+        target = {"local": SamplerConfig("local"), "openai": settings.sampler.instance}.get(source)
+        request = RUTRequest(source="live", target=target, target_system=system or "",
+                             target_temperature=temperature, uploaded=tuple((uploaded or {}).items()),
+                             n=n_prompts, m=m, score=score, alpha=alpha, seed=settings.seed)
+        found = rut_audit(settings, request, run=run)
+        if found is None:
             st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each.")
             st.stop()
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
         settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}
-        result = rank_uniformity_test(scores.target_scores, scores.reference_scores,
-                                      rng=np.random.default_rng(settings.seed))
+        result, scores = found.rut, found.scores
     show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
                 extra=extra, beside=beside)

@@ -13,7 +13,8 @@ from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_i
 from dbpa_app.ui.components import downloads, guard
 from dbpa_app.ui.freshness import keep, result_area
 from dbpa_app.ui.sidebar import current_settings
-from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, LiveRequest, live_study,
+from dbpa_core.requests.stability import StabilityRequest
+from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, live_study,
                           recorded_study, show_ranking, show_searches, show_task, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).
@@ -97,8 +98,10 @@ with guard():
                                          help=ASSISTANT_HELP)
         judge = columns[1].selectbox("Judge of “same meaning”", list(JUDGES) if endpoint else ["embedding"],
                                      format_func=JUDGES.get, key="stab_live_judge", help=JUDGE_HELP)
-        request = LiveRequest(task, tuple(items), settings.sampler.instance, system.strip(), tuple(compare), assistant,
-                              judge, settings.embedder, n_candidates, depth, settings.seed, n_live_resamples)
+        request = StabilityRequest(source="live", task=task, items=tuple(items), target=settings.sampler.instance,
+                                   target_system=system.strip(), compare=tuple(compare), assistant=assistant,
+                                   judge=judge, embedder=settings.embedder, n_candidates=n_candidates, depth=depth,
+                                   seed=settings.seed, n_resamples=n_live_resamples)
         inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,
                   "first n": len(items), "system prompt": system.strip(),
                   # By name: an "Out of date" warning prints these, old → new, and the JSON names them so too

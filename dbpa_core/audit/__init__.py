@@ -8,6 +8,7 @@ spec            the YAML SPEC of a headless audit, validated into a request
 exposition      the teaching views' derived results (streamed prefixes, halves)
 experiments     the case studies' loops and summaries (TPR/FPR, personas, alignment)
 costs           token and price estimates before a run
+identity        the one digest scheme and seed rule of every request kind
 batch/          batch inference files (OpenAI Batch API, vLLM run_batch)
 ==============  ===============================================================
 
@@ -27,6 +28,12 @@ _NAMES = {
                "compare_family", "compare_family_sequential", "compare_sequential", "draw_arm", "run", "run_audit",
                "uploaded_arms"),
     "results": ("Arm", "FamilyResult", "PerturbationResult"),
+    "identity": ("request_digest", "test_seed"),
+    # Every analysis's request and the one dispatch table (the layer above: dbpa_core.requests).
+    "..requests.two_sample": ("SampleArm", "TwoSampleRequest"),
+    "..requests.rut": ("RUTRequest",),
+    "..requests.stability": ("StabilityRequest",),
+    "..requests.dispatch": ("RUNNERS",),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 
@@ -35,5 +42,6 @@ __all__ = sorted(_MODULE_OF)
 
 def __getattr__(name):
     if name in _MODULE_OF:
-        return getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+        module = _MODULE_OF[name]
+        return getattr(import_module(module if module.startswith("..") else f".{module}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

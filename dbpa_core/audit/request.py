@@ -17,8 +17,6 @@ Seeds are derived here and nowhere else (:func:`arm_seed`).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -29,6 +27,7 @@ from .._validation import (MAX_SAMPLES, MAX_TOKENS, SAMPLES_WHY, TOKENS_WHY, che
                            has_credentials, redact, redact_url)
 from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
 from ..samplers import SAMPLER_SETTINGS, SAMPLERS
+from .identity import REQUEST_VERSION, request_digest
 
 # The statistics' name lists are imported where a request is checked, not here: the app's sidebar builds
 # sampler configs before the compiled statistics are loaded.
@@ -36,8 +35,6 @@ from ..samplers import SAMPLER_SETTINGS, SAMPLERS
 #: Seeds of successive replicates (the TPR/FPR page's replicates, the home page's "Resample") are this far
 #: apart, so that a replicate's arms never share a seed with another replicate's perturbed arms (seed + 1).
 REPLICATE_STRIDE = 1000
-#: Bumped when the meaning of a request changes, so that no cache keyed by an old description is reused.
-REQUEST_VERSION = 1
 
 
 def arm_seed(seed: int, *, perturbed: bool, replicate: int = 0) -> int:
@@ -379,9 +376,9 @@ class AuditRequest:
 
     @cached_property
     def key(self) -> str:
-        """A stable digest of :meth:`describe`: equal requests, and only they, share it."""
-        text = json.dumps(self.describe(), sort_keys=True, separators=(",", ":"), default=repr)
-        return hashlib.sha256(text.encode()).hexdigest()
+        """A stable digest of :meth:`describe` (:func:`~.identity.request_digest`, the scheme every request kind
+        shares): equal requests, and only they, share it."""
+        return request_digest(self.describe())
 
     def tests_only(self) -> AuditRequest:
         """The request without what only re-reads a fixed-k result (the correction and α).

@@ -88,7 +88,7 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
     return {
         "dbpa_report_version": REPORT_VERSION,
         "name": name,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         # Settings are where a credential could slip in (a URL, a note): redacted at this boundary.
         "settings": redact_mapping({**run, "design": family.kind, "correction": adjusted.method,
                                     "correction_name": correction_name(adjusted.method), "alpha": adjusted.alpha}),
@@ -256,7 +256,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "Ï
 {html.escape(_p_equals(test))}</p>
 <p>Distribution-based perturbation analysis (Rauba, Wei &amp; van der Schaar, ICML 2025) compares many outputs
 of one arm with many outputs of the other; a permutation test says whether the difference is larger than chance.
-Created {html.escape(_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))}.</p>
+Created {html.escape(_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))}.</p>
 <h2>What the numbers say</h2><ul>{readings}</ul>
 {changes}
 <h2>Figures</h2>{plots}

@@ -109,7 +109,9 @@ def _null_counts(null: np.ndarray, observed: float, alternative: str, edges: np.
 
     Re-splits beyond the last edge are counted in the last bin (the overflow bar).
     """
-    tail = null >= observed if alternative != "less" else null <= observed
+    from ..stats.permutation import as_extreme
+
+    tail = as_extreme(null, observed, alternative)  # the p-value's own rule (its tie tolerance included)
     shown = np.clip(null, edges[0], edges[-1] - (edges[-1] - edges[-2]) * 1e-6)
     return np.histogram(shown[~tail], edges)[0], np.histogram(shown[tail], edges)[0]
 
@@ -144,7 +146,9 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
                        marker_color=TAIL_COLOUR)]
 
     def title(b: int) -> str:
-        extreme = int(np.sum(null[:b] >= observed if alternative != "less" else null[:b] <= observed))
+        from ..stats.permutation import as_extreme
+
+        extreme = int(np.count_nonzero(as_extreme(null[:b], observed, alternative)))
         # "the observed", not T_obs: the home page's §04 calls the centroid distance T (trial 7 read three names)
         return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} the observed"
 

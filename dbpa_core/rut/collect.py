@@ -44,7 +44,7 @@ def prompt_seed(seed: int, prompt: str, role: str) -> int:
     random stream (see the module docstring) and a prompt keeps its draws
     whichever subset of prompts an audit uses.
     """
-    digest = hashlib.sha256(f"{role}\x00{prompt}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{role}\x00{prompt}".encode()).digest()
     return int(np.random.SeedSequence([int(seed), int.from_bytes(digest[:8], "little")]).generate_state(1)[0])
 
 

@@ -303,17 +303,20 @@ class RecordedAudit:
 
 
 def recorded_audit(pools: RUTPools, substitute: str, q: float, *, n_prompts: int = 100, m: int = 100,
-                   score: str = "log_rank", n_resamples: int = 1000, seed: int = 0) -> RecordedAudit:
+                   score: str = "log_rank", n_resamples: int = 1000, seed: int = 0, method: str = "cvm"
+                   ) -> RecordedAudit:
     """One audit of ``substitute`` at share ``q`` (:func:`draw_audit`), tested by MMD and then RUT.
 
     One stream, ``default_rng(seed)``, draws the answers, then the MMD's re-splits, then RUT's tie-breaking
     uniforms: the paper view's default audit and the one-audit view at the same settings are one audit,
     the same numbers (they were two draws of one stream at different points: 46 and 47 substituted).
+    ``method`` is the uniformity test of the ranks ("cvm", the paper's, or "ks").
     """
     rng = np.random.default_rng(seed)
     audit = draw_audit(pools, substitute, q, n_prompts=n_prompts, m=m, score=score, rng=rng)
     mmd = hamming_mmd_test(audit.target_tokens, audit.reference_tokens, n_resamples=n_resamples, rng=rng)
-    return RecordedAudit(audit, rank_uniformity_test(audit.target_scores, audit.reference_scores, rng=rng), mmd)
+    return RecordedAudit(audit, rank_uniformity_test(audit.target_scores, audit.reference_scores, method=method,
+                                                     rng=rng), mmd)
 
 
 def auroc(positive, negative):

@@ -23,7 +23,8 @@ from .engine import (PooledComparison, effect_sizes, enumerated_splits, pooled_c
 from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES
 
 __all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "DegenerateSampleWarning", "ResolutionWarning",
-           "check_measures", "dbpa_test", "dbpa_test_precomputed", "pvalue_floor", "resolution_warning"]
+           "as_extreme", "check_measures", "dbpa_test", "dbpa_test_precomputed", "pvalue_floor",
+           "resolution_warning"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 
@@ -353,16 +354,29 @@ def _resample(engine: PooledComparison, n_resamples, alternative, batch, rng) ->
                       n_resamples=int(null.size), warnings=tuple(issued), **settings)
 
 
-def _pvalue(observed: float, null: np.ndarray, alternative: str, exact: bool) -> float:
+def as_extreme(null, observed: float, alternative: str = "greater") -> np.ndarray:
+    """Which re-splits are as or more extreme than ``observed``: the p-value's numerator, one rule for all.
+
+    A re-split within :func:`tie_tolerance` of T_obs counts as a tie (≥), so
+    that a split equal to the observed one up to floating-point error (a
+    mirror split) is counted; the null chart reads its tail through this same
+    function, so its "n of B ≥ the observed" is the p-value's numerator.
+    ``alternative="two-sided"`` marks the upper tail (the chart's).
+    """
+    null = np.asarray(null, dtype=float)
     gamma = tie_tolerance(observed)
+    return null <= observed + gamma if alternative == "less" else null >= observed - gamma
+
+
+def _pvalue(observed: float, null: np.ndarray, alternative: str, exact: bool) -> float:
     adjustment = 0 if exact else 1
     size = null.size + adjustment
 
     def greater():
-        return (np.count_nonzero(null >= observed - gamma) + adjustment) / size
+        return (np.count_nonzero(as_extreme(null, observed, "greater")) + adjustment) / size
 
     def less():
-        return (np.count_nonzero(null <= observed + gamma) + adjustment) / size
+        return (np.count_nonzero(as_extreme(null, observed, "less")) + adjustment) / size
 
     if alternative == "greater":
         return float(greater())
