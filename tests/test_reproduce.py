@@ -364,3 +364,15 @@ def test_command_line_reproduce_json_carries_source_labels(tmp_path, shared_stor
     assert all(row["source"] in pr.SOURCES for row in json.loads(out.read_text())["rows"])
     bad = run_cli("table2", "--n-resamples", "0", "--store", str(shared_store.path))
     assert bad.returncode == 2 and "--n-resamples" in bad.stderr
+
+
+def test_the_sample_size_sentence_calls_the_rule_a_z_tests_with_dbpas_measured_power():
+    from dbpa_core.present.reproduction import sample_size_agreement
+    from dbpa_core.stats.power import RULE_POWER_AT_63
+
+    sentence = sample_size_agreement(r.sample_size_table())
+    assert "meets" not in sentence
+    assert "It is the paper's z-test approximation, not DBPA's power" in sentence
+    assert (f"found a normal shift in {RULE_POWER_AT_63['js_distance', 1] * 100:.0f} % of simulated audits in 1-D and "
+            f"{RULE_POWER_AT_63['js_distance', 16] * 100:.0f} % in 16-D") in sentence
+    assert "22 %" in sentence and "8 % in 16-D" in sentence
