@@ -130,7 +130,10 @@ def _audit(args) -> int:
         for result in family.results:
             print(f"{result.label[:48]:48} {read_sequential(result.test)}")
     summary = record["summary"]
-    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"]))
+    fixed = family.kind != "sequential"
+    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"],
+                      n_resamples=family.results[0].test.n_resamples if fixed else None,
+                      exact=fixed and family.results[0].test.exact))
     print(f"Reports: {', '.join(str(p) for p in paths.values())}")
     return EXIT_CHANGE if args.fail_on_change and summary["change_detected"] else EXIT_OK
 
@@ -188,7 +191,7 @@ def _test(args) -> int:
     print(f"ω ({args.discrepancy}) = {result.statistic:.4g}   p = {result.pvalue:.4g} "
           f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
     print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
-    print(read_decision(result.pvalue, alpha))
+    print(read_decision(result.pvalue, alpha, n_resamples=result.n_resamples, exact=result.exact))
     context = {"a": str(args.a), "b": str(args.b), "seed": args.seed}
     if args.explain:
         from .present.exports import explanation_record
