@@ -268,6 +268,14 @@ def test_appendix_tables_in_the_papers_form(minilm, shared_store):
     assert {row["source"] for row in record["rows"]} == {pr.PRINTED, pr.THIS_PROJECT}
     assert len(printed_rows_match_the_transcription(record)) == 8 * 6 + 8 * 4 + 9 * 3
     assert len(record["agreement"]) == 3 and "Total Tokens column" in record["agreement"][1]
+    # The doctor row: what the paper says (a role-free baseline), the code's reading named as such (issue 42).
+    doctor = result.omega.personas.index("doctor")
+    flagged = [c for j, c in enumerate(result.omega.choices) if result.omega.pvalues[doctor, j] < 0.05]
+    assert "the paper compares each persona with baseline answers given without a role (§4.1)" in record["agreement"][0]
+    assert "which the paper does not say" in record["agreement"][0]
+    assert "two separately drawn doctor arms" not in record["agreement"][0]
+    assert f"ours compares two halves of the one shipped doctor arm, no role-free answers being shipped (flagged by " \
+           f"{rp._names(flagged)})" in record["agreement"][0]
     frame = rt.grid_frame(result.omega)
     assert frame.loc[frame.persona == "child", "Euclidean · paper (printed)"].item() == "57.03***"
 

@@ -152,9 +152,12 @@ def grid_agreement(grid: ChoiceGrid, alpha: float = 0.05) -> str:
     higher = [c for j, c in enumerate(grid.choices)
               if grid.statistics[creative, j].mean() > grid.statistics[medical, j].mean()]
     doctor = grid.personas.index(paper.BASELINE_PERSONA)
-    reason = (f"the printed doctor row compares two separately drawn doctor arms (two patients) and is flagged "
-              f"by {_names(c for j, c in enumerate(grid.choices) if printed[doctor, j])}, ours two halves of one arm "
-              f"(flagged by {_names(c for j, c in enumerate(grid.choices) if ours[doctor, j])}), and the other "
+    reason = (f"the paper compares each persona with baseline answers given without a role (§4.1), so its doctor "
+              f"row is 'Act as a doctor' against those (the reference code seems to draw that baseline as a second "
+              f"doctor arm, which the paper does not say) and is flagged by "
+              f"{_names(c for j, c in enumerate(grid.choices) if printed[doctor, j])}; ours compares two halves "
+              f"of the one shipped doctor arm, no role-free answers being shipped (flagged by "
+              f"{_names(c for j, c in enumerate(grid.choices) if ours[doctor, j])}), and the other "
               "persona arms each answer another patient, which every choice here detects")
     if grid.table == "Table 4":
         reason += ("; the paper does not define Euclidean and Wasserstein (ours: the density-histogram distance "
