@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dbpa_core import compare_discrepancies, plan_sample_size
-from dbpa_core.stats.planning import SampleSizePlan
+from dbpa_core.stats.planning import CALIBRATION, SampleSizePlan
 
 GRID = (4, 6, 8, 10, 13, 16, 20, 25, 32, 40, 50, 63, 80, 100, 126, 160, 200)
 #: bench_planner's "synthetic" population: oracle k for 80 % = 65.
@@ -77,6 +77,7 @@ def test_delivers_its_power_on_a_synthetic_family():
     assert naive < 0.6, naive_ks
 
 
+@pytest.mark.slow  # ≈ 35 s on a loaded two-core machine: three plans in 384-D
 def test_delivers_its_power_on_subsampled_real_responses():
     power, ks = delivered(real_draw(), REAL_ORACLE, seeds=(11, 12, 13))
     assert power >= 0.6, ks
@@ -92,6 +93,8 @@ def test_plan_is_a_curve_with_its_uncertainty_and_a_reading():
     assert np.all(plan.ci_low <= plan.power) and np.all(plan.power <= plan.ci_high)
     assert np.allclose(plan.power_se, np.sqrt(plan.power * (1 - plan.power) / 30))
     assert plan.reading.startswith(f"Plan k = {plan.k} outputs per arm")
+    # The reading's calibration sentence quotes bench/RESULTS.md's figures for pilots of 20.
+    assert plan.reading.endswith(CALIBRATION) and "median of 82 % (10–90 %: 55–91 %)" in CALIBRATION
     with pytest.raises(AttributeError):
         plan.k = 3  # frozen
 
