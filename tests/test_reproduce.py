@@ -209,7 +209,19 @@ def test_recorded_cvd_aucs_are_reproducible_for_a_fixed_seed(cvd, minilm, shared
     controls = [float((m.control_pvalues < 0.05).mean()) for m in cvd.models]
     assert f"flags {format_percent(min(controls))}–{format_percent(max(controls))} of the controls" in sentence
     assert not re.search(r"\d%", sentence)  # "57 %", the project's way, never "57%"
-    assert ("moved more with a control" in sentence) == any(m.pooled.auc < 0.5 for m in cvd.models)
+    assert "moved more with a control" not in sentence and "follow the thresholds" not in sentence
+    # AUC < 0.5 read as measured (issue 42): the name echo, and the targets flagged about as often as α.
+    if any(m.pooled.auc < 0.5 for m in cvd.models):
+        comparisons = [c for m in cvd.models for c in m.comparisons]
+        names = [c for c in comparisons if not c.is_target and str(c.perturbed).startswith("name")]
+        targets = [c for c in comparisons if c.is_target]
+        echo = [np.mean([("John" in t) for s in recording.seeds for t in recording.answers[m.key, s, "original"]])
+                for m in cvd.models]
+        assert (f"the name controls are flagged in {sum(c.pvalue < 0.05 for c in names)} of {len(names)} tests, "
+                "the model repeating the patient's name ('John' is in "
+                f"{format_percent(min(echo))}–{format_percent(max(echo))} of its original answers)") in sentence
+        assert f"the targets in {sum(c.pvalue < 0.05 for c in targets)} of {len(targets)}, about α" in sentence
+        assert "which says nothing about whether these models follow NICE's thresholds" in sentence
     assert f"k = {recording.k}, {len(recording.seeds)} seeds" in sentence
 
 

@@ -87,6 +87,27 @@ def _floor_share(model, n_resamples) -> float:
     return float(np.mean([at_floor(p, n_resamples) for p in model.control_pvalues]))
 
 
+def _name_echo(study: ROCStudy, alpha: float = 0.05) -> str:
+    """Why AUC < 0.5 on the recorded cvd_nice models, as measured: the name echo, and no power for the targets."""
+    from ..paper.cvd_roc import load_recording
+
+    comparisons = [c for m in study.models for c in m.comparisons]
+    names = [c for c in comparisons if not c.is_target and str(c.perturbed).startswith("name")]
+    facts = [c for c in comparisons if not c.is_target and not str(c.perturbed).startswith("name")]
+    targets = [c for c in comparisons if c.is_target]
+    recording = load_recording()
+    echo = [np.mean([("John" in text) for s in study.settings["seeds"]
+                     for text in recording.answers[m.key, s, "original"]]) for m in study.models]
+
+    def flagged(tests):
+        return f"{sum(c.pvalue < alpha for c in tests)} of {len(tests)}"
+
+    return (f"the name controls are flagged in {flagged(names)} tests, the model repeating the patient's name "
+            f"('John' is in {_share_range(echo)} of its original answers), the facts outside the risk score in "
+            f"{flagged(facts)} and the targets in {flagged(targets)}, about α: k = {study.settings['k']} gives no "
+            "power for the targets here, which says nothing about whether these models follow NICE's thresholds")
+
+
 def roc_agreement(study: ROCStudy) -> str:
     """Figs 1–2 on one setup: the printed best models (Fig 2) against this project's, with the reason."""
     aucs = [m.pooled.auc for m in study.models]
@@ -117,8 +138,8 @@ def roc_agreement(study: ROCStudy) -> str:
     reversed_ = sum(a < 0.5 for a in aucs)
     shares = (f"; at α = 0.05 the test flags {_share_range(controls)} of the controls and "
               f"{_share_range(targets)} of the targets"
-              + (f", so in {reversed_} of {len(aucs)} models the answers moved more with a control (a name, a fact "
-                 "outside the risk score) than with a clinical value that changes NICE's advice" if reversed_ else ""))
+              + (f", so in {reversed_} of {len(aucs)} models controls got the smaller p-values: {_name_echo(study)}"
+                 if reversed_ else ""))
     return (f"{printed}; those models are not local, so in the paper's own setup (cvd_nice, 8 controls and 8 "
             f"targets, k = {k}, {seeds} seeds) on {_names(m.label for m in study.models)}, AUC is "
             f"{', '.join(f'{a:.2f}' for a in aucs)} and {bests}: {verdict}{shares}.")
