@@ -134,7 +134,10 @@ def _audit(args) -> int:
         for result in family.results:
             print(f"{result.label[:48]:48} {read_sequential(result.test)}")
     summary = record["summary"]
-    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"]))
+    fixed = family.kind != "sequential"
+    print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"],
+                      n_resamples=family.results[0].test.n_resamples if fixed else None,
+                      exact=fixed and family.results[0].test.exact))
     print(f"Reports: {', '.join(str(p) for p in paths.values())}")
     return EXIT_CHANGE if args.fail_on_change and summary["change_detected"] else EXIT_OK
 

@@ -897,3 +897,26 @@ def test_many_perturbations_explain(app, monkeypatch):
     entries = json.loads(sent["family.json"])["perturbations"]
     assert len(entries) == 6 and all("themes" in p["explanation"] for p in entries)
     assert all(r in entries[5]["explanation"]["readings"] for r in readings) and readings
+
+
+def test_many_perturbations_says_an_unreachable_level_and_plans_from_a_pilot(app):
+    at = open_page(app, "many_perturbations")
+    at.selectbox(key="many_scenario").set_value("seasons_question").run()
+    at.multiselect(key="many_chosen_seasons_question").set_value(["mars", "typo"]).run()
+    at.number_input(key="many_k").set_value(20).run()
+    at.number_input(key="many_b").set_value(100).run()
+    at.select_slider(key="many_alpha").set_value(0.001).run()
+    at.button(key="many_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    # α/m = 0.0005 < 1/101: the family sentence says no p can reach it and what B would (issue 42).
+    assert any("No p of this test can reach the level: Bonferroni over 2 tests asks p ≤ α/2 = 0.0005" in c.value
+               and "B ≥ 1,999 re-splits would reach it" in c.value for c in at.caption)
+    at.select_slider(key="many_alpha").set_value(0.1).run()
+    at.number_input(key="many_b").set_value(200).run()
+    at.button(key="many_run").click().run()
+    at.selectbox(key="many_pilot").set_value(0).run()
+    at.button(key="many_pilot_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    pilot = next(t.value for t in at.dataframe if "planned k per arm" in t.value.columns)
+    assert list(pilot["ω"]) == ["jsd", "energy"]
+    assert any(m.value.startswith("**jsd**: ") for m in at.markdown)

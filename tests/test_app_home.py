@@ -600,3 +600,12 @@ def test_the_background_model_load_ends_quietly_when_the_server_stops():
         load_quietly_at_shutdown(Embedder(RuntimeError("out of memory")))
     with pytest.raises(OSError, match="no such file"):
         load_quietly_at_shutdown(Embedder(OSError("no such file")))
+
+
+def test_the_method_section_says_what_omega_cannot_see(app):
+    from dbpa_app.ui.exposition import BLIND_SPOT_TEXT
+
+    texts = "\n".join(m.value for m in app.markdown)
+    assert BLIND_SPOT_TEXT in texts
+    assert "This is the paper's z-test approximation, not DBPA's power" in texts
+    assert any(b.key == "blind_spot_run" for b in app.button)

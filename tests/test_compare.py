@@ -81,7 +81,7 @@ def test_prompts_with_one_output_are_left_out(tmp_path, rows):
     assert "1 prompt(s) left out" in compare_record(result)["readings"][-1]
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize(("args", "message"), [
     (["missing.jsonl"], "missing.jsonl"),
     ([str(EXAMPLE), "--arms", "GPT-3.5", "GPT-5"], "GPT-5"),
     ([str(EXAMPLE), *ARMS, "--alpha", "2"], "alpha"),

@@ -195,7 +195,7 @@ def edited(tmp_path: Path, name: str, edit) -> Path:
     return path
 
 
-@pytest.mark.parametrize("edit, match", [
+@pytest.mark.parametrize(("edit", "match"), [
     (lambda d: [d["results"]["results"][2].pop(key) for key in ("vars", "testCase")], r"row 3 \(results\.results\[2\]\): `vars` is missing"),
     (lambda d: d["results"]["results"][3]["response"].update(output=42),
      r"row 4 \(results\.results\[3\]\): `response\.output` must be a text; got int 42"),
@@ -308,7 +308,7 @@ def test_messages_never_show_a_secret(tmp_path):
     secret = "sk-proj-" + "A1b2C3d4" * 4
     path = edited(tmp_path, "promptfoo_providers.json",
                   lambda d: d["results"]["results"][1].update(provider={"id": f"openai:chat?api_key={secret}"}))
-    with pytest.raises(ValueError) as error:
+    with pytest.raises(ValueError, match="gpt-5") as error:
         load_eval_log([path], fmt="promptfoo", arms=["baseline", "gpt-5"])
     assert secret not in str(error.value) and "REDACTED" in str(error.value)
     path = edited(tmp_path, "promptfoo_providers.json",

@@ -61,7 +61,7 @@ def brute_force(xs, ys, statistic):
 
 
 class TestExact:
-    @pytest.mark.parametrize("omega, reference", [("jsd", reference_jsd), ("energy", reference_energy)])
+    @pytest.mark.parametrize(("omega", "reference"), [("jsd", reference_jsd), ("energy", reference_energy)])
     def test_equals_brute_force(self, omega, reference):
         xs, ys = prompts(np.random.default_rng(1), [(3, 3), (3, 2), (2, 3)])  # 20 · 10 · 10 joint splits
         res = d.dbpa_test_many(xs, ys, discrepancy=omega, n_resamples=5000, rng=0)
@@ -236,7 +236,7 @@ class TestBadInput:
     def ok(self):
         return prompts(np.random.default_rng(0), [(3, 3), (3, 3)])
 
-    @pytest.mark.parametrize("change, match", [
+    @pytest.mark.parametrize(("change", "match"), [
         (lambda xs, ys: (xs, ys[:1]), "`x_groups` and `y_groups` must hold the same prompts"),
         (lambda xs, ys: ([], []), "`x_groups` must hold at least one"),
         (lambda xs, ys: (xs[0], ys), "`x_groups` must be a sequence"),
@@ -249,7 +249,7 @@ class TestBadInput:
         with pytest.raises(ValueError, match=match):
             d.dbpa_test_many(*change(*ok))
 
-    @pytest.mark.parametrize("keyword, value", [("n_resamples", 0), ("fdr", 0.0), ("fdr", 1.5), ("rng", "x"),
+    @pytest.mark.parametrize(("keyword", "value"), [("n_resamples", 0), ("fdr", 0.0), ("fdr", 1.5), ("rng", "x"),
                                                 ("discrepancy", "nope"), ("similarity", "nope"), ("batch", 0)])
     def test_settings(self, ok, keyword, value):
         with pytest.raises(ValueError, match=f"`{keyword}`"):

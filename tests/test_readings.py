@@ -235,3 +235,38 @@ def test_aucs_at_chance_are_read_with_what_a_small_k_means():
     assert sentence.startswith("AUC near or below 0.5 — b (0.46), c (0.48): here the test told targets from "
                                "controls no better than chance with k = 5 outputs per arm.")
     assert "a (" not in sentence and "raise k or the replicates" in sentence
+
+
+def test_an_alpha_below_the_pvalue_floor_is_said_unreachable_not_chance():
+    from dbpa_core.present.readings import read_decision, read_unreachable
+
+    # Home page, Earth → Mars at α = 0.001 with B = 800: p at its floor 1/801 (issue 42 read "within what chance
+    # produces").
+    sentence = read_decision(1 / 801, 0.001, n_resamples=800)
+    assert "within what chance produces" not in sentence
+    assert sentence == ("p > α = 0.001, and no change is declared. No p of this test can reach the level: α = 0.001 "
+                        "asks p ≤ 0.001, but with B = 800 re-splits the smallest possible p is 1/(B+1) = 0.00125, so "
+                        "nothing can be declared at this level whatever the outputs; B ≥ 999 re-splits would reach "
+                        "it.")
+    # Reachable: the sentence as before; without B, as before.
+    assert "within what chance produces" in read_decision(0.4, 0.05, n_resamples=800)
+    assert "within what chance produces" in read_decision(1 / 801, 0.001)
+    # Exact enumeration: only more outputs help.
+    assert read_unreachable(0.01, 70, exact=True).endswith("only more outputs per arm can reach it.")
+    assert "1/N = 0.0143" in read_unreachable(0.01, 70, exact=True)
+
+
+def test_a_family_level_below_the_floor_is_said_in_the_family_sentence():
+    from dbpa_core.present.readings import read_family
+
+    # m = 6 at α = 0.005, B = 800: Bonferroni asks p ≤ 0.00083 < 1/801.
+    sentence = read_family(0, 6, 0.005, "bonferroni", n_resamples=800)
+    assert sentence.endswith("No p of this test can reach the level: Bonferroni over 6 tests asks p ≤ α/6 = "
+                             "0.00083, but with B = 800 re-splits the smallest possible p is 1/(B+1) = 0.00125, so "
+                             "nothing can be declared at this level whatever the outputs; B ≥ 1,199 re-splits would "
+                             "reach it.")
+    # Many perturbations at α = 0.001, m = 8, B = 1,000.
+    assert "B ≥ 7,999 re-splits would reach it" in read_family(0, 8, 0.001, "holm", n_resamples=1000)
+    # FDR and reachable levels: nothing added.
+    assert "No p" not in read_family(0, 8, 0.001, "fdr_bh", n_resamples=1000)
+    assert "No p" not in read_family(1, 6, 0.05, "bonferroni", n_resamples=800)

@@ -209,7 +209,19 @@ def test_recorded_cvd_aucs_are_reproducible_for_a_fixed_seed(cvd, minilm, shared
     controls = [float((m.control_pvalues < 0.05).mean()) for m in cvd.models]
     assert f"flags {format_percent(min(controls))}–{format_percent(max(controls))} of the controls" in sentence
     assert not re.search(r"\d%", sentence)  # "57 %", the project's way, never "57%"
-    assert ("moved more with a control" in sentence) == any(m.pooled.auc < 0.5 for m in cvd.models)
+    assert "moved more with a control" not in sentence and "follow the thresholds" not in sentence
+    # AUC < 0.5 read as measured (issue 42): the name echo, and the targets flagged about as often as α.
+    if any(m.pooled.auc < 0.5 for m in cvd.models):
+        comparisons = [c for m in cvd.models for c in m.comparisons]
+        names = [c for c in comparisons if not c.is_target and str(c.perturbed).startswith("name")]
+        targets = [c for c in comparisons if c.is_target]
+        echo = [np.mean([("John" in t) for s in recording.seeds for t in recording.answers[m.key, s, "original"]])
+                for m in cvd.models]
+        assert (f"the name controls are flagged in {sum(c.pvalue < 0.05 for c in names)} of {len(names)} tests, "
+                "the model repeating the patient's name ('John' is in "
+                f"{format_percent(min(echo))}–{format_percent(max(echo))} of its original answers)") in sentence
+        assert f"the targets in {sum(c.pvalue < 0.05 for c in targets)} of {len(targets)}, about α" in sentence
+        assert "which says nothing about whether these models follow NICE's thresholds" in sentence
     assert f"k = {recording.k}, {len(recording.seeds)} seeds" in sentence
 
 
@@ -268,6 +280,14 @@ def test_appendix_tables_in_the_papers_form(minilm, shared_store):
     assert {row["source"] for row in record["rows"]} == {pr.PRINTED, pr.THIS_PROJECT}
     assert len(printed_rows_match_the_transcription(record)) == 8 * 6 + 8 * 4 + 9 * 3
     assert len(record["agreement"]) == 3 and "Total Tokens column" in record["agreement"][1]
+    # The doctor row: what the paper says (a role-free baseline), the code's reading named as such (issue 42).
+    doctor = result.omega.personas.index("doctor")
+    flagged = [c for j, c in enumerate(result.omega.choices) if result.omega.pvalues[doctor, j] < 0.05]
+    assert "the paper compares each persona with baseline answers given without a role (§4.1)" in record["agreement"][0]
+    assert "which the paper does not say" in record["agreement"][0]
+    assert "two separately drawn doctor arms" not in record["agreement"][0]
+    assert f"ours compares two halves of the one shipped doctor arm, no role-free answers being shipped (flagged by " \
+           f"{rp._names(flagged)})" in record["agreement"][0]
     frame = rt.grid_frame(result.omega)
     assert frame.loc[frame.persona == "child", "Euclidean · paper (printed)"].item() == "57.03***"
 
@@ -364,3 +384,15 @@ def test_command_line_reproduce_json_carries_source_labels(tmp_path, shared_stor
     assert all(row["source"] in pr.SOURCES for row in json.loads(out.read_text())["rows"])
     bad = run_cli("table2", "--n-resamples", "0", "--store", str(shared_store.path))
     assert bad.returncode == 2 and "--n-resamples" in bad.stderr
+
+
+def test_the_sample_size_sentence_calls_the_rule_a_z_tests_with_dbpas_measured_power():
+    from dbpa_core.present.reproduction import sample_size_agreement
+    from dbpa_core.stats.power import RULE_POWER_AT_63
+
+    sentence = sample_size_agreement(r.sample_size_table())
+    assert "meets" not in sentence
+    assert "It is the paper's z-test approximation, not DBPA's power" in sentence
+    assert (f"found a normal shift in {RULE_POWER_AT_63['js_distance', 1] * 100:.0f} % of simulated audits in 1-D and "
+            f"{RULE_POWER_AT_63['js_distance', 16] * 100:.0f} % in 16-D") in sentence
+    assert "22 %" in sentence and "8 % in 16-D" in sentence

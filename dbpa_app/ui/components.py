@@ -74,7 +74,7 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
     st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
     st.caption(read_effect(result.effect_size, result.standardized_effect))
     if current:
-        decision_box(result.pvalue, alpha)
+        decision_box(result.pvalue, alpha, n_resamples=result.n_resamples, exact=result.exact)
     for message in result.warnings:
         st.warning(message)
     if result.kind == "fixed":  # B too small for α: "no change" would say nothing (a sequential test says it itself)
@@ -127,10 +127,12 @@ def detection_and_control(family) -> None:
             st.caption(truth + read_adjusted_decision(float(pvalue), adjusted.alpha, adjusted.method, m))
 
 
-def decision_box(pvalue: float, alpha: float, *, headline: bool = False) -> None:
+def decision_box(pvalue: float, alpha: float, *, headline: bool = False, n_resamples: int | None = None,
+                 exact: bool = False) -> None:
     """The decision's reading in a box.  A detected change is a finding, not a success: a warning box
-    when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first."""
-    text = read_decision(pvalue, alpha)
+    when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first; given
+    ``n_resamples``, an α out of the test's reach is said."""
+    text = read_decision(pvalue, alpha, n_resamples=n_resamples, exact=exact)
     if headline:
         text = f"**{decision(pvalue, alpha)}** · {text}"
     (st.warning if pvalue <= alpha else st.info)(text)

@@ -199,7 +199,7 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     # distance is never 0, even for a control, and would read as an effect beside the JSD card's 0.
     columns[1].metric("Effect beyond chance", ("+" if test.effect_size > 0 else "") + format_number(test.effect_size))
     pvalue_metric(columns[2], test, stars=False)
-    decision_box(test.pvalue, alpha, headline=True)
+    decision_box(test.pvalue, alpha, headline=True, n_resamples=test.n_resamples, exact=test.exact)
     if beside:
         st.warning(beside, icon=":material/rule:")
     st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label, exact=test.exact))
@@ -210,3 +210,27 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     st.caption(f"{note}Result for: {inputs}.")
     for message in test.warnings:
         st.warning(message)
+
+
+#: The home page's method section: what DBPA's default cannot see (dbpa_core.audit.blind_spot; tests pin the example).
+BLIND_SPOT_TEXT = (
+    "**What ω on P₀ and P₁ cannot see.** DBPA's default compares how similar the original outputs are to each other "
+    "(P₀) with how similar they are to the perturbed ones (P₁). A change that keeps those similarities alike is "
+    "invisible to it: when the original outputs are spread evenly in every direction, any output is as similar to "
+    "them as they are to each other, so P₁ looks like P₀ however far the perturbed outputs moved, and the test "
+    "flags the change about as often as α, whatever k. The energy distance and MMD (under Statistic) compare the "
+    "outputs themselves and see such a move: choose one of them when the original answers vary widely.")
+
+
+@st.cache_data(show_spinner="Simulating 200 small audits", max_entries=1)
+def _blind_spot_example():
+    from dbpa_core.audit.blind_spot import blind_spot_example
+
+    return blind_spot_example()
+
+
+def blind_spot_section() -> None:
+    """The method's blind spot in words, and its example run live on request (one call, wherever it is placed)."""
+    st.markdown(BLIND_SPOT_TEXT)
+    if st.button("Run the example: 100 audits with each ω on an evenly spread original arm", key="blind_spot_run"):
+        st.markdown(_blind_spot_example().reading)

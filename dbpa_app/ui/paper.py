@@ -125,7 +125,7 @@ def show_table2(result, *, key: str = "reproduce"):
     null_mean = float(row.test.null_distribution.mean())
     st.caption(read_statistic(row.statistic, null_mean, "JS distance", exact=row.test.exact))
     st.caption(read_pvalue(row.pvalue, row.test.n_resamples, exact=row.test.exact))
-    st.caption(read_decision(row.pvalue, ALPHA))
+    st.caption(read_decision(row.pvalue, ALPHA, n_resamples=row.test.n_resamples, exact=row.test.exact))
     if row.note:
         st.caption(f"This row compares {row.note}.")
     return [("Table 2: personas against the doctor baseline", rp.agreement(result), [table], [])]
@@ -240,9 +240,11 @@ def show_sample_size(result, *, key: str = "reproduce"):
     table = rt.sample_size_frame(result)
     agreement(rp.agreement(result))
     show_table(table)
-    st.caption(f"Samples per arm k that detect an effect ω (Cohen's d) with {format_percent(result.power)} power "
-               f"when m perturbations are tested at family-wise α = {result.alpha:g} (Bonferroni); the last column is "
-               f"the smallest effect the paper's k = {result.k_paper} detects. B and the seed do not apply.")
+    st.caption(f"Samples per arm k with which a two-sample z-test detects an effect ω (Cohen's d) with "
+               f"{format_percent(result.power)} power when m perturbations are tested at family-wise α = "
+               f"{result.alpha:g} (Bonferroni); the last column is the smallest effect the z-test detects at the "
+               f"paper's k = {result.k_paper}. DBPA's own power at these k is lower (the sentence above); plan DBPA "
+               "from a pilot (plan_sample_size). B and the seed do not apply.")
     return [("§3.2: sample size", rp.agreement(result), [table], [])]
 
 

@@ -64,7 +64,9 @@ with guard():
             st.caption("Blue bars: the model's answers differ significantly from the reference's after Bonferroni "
                        "correction; grey: no difference shown at this sample size. "
                        + read_family(comparison.adjusted.n_rejected, len(comparison.results), alpha, "bonferroni",
-                                     noun="model", claim="declared to answer differently from the reference"))
+                                     noun="model", claim="declared to answer differently from the reference",
+                                     n_resamples=comparison.results[0].test.n_resamples,
+                                     exact=comparison.results[0].test.exact))
             show_table(table)
             family_downloads(comparison, settings, name="alignment", current=shown.current,
                              models=compared)

@@ -20,6 +20,34 @@ from dbpa_app.ui.sidebar import current_settings
 
 #: Beyond these a check by simulation of the planner (60 audits at each of 4 sample sizes) takes minutes.
 MAX_SIMULATED_RESAMPLES, MAX_SIMULATED_K = 20_000, 400
+#: The pilot planner's size on this page: ω compared, simulated audits per k, the largest k searched.
+PILOT_OMEGAS, PILOT_SIMULATIONS, PILOT_K_MAX = ("jsd", "energy"), 30, 120
+
+
+def plan_from_pilot(family, *, alpha: float, seed: int) -> None:
+    """This run's outputs as a pilot: which ω would detect the change, and at what k (compare_discrepancies)."""
+    import pandas as pd
+
+    from dbpa_core.stats.planning import compare_discrepancies
+
+    m = len(family.results)
+    pick = st.selectbox("Plan k from these outputs (a pilot) for", range(m), key="many_pilot",
+                        format_func=lambda i: family.results[i].label)
+    if not st.button("Plan k from these outputs: which ω would detect this change, at what k", key="many_pilot_run"):
+        return
+    shown = family.results[pick]
+    with st.spinner(f"Simulating audits from the pilot ({PILOT_SIMULATIONS} per k, up to k = {PILOT_K_MAX})"):
+        plans = compare_discrepancies(shown.original.embeddings, shown.perturbed.embeddings, PILOT_OMEGAS,
+                                      alpha=alpha, m=m, n_simulations=PILOT_SIMULATIONS, k_max=PILOT_K_MAX, rng=seed)
+    st.dataframe(pd.DataFrame({"ω": list(plans),
+                               "planned k per arm": [str(p.k) if p.k is not None else f"> {p.k_max}"
+                                                     for p in plans.values()],
+                               "share of the pilot's difference kept": [format_percent(p.shrinkage)
+                                                                        for p in plans.values()]}),
+                 hide_index=True)
+    for name, plan in plans.items():
+        st.markdown(f"**{name}**: {plan.reading}")
+
 
 settings = current_settings()
 st.title("Many perturbations")
@@ -75,7 +103,9 @@ with guard():
             m = len(family.results)
             st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
                        f"{format_percent(min(1, 1 - (1 - alpha) ** m))} without correction. "
-                       + read_family(family.adjusted.n_rejected, m, alpha, correction))
+                       + read_family(family.adjusted.n_rejected, m, alpha, correction,
+                                     n_resamples=None if stops else family.results[0].test.n_resamples,
+                                     exact=not stops and family.results[0].test.exact))
             st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
                                                                 "correction)", label=symbol),
@@ -105,9 +135,12 @@ with guard():
                 explanations = family_explanations(Audited.of_request(request, pick, family), fdr=changed.fdr)
             family_downloads(family, settings, name="family", current=shown.current, explanations=explanations,
                              request=request)
+            plan_from_pilot(family, alpha=alpha, seed=settings.seed)
 
     st.subheader("Sample-size planner")
     st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")
+    st.caption("A plan for DBPA itself from outputs you have: run the family on a small k, then use **Plan k from "
+               "these outputs** above (dbpa_core.plan_sample_size).")
     columns = st.columns(4)
     effect = columns[0].number_input("Effect size (Cohen's d)", 0.05, 5.0, 0.5, 0.05, key="plan_effect",
                                      help="The shift of the outputs' mean, in standard deviations of one output: "
@@ -118,8 +151,8 @@ with guard():
     needed = required_sample_size(effect, alpha=plan_alpha, power=power, m=m)
     st.metric("Samples per arm k needed", needed)
     st.caption(f"To detect a shift of {effect:g} standard deviations with probability {format_percent(power)} while "
-               f"testing {m} perturbations at family-wise α = {plan_alpha:g}, plan on about {needed} outputs per arm "
-               "(k = 2((z₁₋α/(2m) + z₁₋β)/d)², the normal approximation; the paper gives the rule up to its "
+               f"testing {m} perturbations at family-wise α = {plan_alpha:g}, a z-test needs about {needed} outputs "
+               "per arm (k = 2((z₁₋α/(2m) + z₁₋β)/d)², the paper's z-test approximation, given up to its "
                "constant). It holds for a shift along one direction that the embedding keeps; when many directions "
                "do not move, DBPA needs more — check the plan by simulation.")
     plan_resamples = resamples_for(plan_alpha / m)
@@ -146,3 +179,4 @@ with guard():
                    f"(B = {plan_resamples:,} re-splits): two arms of k outputs, one a normal shift of {effect:g} "
                    "standard deviations from the other, tested by DBPA with the energy distance; bars are 95 % "
                    "intervals.")
+

@@ -93,7 +93,7 @@ def test_command(args) -> int:
     print(f"ω ({request.discrepancy}) = {result.statistic:.4g}   p = {result.pvalue:.4g} "
           f"{significance_stars(result.pvalue)}   k = {result.n_original} / {result.n_perturbed}")
     print(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
-    print(read_decision(result.pvalue, request.alpha))
+    print(read_decision(result.pvalue, request.alpha, n_resamples=result.n_resamples, exact=result.exact))
     context = {"a": str(args.a), "b": str(args.b), "seed": request.seed, "request": request.key}
     if found.explanation is not None:
         context["explanation"] = explanation_record(found.explanation, arms=(Path(args.a).stem, Path(args.b).stem),

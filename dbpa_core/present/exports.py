@@ -177,8 +177,10 @@ def family_html(family, record: dict) -> str:
                                 alpha=adjusted.alpha, title=f"ω per {noun} (blue: significant after correction)")]
     figures += [null_histogram(r.test, label=f"ω · {r.label}") for r in family.results[:12]]
     summary = record["summary"]
+    fixed = family.kind != "sequential"
     verdict = read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"],
-                          noun=noun, claim=claim)
+                          noun=noun, claim=claim, n_resamples=family.results[0].test.n_resamples if fixed else None,
+                          exact=fixed and family.results[0].test.exact)
     known = all(p["true_effect"] is not None for p in record["perturbations"])
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
@@ -244,7 +246,8 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "�
     verdict = test_decision(test, alpha)
     stage_wise = " stage-wise" if sequential else ""
     readings = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in (
-        *((read_sequential(test),) if sequential else (read_test(test), read_decision(test.pvalue, alpha))),
+        *((read_sequential(test),) if sequential else (read_test(test), read_decision(test.pvalue, alpha, n_resamples=test.n_resamples,
+                                                                      exact=test.exact))),
         *test.warnings))
     changes = explanation_html(record["explanation"]) if record.get("explanation") else ""
     # The texts and the null are in the JSON; the settings here are what a reader checks.

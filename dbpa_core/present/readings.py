@@ -124,11 +124,44 @@ def read_pvalue(pvalue: float, n_resamples: int, *, exact: bool = False) -> str:
     )
 
 
-def read_decision(pvalue: float, alpha: float) -> str:
-    """One sentence that reads the decision at level α."""
+def read_unreachable(level: float, n_resamples: int | None, *, exact: bool = False, m: int = 1,
+                     method: str = "bonferroni") -> str:
+    """The sentence for a level no p-value of the test can reach (its floor 1/(B+1), or 1/N, is above it), else "".
+
+    Read at α (or at α/m, the first step of Bonferroni and Holm over m tests), a floor above the level means the
+    test can never reject, whatever the outputs: "no change" would then say nothing (the home page read "the
+    difference is within what chance produces" for Earth → Mars at α = 0.001, B = 800, p at its floor 1/801).
+    """
+    if n_resamples is None:
+        return ""
+    from ..stats.permutation import ALPHA_OVER_M
+
+    family = m > 1 and method in ALPHA_OVER_M
+    asked = level / m if family else level
+    floor = pvalue_floor(n_resamples, exact=exact)
+    if floor <= asked * (1 + 1e-9):
+        return ""
+    where = (f"{correction_name(method)} over {m} tests asks p ≤ α/{m} = {_two_digits(asked)}" if family
+             else f"α = {level:g} asks p ≤ {level:g}")
+    if exact:
+        return (f"No p of this test can reach the level: {where}, but with every one of its {n_resamples:,} splits "
+                f"counted the smallest possible p is 1/N = {floor_value(n_resamples, exact=True)}, so nothing can "
+                "be declared at this level whatever the outputs; only more outputs per arm can reach it.")
+    needed = math.ceil(1 / asked) - 1
+    return (f"No p of this test can reach the level: {where}, but with B = {n_resamples:,} re-splits the smallest "
+            f"possible p is 1/(B+1) = {floor_value(n_resamples)}, so nothing can be declared at this level whatever "
+            f"the outputs; B ≥ {needed:,} re-splits would reach it.")
+
+
+def read_decision(pvalue: float, alpha: float, *, n_resamples: int | None = None, exact: bool = False) -> str:
+    """One sentence that reads the decision at level α (given ``n_resamples``, one that says when α is out of
+    the test's reach: :func:`read_unreachable`)."""
     if pvalue <= alpha:
         return (f"p ≤ α = {alpha:g}: the outputs differ more than chance explains, so the perturbation is "
                 "declared to change the output distribution.")
+    unreachable = read_unreachable(alpha, n_resamples, exact=exact)
+    if unreachable:
+        return f"p > α = {alpha:g}, and no change is declared. {unreachable}"
     return (f"p > α = {alpha:g}: the difference is within what chance produces; "
             "no change is declared (which is not proof of no change).")
 
@@ -160,10 +193,12 @@ def read_adjusted_decision(pvalue_adjusted: float, alpha: float, method: str, m:
 
 
 def read_family(n_rejected: int, m: int, alpha: float, method: str, *, noun: str = "perturbation",
-                claim: str = "declared to change the output distribution") -> str:
+                claim: str = "declared to change the output distribution", n_resamples: int | None = None,
+                exact: bool = False) -> str:
     """One sentence that reads a family's outcome ("2 of 8 perturbations are <claim> (Holm correction; …)").
 
-    The verb agrees with the count: "1 of 6 perturbations is declared …" (trial 5 read "1 of 6 … are").
+    The verb agrees with the count: "1 of 6 perturbations is declared …" (trial 5 read "1 of 6 … are").  Given
+    ``n_resamples``, a level out of the tests' reach is said (:func:`read_unreachable`).
     """
     from .formatting import counted
 
@@ -171,8 +206,9 @@ def read_family(n_rejected: int, m: int, alpha: float, method: str, *, noun: str
                 if not method.startswith("fdr") else "the expected share of false alarms among detections is kept "
                                                         "at or below")
     verb = "is" if n_rejected == 1 else "are"
+    unreachable = read_unreachable(alpha, n_resamples, exact=exact, m=m, method=method)
     return (f"{n_rejected} of {counted(m, noun)} {verb} {claim} ({correction_name(method)} correction; {controls} "
-            f"α = {alpha:g}).")
+            f"α = {alpha:g}).") + (f" {unreachable}" if unreachable else "")
 
 
 def null_splits(exact: bool) -> str:

@@ -23,7 +23,7 @@ from ..paper.sample_size import SampleSizeTable
 from ..paper.rut import RUTStudy
 from ..paper.stability import StabilityStudy
 from ..paper.table2 import PersonaTable
-from ..stats.power import TWO_SAMPLE_CONSTANT
+from ..stats.power import RULE_POWER_AT_63, TWO_SAMPLE_CONSTANT
 from . import reproduction_tables as tables
 from . import rut_study
 from .readings import at_floor, floor_value, format_percent, significance_stars
@@ -87,6 +87,27 @@ def _floor_share(model, n_resamples) -> float:
     return float(np.mean([at_floor(p, n_resamples) for p in model.control_pvalues]))
 
 
+def _name_echo(study: ROCStudy, alpha: float = 0.05) -> str:
+    """Why AUC < 0.5 on the recorded cvd_nice models, as measured: the name echo, and no power for the targets."""
+    from ..paper.cvd_roc import load_recording
+
+    comparisons = [c for m in study.models for c in m.comparisons]
+    names = [c for c in comparisons if not c.is_target and str(c.perturbed).startswith("name")]
+    facts = [c for c in comparisons if not c.is_target and not str(c.perturbed).startswith("name")]
+    targets = [c for c in comparisons if c.is_target]
+    recording = load_recording()
+    echo = [np.mean([("John" in text) for s in study.settings["seeds"]
+                     for text in recording.answers[m.key, s, "original"]]) for m in study.models]
+
+    def flagged(tests):
+        return f"{sum(c.pvalue < alpha for c in tests)} of {len(tests)}"
+
+    return (f"the name controls are flagged in {flagged(names)} tests, the model repeating the patient's name "
+            f"('John' is in {_share_range(echo)} of its original answers), the facts outside the risk score in "
+            f"{flagged(facts)} and the targets in {flagged(targets)}, about α: k = {study.settings['k']} gives no "
+            "power for the targets here, which says nothing about whether these models follow NICE's thresholds")
+
+
 def roc_agreement(study: ROCStudy) -> str:
     """Figs 1–2 on one setup: the printed best models (Fig 2) against this project's, with the reason."""
     aucs = [m.pooled.auc for m in study.models]
@@ -117,8 +138,8 @@ def roc_agreement(study: ROCStudy) -> str:
     reversed_ = sum(a < 0.5 for a in aucs)
     shares = (f"; at α = 0.05 the test flags {_share_range(controls)} of the controls and "
               f"{_share_range(targets)} of the targets"
-              + (f", so in {reversed_} of {len(aucs)} models the answers moved more with a control (a name, a fact "
-                 "outside the risk score) than with a clinical value that changes NICE's advice" if reversed_ else ""))
+              + (f", so in {reversed_} of {len(aucs)} models controls got the smaller p-values: {_name_echo(study)}"
+                 if reversed_ else ""))
     return (f"{printed}; those models are not local, so in the paper's own setup (cvd_nice, 8 controls and 8 "
             f"targets, k = {k}, {seeds} seeds) on {_names(m.label for m in study.models)}, AUC is "
             f"{', '.join(f'{a:.2f}' for a in aucs)} and {bests}: {verdict}{shares}.")
@@ -152,9 +173,12 @@ def grid_agreement(grid: ChoiceGrid, alpha: float = 0.05) -> str:
     higher = [c for j, c in enumerate(grid.choices)
               if grid.statistics[creative, j].mean() > grid.statistics[medical, j].mean()]
     doctor = grid.personas.index(paper.BASELINE_PERSONA)
-    reason = (f"the printed doctor row compares two separately drawn doctor arms (two patients) and is flagged "
-              f"by {_names(c for j, c in enumerate(grid.choices) if printed[doctor, j])}, ours two halves of one arm "
-              f"(flagged by {_names(c for j, c in enumerate(grid.choices) if ours[doctor, j])}), and the other "
+    reason = (f"the paper compares each persona with baseline answers given without a role (§4.1), so its doctor "
+              f"row is 'Act as a doctor' against those (the reference code seems to draw that baseline as a second "
+              f"doctor arm, which the paper does not say) and is flagged by "
+              f"{_names(c for j, c in enumerate(grid.choices) if printed[doctor, j])}; ours compares two halves "
+              f"of the one shipped doctor arm, no role-free answers being shipped (flagged by "
+              f"{_names(c for j, c in enumerate(grid.choices) if ours[doctor, j])}), and the other "
               "persona arms each answer another patient, which every choice here detects")
     if grid.table == "Table 4":
         reason += ("; the paper does not define Euclidean and Wasserstein (ours: the density-histogram distance "
@@ -182,12 +206,16 @@ def cost_agreement(result: AppendixResult) -> str:
 def sample_size_agreement(result: SampleSizeTable) -> str:
     """§3.2: the rule has no printed table to agree with; what it says about the paper's k."""
     d = result.detectable
-    return (f"§3.2 prints the rule, not a table, and only up to a constant (2 here: the two-sample normal "
-            f"approximation for ω in Cohen's d, whose planned k the permutation test meets in simulation); at the "
-            f"paper's k = {result.k_paper} it detects effects ω ≥ {d[1]:.2f} (Cohen's d) for one perturbation and "
-            f"≥ {d[8]:.2f} with Bonferroni over Table 2's 8 personas ({format_percent(result.power)} power, α = "
-            f"{result.alpha:g}): Table 2's printed ω are JS distances, not Cohen's d, so the rule "
-            "cannot be checked against them.")
+    measured = RULE_POWER_AT_63
+    return (f"§3.2 prints the rule, not a table, and only up to a constant (2 here: the two-sample z-test's normal "
+            f"approximation, ω as Cohen's d); at the paper's k = {result.k_paper} the z-test would detect effects "
+            f"ω ≥ {d[1]:.2f} (Cohen's d) for one perturbation and ≥ {d[8]:.2f} with Bonferroni over Table 2's 8 "
+            f"personas ({format_percent(result.power)} power, α = {result.alpha:g}). It is the paper's z-test "
+            f"approximation, not DBPA's power: at its k = 63 for d = 0.5 (80 % planned), DBPA with the paper's ω "
+            f"(the JS distance) found a normal shift in {format_percent(measured['js_distance', 1])} of simulated "
+            f"audits in 1-D and {format_percent(measured['js_distance', 16])} in 16-D (the energy distance in 1-D: "
+            f"{format_percent(measured['energy', 1])}); plan DBPA from a pilot with plan_sample_size. Table 2's "
+            "printed ω are JS distances, not Cohen's d, so the rule cannot be checked against them.")
 
 
 def agreement(result) -> list[str]:

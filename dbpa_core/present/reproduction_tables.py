@@ -173,10 +173,10 @@ def cost_frame(result: AppendixResult):
 
 # ------------------------------------------------------------ sample size
 def sample_size_frame(result: SampleSizeTable):
-    """§3.2's rule: k per arm for each family size m and effect ω, and what the paper's k detects."""
+    """§3.2's rule, a z-test approximation: k per arm for each family size m and effect ω, what the paper's k detects."""
     columns = {"family": [f"m = {m}: {label}" for m, label in result.families.items()]}
     for effect in result.effects:
-        columns[col(f"k for ω = {effect:g}", pr.THIS_PROJECT)] = [result.k[m, effect] for m in result.families]
-    columns[col(f"ω detectable at k = {result.k_paper}", pr.THIS_PROJECT)] = [
+        columns[col(f"z-test k for ω = {effect:g}", pr.THIS_PROJECT)] = [result.k[m, effect] for m in result.families]
+    columns[col(f"ω a z-test detects at k = {result.k_paper}", pr.THIS_PROJECT)] = [
         round(result.detectable[m], 3) for m in result.families]
     return _frame(columns)

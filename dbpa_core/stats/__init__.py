@@ -9,7 +9,8 @@ discrepancy        3. ω(P0, P1): JSD (default), JS distance, W1, KS, energy,
 permutation        4. Algorithm 1: the permutation null and p-value
                    (``_kernels``: its compiled inner loops)
 corrections        5. family-wise error: Bonferroni, Holm, Benjamini–Hochberg
-power              5. sample-size planning and simulated power
+power              5. §3.2's sample-size rule (a z-test's) and simulated power
+planning           5. sample-size planning from a pilot, by simulating DBPA
 roc                TPR/FPR over α for controls vs targets (Figs 1–2)
 explain            what changed: themes tested by re-splitting the labels (BH),
                    representative outputs (MMD witness)

@@ -247,7 +247,7 @@ def dbpa_test_many(x_groups, y_groups, *, similarity: str = "cosine", discrepanc
 
     pvalue = _pvalue(statistic, null, exact) if not all(degenerate) else 1.0
     prompt_pvalues, prompt_exact, prompt_effects = [], [], []
-    for engine, obs, table, values, flag in zip(engines, observed, tables, prompt_nulls, degenerate):
+    for obs, table, values, flag in zip(observed, tables, prompt_nulls, degenerate, strict=True):
         own_exact = table is not None
         prompt_pvalues.append(1.0 if flag else _pvalue(obs, table if own_exact else values, own_exact))
         prompt_exact.append(own_exact)
