@@ -53,6 +53,21 @@ html { font-size: 19px !important; }
 """
 
 
+#: The lesson's k: large enough that the strongest interventions show, small enough to draw at once.
+LESSON_K = 40
+
+
+def lesson_k(k: int | None, previous_limit: int | None, limit: int) -> int:
+    """The k slider's value for a backend holding at most ``limit`` outputs per arm (5 ≤ k ≤ limit).
+
+    A k that sat at the previous backend's cap (Recorded's 20) goes back to :data:`LESSON_K` when the cap
+    changes: it was the cap, not a choice (issue 45: k stayed at 20 after leaving Recorded).
+    """
+    if k is None or (previous_limit is not None and previous_limit != limit and k == previous_limit):
+        k = LESSON_K
+    return max(5, min(int(k), limit))
+
+
 def presenting() -> bool:
     """Whether presentation mode is on: ``?present=1`` in the address, or the sidebar toggle."""
     return st.query_params.get("present", "") in ("1", "true", "yes") or bool(st.session_state.get("present"))

@@ -15,7 +15,7 @@ st.write(
     "**DBPA** (Rauba, Wei & van der Schaar, ICML 2025) draws many outputs for an original prompt *x₀* and a "
     "perturbed prompt *x₁*, embeds them, and asks a permutation test whether the two clouds differ more than chance."
 )
-from dbpa_app.ui.lesson import LESSON_CSS, presenting, verdict_strip  # noqa: E402
+from dbpa_app.ui.lesson import LESSON_CSS, lesson_k, presenting, verdict_strip  # noqa: E402
 
 st.html(LESSON_CSS)
 # The verdict strip: first on the page and sticky (ui.lesson), filled once the result exists and redrawn in
@@ -99,12 +99,9 @@ with guard():
     if limit < 5:
         raise ValueError("`Backend`: fewer than 5 responses per arm were recorded for this scenario; pick another "
                          "scenario or a live backend in the sidebar.")
-    # Within the slider; after leaving Recorded (k capped at its 20) the lesson's 40 comes back.
-    if st.session_state.get("home_k_limit") != limit and st.session_state.get("home_k") == \
-            st.session_state.get("home_k_limit"):
-        st.session_state["home_k"] = 40
+    st.session_state["home_k"] = lesson_k(st.session_state.get("home_k"), st.session_state.get("home_k_limit"),
+                                          limit)
     st.session_state["home_k_limit"] = limit
-    st.session_state["home_k"] = max(5, min(st.session_state.get("home_k", 40), limit))
 
     # The lesson's four controls, on the first screen.
     ids = [p.id for p in scenario.perturbations]
