@@ -96,3 +96,21 @@ def test_the_rut_page_leads_with_the_plain_verdict(pvalue, headline):
     from dbpa_core.present.verdicts import rut_verdict
 
     assert rut_verdict(pvalue, 0.05).startswith(headline)
+
+
+def test_views_that_do_not_sample_say_so_and_typed_prompts_are_warned(tmp_path, monkeypatch):
+    """The sidebar's sampler settings showed on views that ignore them, with no note; typed prompts on the
+    simulated backend gave p ≤ 0.001 for any two prompts, said only after the run."""
+    from test_app import open_page, start
+
+    from dbpa_app.ui.sidebar import SAMPLER_IGNORED
+    from dbpa_core.present.verdicts import TYPED_ON_SIMULATED
+
+    at = open_page(start(tmp_path, monkeypatch), "byo_samples")
+    assert not at.exception
+    notes = [i.value for i in at.sidebar.info]
+    assert notes == [SAMPLER_IGNORED.format(why="it tests the outputs you upload")]
+    at = open_page(at, "audit_one")
+    assert not [i for i in at.sidebar.info if "does not sample" in i.value]  # this view samples
+    at.radio(key="one_source").set_value("Type both prompts").run()
+    assert any(w.value == TYPED_ON_SIMULATED for w in at.warning)  # before any Run

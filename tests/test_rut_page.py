@@ -41,7 +41,17 @@ def page(tmp_path, monkeypatch):
     return open_page(start(tmp_path, monkeypatch), "model_audit")
 
 
-def test_default_view_opens_on_the_papers_experiments(page):
+def test_default_view_opens_on_one_recorded_audit(page):
+    """One audit's answer first, in plain words (issue 45: the page opened on the power study)."""
+    assert page.radio(key="rut_mode").value == "audit" and not page.exception
+    headlines = [m.value for m in page.markdown if m.value.startswith("#### ")]
+    assert headlines and headlines[0] in ("#### Likely not the claimed model",
+                                          "#### Consistent with the claimed model (this does not prove it is)")
+    assert metric(page, "Decision") in ("REJECT H₀", "FAIL TO REJECT H₀")  # the technical label, under it
+
+
+def test_the_papers_experiments_view(page):
+    page.radio(key="rut_mode").set_value("paper").run()
     assert page.radio(key="rut_mode").value == "paper"
     text = " ".join(m.value for m in page.markdown) + " ".join(c.value for c in page.caption)
     assert "paper (printed)" in text and "Table 2a" in text

@@ -34,6 +34,9 @@ with guard():
     mode = st.radio("Data", ["Recorded study (instant)", "Live run: your model and questions"], horizontal=True,
                     key="stab_mode")
     if mode.startswith("Recorded"):
+        from dbpa_app.ui.sidebar import sampler_ignored
+
+        sampler_ignored("the recorded study; only the seed is used, for the bootstrap")
         columns = st.columns([2, 1, 2])
         cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost", format_func=COST_LABELS.get,
                                     help="The paper's eq. (1): (1 − cosine similarity) × the larger token-count "

@@ -21,6 +21,11 @@ NOT_CLAIMED_MODEL = "Likely not the claimed model"
 CONSISTENT_WITH_CLAIM = "Consistent with the claimed model (this does not prove it is)"
 #: The effect's headline when the observed discrepancy is not above the null's mean.
 NO_EFFECT = "none beyond chance"
+#: Said before a run of typed prompts on the simulated backend (issue 45: any two prompts gave p ≤ 0.001).
+TYPED_ON_SIMULATED = ("**The simulated backend cannot test typed prompts.** It invents an answer distribution from "
+                      "each prompt's text, so any two different prompts differ by construction and the test will "
+                      "declare a change whatever they say. Choose *Local SmolLM2* or an API in the sidebar to test "
+                      "a real model, or a scenario above to see the method with a known truth.")
 #: Power the "would be needed" sample size aims at (the planner's default, paper §3.3).
 PLANNED_POWER = 0.8
 #: Beyond this the estimate is said as a bound: one run's effect cannot be scaled that far with any trust.
