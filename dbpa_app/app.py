@@ -1,10 +1,16 @@
 """DBPA Explorer: the routing table and the shared sidebar.  Pages live in views/; logic in dbpa_core."""
 
+from pathlib import Path
+
 import streamlit as st
 
+from dbpa_app.ui.lesson import apply_presentation_mode, presentation_toggle, presenting
 from dbpa_app.ui.sidebar import interrupted_notice, sidebar
 
-st.set_page_config(page_title="DBPA Explorer", page_icon=":material/query_stats:", layout="wide")
+# A local favicon: a Material icon or emoji as page_icon is fetched from the internet, which fails offline.
+# Presentation mode (?present=1) opens with the sidebar collapsed.
+st.set_page_config(page_title="DBPA Explorer", page_icon=str(Path(__file__).parent / "favicon.png"), layout="wide",
+                   initial_sidebar_state="collapsed" if presenting() else "auto")
 
 pages = {
     "Learn": [
@@ -29,5 +35,7 @@ pages = {
 }
 navigation = st.navigation(pages)
 st.session_state["settings"] = sidebar()
+presentation_toggle()
+apply_presentation_mode()
 interrupted_notice()
 navigation.run()

@@ -216,7 +216,7 @@ def test_quick_pick_buttons_choose_an_intervention(app):
 
 
 def test_recorded_backend_clamps_n(tmp_path, monkeypatch):
-    at = start(tmp_path, monkeypatch, backend="recorded")
+    at = start(tmp_path, monkeypatch, backend="recorded", home_show_changed=True)
     assert not at.exception
     assert at.slider(key="home_k").value == 20  # the default 40 clamped to what was recorded
     assert "20 responses per prompt were recorded" in captions(at)
@@ -278,6 +278,7 @@ def test_what_changed_panel(app, minilm):
     from dbpa_core.stats.explain import explain_change
 
     at = app
+    at.toggle(key="home_show_changed").set_value(True).run()  # one click away (issue 45), not on by default
     subheaders = [s.value for s in at.subheader]
     assert subheaders.index("02 · Outputs and the permutation null") < subheaders.index("What changed") \
         < subheaders.index("03 · A family of perturbations")
@@ -333,9 +334,11 @@ def test_what_changed_is_computed_once_for_every_session(tmp_path, monkeypatch):
     real = explain.explain_change
     monkeypatch.setattr(explain, "explain_change", lambda *args, **kwargs: calls.append(kwargs["fdr"])
                         or real(*args, **kwargs))
-    at = start(tmp_path, monkeypatch)
+    at = start(tmp_path, monkeypatch, home_show_changed=True)
     assert calls == [0.1] * 6  # the shown intervention's, shared with the downloads' six
-    again = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600).run()
+    again = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600)
+    again.session_state["home_show_changed"] = True
+    again.run()
     assert not again.exception and themes_table(again).equals(themes_table(at))
     assert calls == [0.1] * 6
     at.select_slider(key="home_fdr").set_value(0.05).run()

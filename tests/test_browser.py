@@ -174,6 +174,7 @@ def test_what_changed_panel(app_url, page):
     page.goto(f"{app_url}/", wait_until="domcontentloaded")
     page.get_by_text("What changed").first.wait_for(timeout=240_000)
     wait_until_idle(page)
+    page.get_by_text("What changed: the themes that moved").first.click()  # a toggle: one click away (issue 45)
     page.locator("[data-testid='stSelectbox']").filter(has_text="Intervention").click()
     page.get_by_role("option", name=re.compile("Earth → Mars")).click()
     page.get_by_text(re.compile(r"Theme .* of perturbed outputs vs")).first.wait_for(timeout=120_000)
@@ -386,7 +387,7 @@ VIEWS = {
                       ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
                   ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
-    "model_audit": [("paper", shown("Highest power AUC")), ("audit", choose("One recorded audit", "Decision"))],
+    "model_audit": [("audit", shown("Decision")), ("paper", choose("The paper's experiments", "Highest power AUC"))],
     # the live run's form, up to its selectboxes (their chosen values were cut at 1024 and 1280 px)
     "stability": [("first", shown("of 200 resamples")),
                   ("live", then(backend("Local SmolLM2-135M (CPU)"), choose("Live run", "Items"),

@@ -41,7 +41,17 @@ def page(tmp_path, monkeypatch):
     return open_page(start(tmp_path, monkeypatch), "model_audit")
 
 
-def test_default_view_opens_on_the_papers_experiments(page):
+def test_default_view_opens_on_one_recorded_audit(page):
+    """One audit's answer first, in plain words (issue 45: the page opened on the power study)."""
+    assert page.radio(key="rut_mode").value == "audit" and not page.exception
+    headlines = [m.value for m in page.markdown if m.value.startswith("#### ")]
+    assert headlines and headlines[0] in ("#### Likely not the claimed model",
+                                          "#### Consistent with the claimed model (this does not prove it is)")
+    assert metric(page, "Decision") in ("REJECT H₀", "FAIL TO REJECT H₀")  # the technical label, under it
+
+
+def test_the_papers_experiments_view(page):
+    page.radio(key="rut_mode").set_value("paper").run()
     assert page.radio(key="rut_mode").value == "paper"
     text = " ".join(m.value for m in page.markdown) + " ".join(c.value for c in page.caption)
     assert "paper (printed)" in text and "Table 2a" in text
@@ -199,6 +209,7 @@ def test_the_paper_views_default_audit_is_the_one_audit_views_audit(page):
     """The paper view's "default audit" (Q2_K at q = 0.5, seed 0) and the one-audit view at the same settings
     are one audit, with the same numbers: they were two draws of one stream at different points (46 and 47 of
     100 substituted on the shipped pools, W² 5.75 and 5.21), and neither view said why."""
+    page.radio(key="rut_mode").set_value("paper").run()  # the page opens on one audit (issue 45)
     substituted = metric(page, "Substituted answers (true)")
     bound = metric(page, "Lower bound (95 %)")
     page.radio(key="rut_mode").set_value("audit").run()
@@ -269,7 +280,7 @@ def test_the_paper_experiments_csv_carries_the_studys_settings(page, monkeypatch
     from test_exports import read_csv
 
     sent = capture_downloads(monkeypatch)
-    page.run()
+    page.radio(key="rut_mode").set_value("paper").run()  # the page opens on one audit (issue 45)
     settings = json.loads(sent["rut_paper_experiments.json"])["settings"]
     read = read_csv(sent["rut_paper_experiments.csv"])
     assert list(read.columns[:2]) == ["substitute", "q"]

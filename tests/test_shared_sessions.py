@@ -122,7 +122,7 @@ ACTIONS = {
                            lambda at: at.number_input(key="persona_k").set_value(6).run(),
                            lambda at: press(at, "persona_run")],
     "reproduce": [],
-    "model_audit": [lambda at: at.radio(key="rut_mode").set_value("audit").run()],  # the study, then one audit
+    "model_audit": [lambda at: at.radio(key="rut_mode").set_value("paper").run()],  # one audit, then the study
     "stability": [],
     "byo_samples": [lambda at: at.file_uploader(key="byo_file").set_value(("class.jsonl", BYO_FILE,
                                                                             "application/json")).run(),

@@ -14,6 +14,7 @@ from dbpa_core.present.formatting import counted, format_number, unbroken
 from dbpa_core.present.readings import (decision, declares_change, format_pvalue, null_splits, pvalue_floor_note,
                                         read_decision, read_effect, read_pvalue, read_statistic, significance_stars,
                                         test_decision)
+from dbpa_core.present.verdicts import CHANGED, NO_CHANGE, plain_verdict
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
 
@@ -68,7 +69,9 @@ def result_strip(result, alpha: float, *, label: str = "ω", current: bool = Tru
     columns[2].metric("Samples per arm", f"{result.n_original} / {result.n_perturbed}")
     st.caption(f"α = {alpha:g} · permutations B = {result.n_resamples:,}"
                + (" (every split: exact)" if result.exact else " random re-splits"))
-    # The decision is the headline, on its own line so "FAIL TO REJECT H₀" is never cut.
+    # The plain verdict is the headline (issue 45); the decision, the technical label, on its own line under it
+    # so "FAIL TO REJECT H₀" is never cut.
+    verdict_headline(plain_verdict(result.pvalue, alpha), current=current)
     st.metric("Decision" if current else "Decision (out of date)", decision(result.pvalue, alpha))
     st.caption(read_statistic(result.statistic, float(np.mean(result.null_distribution)), label, exact=result.exact))
     st.caption(read_pvalue(result.pvalue, result.n_resamples, exact=result.exact))
@@ -123,17 +126,26 @@ def detection_and_control(family) -> None:
             st.caption(title)
             truth = (f"Simulated true effect: {format_share(result.true_effect)}. "
                      if result.true_effect is not None else "")
-            st.markdown(f"**{decision(pvalue, adjusted.alpha)}** · {result.label}")
-            st.caption(truth + read_adjusted_decision(float(pvalue), adjusted.alpha, adjusted.method, m))
+            st.markdown(f"**{plain_verdict(pvalue, adjusted.alpha)}** · {result.label}")
+            st.caption(f"{decision(pvalue, adjusted.alpha)}. " + truth
+                       + read_adjusted_decision(float(pvalue), adjusted.alpha, adjusted.method, m))
 
 
-def decision_box(pvalue: float, alpha: float, *, headline: bool = False, n_resamples: int | None = None,
-                 exact: bool = False) -> None:
+def verdict_headline(text: str, *, current: bool = True) -> None:
+    """The plain verdict ("Changed the answers") as a headline, marked when the result is out of date."""
+    st.markdown(f"#### {text}" + ("" if current else " *(out of date)*"))
+
+
+def decision_box(pvalue: float, alpha: float, *, headline: bool = False, plain: bool = False,
+                 n_resamples: int | None = None, exact: bool = False) -> None:
     """The decision's reading in a box.  A detected change is a finding, not a success: a warning box
-    when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first; given
-    ``n_resamples``, an α out of the test's reach is said."""
+    when H₀ is rejected, an information box when it is not; ``headline`` puts the decision first, ``plain``
+    as the plain verdict ("Changed the answers") with the technical label after it; given ``n_resamples``,
+    an α out of the test's reach is said."""
     text = read_decision(pvalue, alpha, n_resamples=n_resamples, exact=exact)
-    if headline:
+    if headline and plain:
+        text = f"**{plain_verdict(pvalue, alpha)}** · {decision(pvalue, alpha)} · {text}"
+    elif headline:
         text = f"**{decision(pvalue, alpha)}** · {text}"
     (st.warning if pvalue <= alpha else st.info)(text)
 
@@ -242,6 +254,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
                       help=f"Drawn per arm when the test stopped / the most its plan allows ({result.k_max}).")
     columns[1].metric(f"{label} at the stop", format_number(result.statistic))
     columns[2].metric("Stage-wise p", f"{format_pvalue(result.pvalue)} {significance_stars(result.pvalue)}".strip())
+    verdict_headline(CHANGED if declares_change(result, result.alpha) else NO_CHANGE, current=current)
     st.metric("Decision" if current else "Decision (out of date)", test_decision(result, result.alpha))
     st.caption(read_sequential(result))
     st.plotly_chart(shared_figure(sequential_path, result, label=label), width="stretch", key=f"{key}_path")

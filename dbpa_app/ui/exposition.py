@@ -111,11 +111,11 @@ def scenario_recorded_limit(scenario) -> int:
     return recorded_limit([(arm.prompt, arm.system) for arm in arms])
 
 
-def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: str, seed: int, slots) -> None:
+def stream_in_place(result, request, *, statistic: str, seed: int, slots, draw_strip) -> None:
     """Replay a result as its evidence accumulated: the first n outputs of each arm, n growing to k.
 
-    ``slots`` are the page's (result strip, clouds, null) placeholders,
-    redrawn in place; each step is the test on the first n outputs
+    ``slots`` are the page's (clouds, null) placeholders, redrawn in place, and
+    ``draw_strip(partial, note)`` redraws the verdict strip; each step is the test on the first n outputs
     (:func:`dbpa_core.audit.exposition.streamed`), so what a class sees is
     an honest smaller audit.
     """
@@ -123,7 +123,7 @@ def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: st
     from dbpa_core.present.figures import null_histogram, output_clouds
     from dbpa_core.present.projection import project
 
-    strip, cloud_slot, null_slot = slots
+    cloud_slot, null_slot = slots
     original, perturbed = result.original, result.perturbed
     coordinates = project(np.vstack([original.embeddings, perturbed.embeddings]), "pca", rng=seed)
     k = len(original.texts)
@@ -132,9 +132,7 @@ def stream_in_place(result, request, *, alpha: float, statistic: str, inputs: st
     label = STATISTICS[statistic][0]
     for partial in streamed(result, request):
         n = len(partial.original.texts)
-        with strip.container():
-            show_result(partial, alpha, statistic=statistic, inputs=inputs,
-                        note=f"Streaming: {n} of {k} outputs per arm so far, not the final result. ")
+        draw_strip(partial, f"Streaming: {n} of {k} outputs per arm so far, not the final result.")
         rows = list(range(n)) + list(range(k, k + n))
         cloud_slot.plotly_chart(output_clouds(coordinates[rows], (n, n), list(original.texts[:n])
                                               + list(perturbed.texts[:n]), axis_ranges=ranges), width="stretch")
@@ -157,20 +155,41 @@ def true_effect_text(result, simulated: bool) -> str:
     return format_share(result.true_effect) + (" (control)" if result.true_effect == 0 else "")
 
 
-def exposition_table(family, *, label: str, simulated: bool):
-    """Panel 03's table: perturbation, true effect, observed T, p, p·Bonferroni, decision."""
+def exposition_table(family, *, label: str, simulated: bool, k: int | None = None):
+    """Panel 03's table: perturbation, true effect, observed T, p, p·Bonferroni, decision.
+
+    On the simulated backend the true effect of a target the family missed reads "52 % · missed" (the k it
+    needed is in :func:`missed_notes`)."""
     import pandas as pd
 
     adjusted = family.adjusted
+    missed = {i for i, _ in missed_targets(family)} if simulated else set()
     return pd.DataFrame({
         "perturbation": [f"{i}. {r.label}" for i, r in enumerate(family.results, start=1)],
-        "true effect" + (" (simulated)" if simulated else ""): [true_effect_text(r, simulated) for r in family.results],
+        "true effect" + (" (simulated)" if simulated else ""): [true_effect_text(r, simulated)
+                                                                + (" · missed" if i in missed else "")
+                                                                for i, r in enumerate(family.results)],
         f"observed {label}": [format_number(r.test.statistic) for r in family.results],
         # "≤ 0.0012" kept on one line (a no-break space): at 1024 px the cell wrapped after the "≤".
         "p": [unbroken(format_pvalue(r.test.pvalue, r.test.n_resamples, exact=r.test.exact)) for r in family.results],
         "p·Bonferroni": [unbroken(format_pvalue(p)) for p in adjusted.pvalues_adjusted],
         "decision": [decision(p, adjusted.alpha) for p in adjusted.pvalues_adjusted],
     })
+
+
+def missed_targets(family) -> list:
+    """(index, result) of each simulated target (known true effect > 0) the corrected family did not declare."""
+    return [(i, r) for i, (r, rejected) in enumerate(zip(family.results, family.adjusted.reject))
+            if r.true_effect and not rejected]
+
+
+def missed_notes(family, k: int) -> list[str]:
+    """One "Missed: …" sentence per missed simulated target, its k needed at the family's level α/m."""
+    from dbpa_core.present.verdicts import missed_note
+
+    m, alpha = len(family.results), family.adjusted.alpha
+    return [f"{i + 1}. {r.label}: " + missed_note(r.true_effect, k, r.test.standardized_effect, alpha, m=m)
+            for i, r in missed_targets(family)]
 
 
 def truth_note(settings: Settings, result) -> str:
@@ -197,9 +216,10 @@ def show_result(result, alpha: float, *, statistic: str, inputs: str, note: str 
     columns[0].metric(f"Observed {label}", format_number(test.statistic))
     # Both statistics show the effect *beyond chance* (observed minus the null's mean): a raw centroid
     # distance is never 0, even for a control, and would read as an effect beside the JSD card's 0.
-    columns[1].metric("Effect beyond chance", ("+" if test.effect_size > 0 else "") + format_number(test.effect_size))
+    # A negative effect is never the headline ("−0.004" read as an effect): "none" (the reading says why).
+    columns[1].metric("Effect beyond chance", "+" + format_number(test.effect_size) if test.effect_size > 0 else "none")
     pvalue_metric(columns[2], test, stars=False)
-    decision_box(test.pvalue, alpha, headline=True, n_resamples=test.n_resamples, exact=test.exact)
+    decision_box(test.pvalue, alpha, headline=True, plain=True, n_resamples=test.n_resamples, exact=test.exact)
     if beside:
         st.warning(beside, icon=":material/rule:")
     st.caption(read_statistic(test.statistic, float(np.mean(test.null_distribution)), label, exact=test.exact))

@@ -276,7 +276,10 @@ def show_experiment(experiment: str, n_resamples: int = 1000, seed: int = 0, *, 
 
     # one CSV of every table on the screen (Appendix C shows three, Figs 1–2 three), built from the same frames
     shown = rt.stacked_frame((title, table) for title, _, frames, _ in sections for table in frames)
-    downloads(table=shown, record=record, report_html=report, name=f"{key}_{experiment}")
+    from dbpa_core.present.csv_inputs import settings_inputs
+
+    downloads(table=shown, record=record, report_html=report, name=f"{key}_{experiment}",
+              inputs=settings_inputs(record))
 
 
 def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None:

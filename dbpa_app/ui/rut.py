@@ -125,7 +125,11 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     for start in range(0, len(numbers), 3):
         for column, (label, value) in zip(st.columns(3), numbers[start:start + 3]):
             column.metric(label, value, help=helps.get(label))
-    # The decision on its own line, so "FAIL TO REJECT H₀" is never cut.
+    # The plain verdict first ("Likely not the claimed model", issue 45); the technical decision on its own line
+    # under it, so "FAIL TO REJECT H₀" is never cut.
+    from dbpa_core.present.verdicts import rut_verdict
+
+    st.markdown(f"#### {rut_verdict(result.pvalue, alpha)}")
     st.metric(decision_label, decision_value)
     for sentence in [*rut_readings(result), *(extra or [])]:
         st.caption(sentence)

@@ -68,6 +68,15 @@ def sidebar() -> Settings:
     return Settings(sampler, embedder, seed, Keys(sampler_key, embedder_key), " ".join(p for p in problems if p))
 
 
+#: What the sidebar says on a view that does not sample (issue 45: its settings showed with no note).
+SAMPLER_IGNORED = "This view does not sample: the Sampler settings above do not apply here ({why})."
+
+
+def sampler_ignored(why: str) -> None:
+    """Say in the sidebar that the current view ignores the sampler settings, and why."""
+    st.sidebar.info(SAMPLER_IGNORED.format(why=why), icon=":material/block:")
+
+
 def interrupted_notice() -> None:
     """Say so when the previous run stopped part-way (cancelled or crashed), with what was kept."""
     drawing = st.session_state.pop("_drawing", None)

@@ -42,6 +42,10 @@ with guard():
         if not x0.strip() or not x1.strip():
             raise ValueError("Both prompts are needed: type the original prompt x₀ and the perturbed prompt x₁.")
         original, perturbed = Prompt(x0, system), Prompt(x1, system)
+    if source != "From a scenario" and settings.sampler.backend == "simulated":
+        from dbpa_core.present.verdicts import TYPED_ON_SIMULATED
+
+        st.warning(TYPED_ON_SIMULATED, icon=":material/science:")
     left, right = st.columns(2)
     with left:
         show_prompt("x₀ · original, as sent", original.prompt, original.system)

@@ -15,7 +15,7 @@ from dbpa_app.ui.freshness import keep, result_area
 from dbpa_app.ui.requests import uploaded_test
 from dbpa_app.ui.runs import Audited, shared_call
 from dbpa_app.ui.settings import EMBEDDER_LABELS
-from dbpa_app.ui.sidebar import current_settings
+from dbpa_app.ui.sidebar import current_settings, sampler_ignored
 
 settings = current_settings()
 st.title("Bring your own samples")
@@ -27,6 +27,7 @@ st.code('{"arm": "original", "text": "Stop smoking and take a statin."}\n'
         '{"arm": "perturbed", "text": "Why did the statin cross the road?"}', language="json",
         wrap_lines=True)  # at 1024 px the second line's closing brace was scrolled out of sight
 
+sampler_ignored("it tests the outputs you upload")
 with guard():
     upload = st.file_uploader("Samples file", type=["csv", "jsonl", "json", "ndjson"], key="byo_file")
     if upload is None:

@@ -12,10 +12,16 @@ from dbpa_app.ui.sidebar import current_settings
 settings = current_settings()
 st.title("Did the intervention change what the model says?")
 st.write(
-    "**Distribution-based perturbation analysis** (DBPA; Rauba, Wei & van der Schaar, ICML 2025) draws many "
-    "outputs for an original prompt *x₀* and a perturbed prompt *x₁*, embeds them, and asks a permutation test "
-    "how surprising the difference between the two clouds of outputs is if the intervention changed nothing."
+    "**DBPA** (Rauba, Wei & van der Schaar, ICML 2025) draws many outputs for an original prompt *x₀* and a "
+    "perturbed prompt *x₁*, embeds them, and asks a permutation test whether the two clouds differ more than chance."
 )
+from dbpa_app.ui.lesson import LESSON_CSS, lesson_k, presenting, verdict_strip  # noqa: E402
+
+st.html(LESSON_CSS)
+# The verdict strip: first on the page and sticky (ui.lesson), filled once the result exists and redrawn in
+# place while streaming, as the exposition's header kept T, p and the decision in sight while the sliders moved.
+strip = st.container(key="verdict").empty()
+strip.caption("Testing …")
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
@@ -23,9 +29,9 @@ from dbpa_core.present.readings import (declares_change, format_pvalue, null_spl
                                         read_alone_beside_family, read_family)
 from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
-from dbpa_app.ui.exposition import (STATISTICS, blind_spot_section, exposition_table, home_request,  # noqa: E402
-                                    load_embedder_in_background, scenario_recorded_limit, seed_first_view,
-                                    show_result, stream_in_place, truth_note)
+from dbpa_app.ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
+                                    missed_notes, scenario_recorded_limit, seed_first_view, show_result,
+                                    stream_in_place, truth_note)
 from dbpa_app.ui.resources import scenarios, store  # noqa: E402
 from dbpa_app.ui.live import is_live  # noqa: E402
 from dbpa_app.ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
@@ -44,19 +50,21 @@ def set_state(key, value):
     st.session_state[key] = value
 
 
+
 @st.fragment
-def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside=""):
-    """Section 02 with the result strip; streaming reruns only this fragment, in place."""
+def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside="", draw_strip=None):
+    """Section 02; streaming reruns only this fragment, the clouds and null in place, the strip at the top."""
     with guard():
-        _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside)
+        _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, draw_strip)
 
 
-def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside):
+def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, draw_strip):
     from dbpa_core.present.figures import null_histogram
     from dbpa_app.ui.components import clouds
     from dbpa_app.ui.runs import shared_figure
 
     label = STATISTICS[statistic][0]
+    st.subheader("02 · Outputs and the permutation null")
     buttons = st.columns([1, 1, 1])
     stream = buttons[0].button("Stream", icon=":material/play_arrow:", key="home_stream", shortcut="space",
                                help="Replays the drawn outputs a few at a time: the clouds, the null and the "
@@ -65,23 +73,21 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside):
                          help="Draw new outputs for every arm (a new seed)."):
         st.session_state["home_resample"] += 1
         st.rerun(scope="app")
-    strip = st.empty()
-    st.subheader("02 · Outputs and the permutation null")
-    left, right = st.columns(2)
+    # Presentation mode stacks the two charts full width: larger on a projector.
+    left, right = (st.container(), st.container()) if presenting() else st.columns(2)
     cloud_slot, null_slot = left.empty(), right.empty()
-    left.caption("Blue: outputs for x₀; red: outputs for x₁; a cross marks each arm's centroid.")
-    right.caption(f"Grey bars: {label} on {null_splits(result.test.exact)} (what chance gives); orange: "
-                  "splits at least as extreme as the observed split, whose share is the p-value; dashed line: "
-                  "the observed statistic. Press ▶ on the chart to watch the null build up in place.")
+    right.caption(f"Grey: {label} on {null_splits(result.test.exact)} (chance); orange: splits at least as extreme "
+                  "as observed, whose share is p; dashed: the observed statistic.")
     if stream:
-        stream_in_place(result, request, alpha=alpha, statistic=statistic, inputs=inputs, seed=seed,
-                        slots=(strip, cloud_slot, null_slot))
-    with strip.container():
-        show_result(result, alpha, statistic=statistic, inputs=inputs, beside=beside)
+        stream_in_place(result, request, statistic=statistic, seed=seed, slots=(cloud_slot, null_slot),
+                        draw_strip=draw_strip)
+        draw_strip(result, "")
     with cloud_slot.container():
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
     null_slot.plotly_chart(shared_figure(null_histogram, result.test, label=label, replay_frames=10),
                            width="stretch", key="home_null")
+    with st.expander("The numbers behind the verdict: statistic, effect, p-value, each read"):
+        show_result(result, alpha, statistic=statistic, inputs=inputs, beside=beside)
 
 
 with guard():
@@ -93,45 +99,50 @@ with guard():
     if limit < 5:
         raise ValueError("`Backend`: fewer than 5 responses per arm were recorded for this scenario; pick another "
                          "scenario or a live backend in the sidebar.")
-    st.session_state["home_k"] = max(5, min(st.session_state.get("home_k", 40), limit))  # within the slider
+    st.session_state["home_k"] = lesson_k(st.session_state.get("home_k"), st.session_state.get("home_k_limit"),
+                                          limit)
+    st.session_state["home_k_limit"] = limit
 
-    top = st.columns([1.3, 1])
+    # The lesson's four controls, on the first screen.
+    ids = [p.id for p in scenario.perturbations]
+    top = st.container(key="lesson_choice").columns([1, 1.25])
     top[0].selectbox("Scenario", list(all_scenarios), format_func=lambda s: all_scenarios[s].title,
                      key="home_scenario", on_change=pick_first_intervention)
-    statistic = top[1].radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1],
-                             key="home_statistic")
-    st.caption("JSD compares the *distributions of pairwise similarities* (within x₀'s outputs against across the "
-               "arms), so it also sees a change in spread or in the mix of answers; the centroid distance compares "
-               "only the *average* output, simpler to picture but blind to changes that keep the average.")
-    controls = st.columns([1.6, 1, 1])
-    k = controls[0].slider("Samples per arm k", 5, limit, key="home_k")
-    # One button per distinct size: on the recorded backend (20 per prompt) both presets would read "k = 20".
-    presets = {min(preset, limit): preset for preset in (200, 40)}
-    for column, (size, preset) in zip(controls[0].columns(2), sorted(presets.items())):
-        column.button(f"k = {size}", key=f"home_n_{preset}", on_click=set_state, args=("home_k", size),
-                      width="stretch")
-    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
-    n_resamples = controls[2].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800,
-                                            key="home_b")
-    if settings.sampler.backend == "recorded":
-        # At k = the recorded count every recorded output is in use: a Resample replays the same outputs in
-        # another order (trial 7 read "Draw new outputs" and saw the same statistic).
-        st.caption(recorded_cap_note(limit) + (f" At k = {limit} all of them are in use, so **Resample** replays the "
-                                               "same outputs: only the test's re-splits change." if k == limit else ""))
-    resample = st.session_state.setdefault("home_resample", 0)
-
-    st.subheader("01 · Two prompts")
-    ids = [p.id for p in scenario.perturbations]
-    perturbation_id = st.selectbox(
+    perturbation_id = top[1].selectbox(
         "Intervention", ids, key="home_perturbation",
-        format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label} "
-                              f"({'should change the answer' if scenario.perturbation(p).is_target else 'should not change it'})")
-    picks = st.columns([1.4] + [1] * min(QUICK_PICKS, len(ids)) + [3])
+        format_func=lambda p: f"{ids.index(p) + 1} · {scenario.perturbation(p).label}",
+        help="Targets should change the answer; controls should not (the table in 03 says which is which).")
+    controls = st.columns([2, 1])
+    k = controls[0].slider("Samples per arm k", 5, limit, key="home_k")
+    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
+    picks = st.columns([1.6] + [1] * min(QUICK_PICKS, len(ids)) + [3])
     picks[0].caption(f"Keys 1–{min(QUICK_PICKS, len(ids))} pick:")
     for number, (column, pid) in enumerate(zip(picks[1:1 + QUICK_PICKS], ids), start=1):
         column.button("", icon=f":material/counter_{number}:", key=f"home_pick_{number}", shortcut=str(number),
                       type="tertiary", help=scenario.perturbation(pid).label, on_click=set_state,
                       args=("home_perturbation", pid))
+    if settings.sampler.backend == "recorded":
+        # At k = the recorded count every recorded output is in use: a Resample replays the same outputs in
+        # another order (trial 7 read "Draw new outputs" and saw the same statistic).
+        st.caption(recorded_cap_note(limit) + (f" At k = {limit} all of them are in use, so **Resample** replays the "
+                                               "same outputs: only the test's re-splits change." if k == limit else ""))
+    with st.expander("More settings: the statistic (JSD or centroid T), permutations B, k presets"):
+        statistic = st.radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1],
+                             key="home_statistic")
+        st.caption("JSD compares the *distributions of pairwise similarities* (within x₀'s outputs against across "
+                   "the arms), so it also sees a change in spread or in the mix of answers; the centroid distance "
+                   "compares only the *average* output, simpler to picture but blind to changes that keep the "
+                   "average.")
+        more = st.columns([1, 1])
+        n_resamples = more[0].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800, key="home_b")
+        # One button per distinct size: on the recorded backend (20 per prompt) both presets would read "k = 20".
+        presets = {min(preset, limit): preset for preset in (200, 40)}
+        for column, (size, preset) in zip(more[1].columns(2), sorted(presets.items())):
+            column.button(f"k = {size}", key=f"home_n_{preset}", on_click=set_state, args=("home_k", size),
+                          width="stretch")
+    resample = st.session_state.setdefault("home_resample", 0)
+
+    st.subheader("01 · Two prompts")
     perturbation = scenario.perturbation(perturbation_id)
     prompt, system = scenario.apply(perturbation)
     left, right = st.columns(2)
@@ -153,33 +164,40 @@ with guard():
         cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in scenario.perturbations], k)
         if not st.button(f"Draw from {settings.sampler.model}", type="primary", key="home_draw_api",
                          help="Every output drawn is kept in the store: a later visit reuses it."):
-            st.caption("Nothing has been sent yet: the page draws once you press the button.")
+            strip.caption("Nothing has been sent yet: the page draws once you press the button.")
             st.stop()
     # On a live backend the chosen intervention's two arms are drawn first, followed live, then the others.
     family = run_family(settings, request, label="Sampling every arm of the scenario", live=perturbation_id)
     chosen = ids.index(perturbation_id)
     result = family.results[chosen]
     label = STATISTICS[statistic][0]
+    simulated = settings.sampler.backend == "simulated"
     inputs = (f"{scenario.title} · {perturbation.label} · k = {k} per arm · B = {n_resamples:,} · {label} · "
               f"sidebar seed {settings.seed}" + (f" · resample {resample}" if resample else ""))
+
+    def draw_strip(shown_result, note=""):
+        verdict_strip(strip, shown_result, alpha, intervention=f"{chosen + 1} · {perturbation.label}", label=label,
+                      k=len(shown_result.original.texts), note=note, simulated=simulated)
+
+    draw_strip(result)
     provenance(request)
     st.caption(truth_note(settings, result))
-    # The method working at a glance, whichever intervention is picked below: a detection beside a control.
-    detection_and_control(family.recorrected("bonferroni", alpha))
 
     # The strip tests this intervention alone (p against α); the family table below, all of them (α/m).
     beside = read_alone_beside_family(result.test.pvalue, alpha, declared_in_family=bool(family.adjusted.reject[chosen]),
                                       m=len(family.results))
-    outputs_and_null(result, request, alpha, statistic, inputs, settings.seed, beside)
+    outputs_and_null(result, request, alpha, statistic, inputs, settings.seed, beside, draw_strip)
     shown = Audited.of_request(request, chosen, family)
-    changed = what_changed(shown, key="home", declared=declares_change(result.test, alpha), seed=settings.seed)
+    fdr = st.session_state.get("home_fdr", 0.1)
+    # What changed is one click away (a toggle, not an expander: the panel has expanders of its own).
+    if st.toggle("What changed: the themes that moved between the two arms", key="home_show_changed"):
+        fdr = what_changed(shown, key="home", declared=declares_change(result.test, alpha), seed=settings.seed).fdr
 
     from dbpa_app.ui.runs import self_comparison
 
     original = result.original
     same = self_comparison(original, request)
-    with st.container(border=True):
-        st.markdown("**Why one output is not enough** (paper §2.2)")
+    with st.expander("Why one output is not enough (paper §2.2)"):
         first, second = st.columns(2)
         similarity = float(original.embeddings[0] @ original.embeddings[1])
         first.caption("output 1 for x₀")
@@ -196,64 +214,28 @@ with guard():
                     "a false alarm, which happens with probability α when nothing changed."))
 
     st.subheader("03 · A family of perturbations")
-    simulated = settings.sampler.backend == "simulated"
-    table = exposition_table(family, label=label, simulated=simulated)
+    # The method working at a glance, whichever intervention is picked above: a detection beside a control.
+    detection_and_control(family.recorrected("bonferroni", alpha))
+    table = exposition_table(family, label=label, simulated=simulated, k=k)
     # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
     show_table(table)
     m = len(table)
-    st.caption(f"Testing {m} perturbations at α = {alpha:g} each would raise false alarms; Bonferroni multiplies "
-               f"each p by {m} (capped at 1) so that the chance of *any* false alarm stays below α. "
-               + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni",
-                             n_resamples=family.results[0].test.n_resamples, exact=family.results[0].test.exact) + " "
+    if simulated:
+        for note in missed_notes(family, k):
+            st.caption(note)
+    st.caption(f"Bonferroni multiplies each p by {m} (capped at 1), so that the chance of *any* false alarm among "
+               f"the {m} stays below α. " + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni",
+                                                        n_resamples=family.results[0].test.n_resamples,
+                                                        exact=family.results[0].test.exact) + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=changed.fdr),
+    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=fdr),
                      request=request)
 
-    st.subheader("04 · The method")
-    st.markdown("**Null hypothesis.** The intervention leaves the model's output distribution unchanged:")
-    st.latex(r"H_0:\; S(x_0) \overset{d}{=} S(x_1), \qquad "
-             r"y_{0,i} \sim S(x_0),\; y_{1,j} \sim S(x_1),\; i, j = 1..k")
-    st.markdown("**Statistic.** Embed every output once, $e(y)$ of unit length. The paper's ω compares the "
-                "similarities within x₀'s outputs, $P_0$, with those across the arms, $P_1$, by the "
-                "Jensen–Shannon divergence (bits, 30 bins on the pooled range); the exposition's T is the squared "
-                "distance between the arms' centroids:")
-    st.latex(r"P_0 = \{ s(y_{0,i}, y_{0,j}) : i < j \},\quad P_1 = \{ s(y_{0,i}, y_{1,j}) \},\quad "
-             r"\omega = \mathrm{JSD}(P_0 \,\|\, P_1)")
-    st.latex(r"T = \lVert \hat\mu_0 - \hat\mu_1 \rVert^2,\quad \hat\mu_a = \tfrac1k \textstyle\sum_i e(y_{a,i}),"
-             r"\qquad \text{effect } \lVert \hat\mu_0 - \hat\mu_1 \rVert = \sqrt{T}")
-    st.markdown("**Monte-Carlo p-value** (Algorithm 1). Pool the 2k outputs, split them at random B times, "
-                "recompute the statistic on the same similarity matrix, and count (the +1 keeps p above 0, "
-                "Phipson & Smyth 2010):")
-    st.latex(r"p = \frac{1 + \#\{ b : T_b \ge T_{\mathrm{obs}} \}}{1 + B} \;\ge\; \frac{1}{B+1}")
-    st.markdown("**Family-wise error.** With m perturbations, each tested at α, the chance of at least one false "
-                "alarm grows towards 1 − (1 − α)^m; Bonferroni rejects only when m·p ≤ α, which keeps that chance "
-                "below α. The samples needed grow with m:")
-    st.latex(r"k_{\mathrm{adj}} \propto \left( \frac{z_{1-\alpha/(2m)} + z_{1-\beta}}{\omega} \right)^2")
-    st.markdown("This is the paper's z-test approximation, not DBPA's power: at its k the JS distance finds a normal "
-                "shift far less often than planned (Reproduce › §3.2). `dbpa_core.plan_sample_size` plans DBPA "
-                "itself from a small pilot of each arm, by simulation.")
-    blind_spot_section()
-    st.markdown("**The method as this project runs it** (with the settings above):")
-    backend = settings.sampler.backend
-    st.code(f"""import dbpa_core as d
-from dbpa_core.samplers import get_sampler
-from dbpa_core.embedders import get_embedder
+    from dbpa_app.ui.lesson import show_method
 
-sampler, embedder = get_sampler("{backend}"), get_embedder("minilm")
-e0 = embedder.embed(sampler.sample(x0, {k}, seed=0))   # outputs y_0,i of prompt x0, embedded: (k, 384)
-e1 = embedder.embed(sampler.sample(x1, {k}, seed=1))
-result = d.dbpa_test(e0, e1, discrepancy="{statistic}", n_resamples={n_resamples}, rng=0)
-result.statistic, result.pvalue, result.null_distribution
-family = d.adjust_pvalues(pvalues, method="bonferroni", alpha={alpha:g})""", language="python", wrap_lines=True)
-
-    st.subheader("Cite")
-    st.code("""@inproceedings{rauba2025statistical,
-  title     = {Statistical Hypothesis Testing for Auditing Robustness in Language Models},
-  author    = {Rauba, Paulius and Wei, Qiyao and van der Schaar, Mihaela},
-  booktitle = {Proceedings of the 42nd International Conference on Machine Learning (ICML)},
-  year      = {2025}
-}""", language="bibtex", wrap_lines=True)
+    show_method(backend=settings.sampler.backend, scenario=scenario, perturbation=perturbation, k=k,
+                statistic=statistic, n_resamples=n_resamples, alpha=alpha)
 
 # After everything is on screen: load MiniLM for whatever the user asks next.
 load_embedder_in_background(settings)

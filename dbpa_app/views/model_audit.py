@@ -15,7 +15,9 @@ from dbpa_app.ui.requests import rut_audit
 from dbpa_app.ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
 from dbpa_app.ui.sidebar import current_settings
 
-MODES = {"paper": "The paper's experiments (recorded)", "audit": "One recorded audit", "live": "Live audit"}
+# One recorded audit first: its answer is on the first screen in seconds; the power study (the paper's §5,
+# half a minute the first time, its answer ≈ 3,000 px down) is one click away (issue 45).
+MODES = {"audit": "One recorded audit", "paper": "The paper's experiments (recorded)", "live": "Live audit"}
 
 settings = current_settings()
 st.title("Is this API the model it claims to be?")
@@ -25,6 +27,10 @@ st.write("Score each answer of the API (the *target*) and many answers of a loca
 
 with guard():
     mode = st.radio("View", list(MODES), format_func=MODES.get, horizontal=True, key="rut_mode")
+    if mode != "live":
+        from dbpa_app.ui.sidebar import sampler_ignored
+
+        sampler_ignored("recorded answers of the packaged SmolLM2; only the seed is used")
     if mode == "paper":
         st.caption("The paper's §5 on this project's model: the packaged SmolLM2 against its own requantizations "
                    "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "

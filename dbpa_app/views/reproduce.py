@@ -4,7 +4,7 @@ import streamlit as st
 
 from dbpa_app.ui.components import guard
 from dbpa_app.ui.paper import EXPERIMENTS, SOURCE_NOTE, SOURCES_NOTE, show_experiment
-from dbpa_app.ui.sidebar import current_settings
+from dbpa_app.ui.sidebar import current_settings, sampler_ignored
 
 current_settings()  # routes through app.py when the page is opened by its URL first
 
@@ -15,6 +15,7 @@ st.caption(SOURCES_NOTE + " The sidebar's backend, temperature, embedder and see
            "every experiment tests the paper's recorded answers with the packaged MiniLM, and the B and seed "
            "below.")
 
+sampler_ignored("the paper's recorded data; only the seed is used")
 with guard():
     columns = st.columns([2, 1, 1])
     experiment = columns[0].radio("Experiment", list(EXPERIMENTS), format_func=EXPERIMENTS.get, horizontal=True,

@@ -4,6 +4,7 @@ import hashlib
 
 import streamlit as st
 
+from dbpa_core.present.csv_inputs import settings_inputs
 from dbpa_core.present.formatting import counted
 from dbpa_core.present.stability_report import stability_record, table1_frame
 from dbpa_core.paper.stability import TARGET_LABELS, target_label
@@ -34,6 +35,9 @@ with guard():
     mode = st.radio("Data", ["Recorded study (instant)", "Live run: your model and questions"], horizontal=True,
                     key="stab_mode")
     if mode.startswith("Recorded"):
+        from dbpa_app.ui.sidebar import sampler_ignored
+
+        sampler_ignored("the recorded study; only the seed is used, for the bootstrap")
         columns = st.columns([2, 1, 2])
         cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost", format_func=COST_LABELS.get,
                                     help="The paper's eq. (1): (1 − cosine similarity) × the larger token-count "
@@ -59,7 +63,8 @@ with guard():
         for task, slot in slots.items():
             with slot:
                 show_ranking(support, task)
-        downloads(table=table1_frame(support), record=stability_record(support), name="stability_study")
+        record = stability_record(support)
+        downloads(table=table1_frame(support), record=record, name="stability_study", inputs=settings_inputs(record))
     else:
         if settings.sampler.backend not in ("local", "openai"):
             raise ValueError("A live run needs a model that answers: choose 'Local SmolLM2-135M (CPU)' or "

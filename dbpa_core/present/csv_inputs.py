@@ -97,3 +97,18 @@ def roc_inputs(record: dict) -> dict:
     """The inputs of a TPR/FPR record (a recorded setup's, :func:`~dbpa_core.present.reproduction.setup_record`,
     or a live run's, :func:`~dbpa_core.present.exports.rates_record`): the setup and design, then its settings."""
     return {**{key: record[key] for key in ("setup", "design", "max_fpr") if key in record}, **record["settings"]}
+
+
+def settings_inputs(record: dict, *, longest: int = 8) -> dict:
+    """The inputs of a paper view's record (the Stability study's, a reproduced experiment's): the experiment
+    and its ``settings`` (cost d, B, seed, …), leaving out long lists (the grid of a curve, not an input).
+
+    The Stability and Alignment paper views' CSVs did not say their cost d, B or seed (issue 45).
+    """
+    settings = record.get("settings") or {}
+    kept = {key: value for key, value in settings.items()
+            if not (isinstance(value, list | tuple) and len(value) > longest)}
+    if record.get("experiment") == "stability" and "n_resamples" in kept:
+        # The Stability study's B resamples items for the ranking's support: not a permutation test's B.
+        kept = {("bootstrap B" if key == "n_resamples" else key): value for key, value in kept.items()}
+    return {**({"experiment": record["experiment"]} if "experiment" in record else {}), **kept}

@@ -102,6 +102,15 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
     }
 
 
+#: The column name of each discrepancy's statistic (``DBPAResult.discrepancy`` is the instance's repr).
+STATISTIC_NAMES = {"JensenShannon": "ω", "Centroid": "centroid T", "MMD": "MMD", "Energy": "energy distance"}
+
+
+def statistic_name(discrepancy: str) -> str:
+    """The table's name for a statistic: "ω" for the paper's JSD, "centroid T" for the centroid distance, …"""
+    return STATISTIC_NAMES.get(str(discrepancy).split("(")[0], "ω" if not discrepancy else "statistic")
+
+
 def family_frame(family):
     """The family's table (a DataFrame): the one the app shows and the CSV holds.
 
@@ -116,6 +125,11 @@ def family_frame(family):
                          true_effects=[r.true_effect for r in results] if known else None)
     if any(r.test.kind == "sequential" for r in results):
         table.insert(2, "samples per arm", [r.test.n_per_arm for r in results])
+    # "ω" is the paper's JSD statistic; a family tested with another discrepancy names its own (a CSV column
+    # "ω" held the centroid distance T, issue 45).
+    names = {statistic_name(getattr(r.test, "discrepancy", "")) for r in results}
+    if names != {"ω"}:
+        table = table.rename(columns={"ω": names.pop() if len(names) == 1 else "statistic"})
     fixed = all(r.test.kind != "sequential" for r in results)  # a sequential p has no single floor
     floors = {(r.test.n_resamples, r.test.exact) for r in results} if fixed else set()
     if len(floors) == 1:

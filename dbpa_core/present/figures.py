@@ -150,7 +150,8 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
         extreme = int(np.count_nonzero(as_extreme(null[:b], observed, alternative)))
         # "the observed", not T_obs: the home page's §04 calls the centroid distance T (trial 7 read three names)
-        return f"{label} null: {extreme:,} of {b:,} re-splits {'≤' if alternative == 'less' else '≥'} the observed"
+        # Two lines: on one, the title was cut in half a 1024-px page's width (issue 45).
+        return f"{label} null: {extreme:,} of {b:,}<br>re-splits {'≤' if alternative == 'less' else '≥'} the observed"
 
     figure = go.Figure(bars(total))
     peak = max(int(np.max(sum(_null_counts(null, observed, alternative, edges)))), 1)
@@ -180,6 +181,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
     figure.update_layout(barmode="stack", bargap=0, title=title(total), xaxis_title=label, title_font_size=14,
                          yaxis_title="re-splits", xaxis_range=layout["range"], yaxis_range=[0, peak * 1.15],
                          **LAYOUT)
+    figure.update_layout(margin_t=70)  # room for the two-line title
     if replay_frames > 0:
         steps = sorted({max(1, round(len(null) * (i + 1) / replay_frames)) for i in range(replay_frames)})
         # A frame carries only what changes (the two bars' heights and the title): building full
@@ -199,7 +201,7 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
                           steps=[dict(label=f"{b:,}", method="animate",
                                       args=[[str(b)], dict(mode="immediate", frame=dict(duration=0, redraw=True),
                                                            transition=dict(duration=0))]) for b in steps])],
-            height=520, margin=dict(l=40, r=20, t=50, b=150))
+            height=520, margin=dict(l=40, r=20, t=70, b=150))
     return figure
 
 
