@@ -228,6 +228,10 @@ def _embedder(value) -> dict:
                                        maximum=MAX_TIMEOUT, why="an hour")
     if "base_url" in embedder:
         embedder["base_url"] = _url(embedder["base_url"], "embedder.base_url")
+    if "device" in embedder:
+        from ..embedders.minilm import check_device
+
+        embedder["device"] = _checked(check_device, embedder["device"], "embedder.device")
     return embedder
 
 
