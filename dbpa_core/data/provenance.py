@@ -45,6 +45,17 @@ def put_sample_meta(store, description: dict, index: int, meta: Mapping | None) 
                            (request_key(description), int(index), json.dumps(dict(meta), sort_keys=True)))
 
 
+def put_samples_meta(store, rows: Iterable[tuple[dict, int, Mapping | None]]) -> None:
+    """:func:`put_sample_meta` for many (description, index, meta) rows in one transaction (a batch import)."""
+    rows = [(request_key(description), int(index), json.dumps(dict(meta), sort_keys=True))
+            for description, index, meta in rows if meta]
+    if not rows or not isinstance(store, SampleStore):
+        return
+    with store._transaction() as connection:
+        connection.execute(_TABLE)
+        connection.executemany("INSERT OR IGNORE INTO sample_meta VALUES (?, ?, ?)", rows)
+
+
 def get_sample_meta(store, description: dict, indices: Iterable[int]) -> dict[int, dict]:
     """The kept meta of the given samples; samples without any are absent."""
     indices = [int(i) for i in indices]

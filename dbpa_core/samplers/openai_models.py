@@ -118,22 +118,27 @@ def temperature_refused(error, model: str, temperature: float) -> TemperatureRef
 USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens")
 
 
+def _field(source, name: str, default=None):
+    """An attribute of the client's reply object, or a key of a JSON body (a batch result line)."""
+    return source.get(name, default) if isinstance(source, dict) else getattr(source, name, default)
+
+
 def reply_meta(response) -> dict | None:
     """What a chat completion says about itself: the served ``model``, ``system_fingerprint`` and ``usage``.
 
     Only short strings and non-negative integers are kept (a server may send anything there); None when the
-    reply says nothing.
+    reply says nothing.  ``response`` is the client's reply object or the JSON body of a batch result line.
     """
     meta: dict = {}
     for name in ("model", "system_fingerprint"):
-        value = getattr(response, name, None)
+        value = _field(response, name, None)
         if isinstance(value, str) and value.strip() and len(value) <= 200:
             meta[name] = redact(value)  # a server echoing a key into its reply never gets it into a report
-    usage = getattr(response, "usage", None)
+    usage = _field(response, "usage", None)
     counts = {}
     for name in USAGE_FIELDS:
-        source = getattr(usage, "completion_tokens_details", None) if name == "reasoning_tokens" else usage
-        value = getattr(source, name, None)
+        source = _field(usage, "completion_tokens_details", None) if name == "reasoning_tokens" else usage
+        value = _field(source, name, None)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**40:
             counts[name] = value
     if counts:
