@@ -259,3 +259,49 @@ class LocalAPI:
     def __exit__(self, *exc):
         self.server.shutdown()
         self.server.server_close()
+
+
+# --------------------------------------------------------------------------- a server that answers like api.openai.com
+REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
+_WORDS = ("tilt", "orbit", "axis", "sunlight", "angle", "summer", "winter", "hemisphere", "daylight", "season")
+
+
+def hosted_openai(*, reasoning: tuple[str, ...] = ()):
+    """A :func:`misbehaving_server` script that answers as the hosted OpenAI API does (HTTP 400 bodies as it
+    words them): GPT-5-class and o-series models (and the names in ``reasoning``) refuse ``max_tokens`` and
+    every temperature but 1; every other model takes ``max_tokens`` only, as older servers do.  A chat
+    completion names its served snapshot (``<model>-2025-08-07``), a ``system_fingerprint`` and its ``usage``
+    (prompt 12, completion 7 of which 3 reasoning, for a reasoning model); ``/embeddings`` calls (a body with
+    ``input``) get a vector per text hashed from it."""
+    import hashlib
+
+    def refuse(param: str, message: str) -> Reply:
+        return Reply({"error": {"message": message, "type": "invalid_request_error", "param": param,
+                                "code": "unsupported_parameter" if param != "temperature" else "unsupported_value"}},
+                     status=400)
+
+    def script(number, body):
+        if "input" in body:  # an embeddings call
+            vectors = [[b / 255 - 0.5 for b in hashlib.sha256(text.encode()).digest()[:8]] for text in body["input"]]
+            return Reply({"object": "list", "model": body.get("model", "e"), "data": [
+                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]})
+        model = body.get("model", "")
+        thinking = model.startswith(REASONING_PREFIXES) or model in reasoning
+        if thinking and "max_tokens" in body:
+            return refuse("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                        "Use 'max_completion_tokens' instead.")
+        if not thinking and "max_completion_tokens" in body:
+            return refuse("max_completion_tokens", "Unrecognized request argument supplied: max_completion_tokens")
+        if thinking and body.get("temperature", 1) != 1:
+            return refuse("temperature", f"Unsupported value: 'temperature' does not support "
+                                         f"{body['temperature']} with this model. Only the default (1) value is "
+                                         "supported.")
+        seed = int(body.get("seed", number))
+        text = " ".join(_WORDS[(seed >> shift) % len(_WORDS)] for shift in range(0, 24, 4))
+        reply = chat_completion(f"{body['messages'][-1]['content'][:20]}: {text}", model=f"{model}-2025-08-07")
+        reply["system_fingerprint"] = "fp_hosted01"
+        reply["usage"] = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19,
+                          "completion_tokens_details": {"reasoning_tokens": 3 if thinking else 0}}
+        return Reply(reply)
+
+    return script

@@ -57,3 +57,54 @@ def test_registry():
     assert EMBEDDERS == ("minilm", "openai")
     with pytest.raises(ValueError, match="`name` must be one of"):
         get_embedder("bert")
+
+
+# ------------------------------------------------------------- the model's identity in the store key; the device
+def _model_copy(folder, *, changed: bool = False):
+    """A sentence-transformers folder with MiniLM's files (linked, not copied); ``changed``: one setting differs."""
+    folder.mkdir()
+    for item in minilm_path().iterdir():
+        (folder / item.name).symlink_to(item)
+    if changed:  # another model of the same architecture: its configuration is its own
+        (folder / "sentence_bert_config.json").unlink()
+        (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 128, "do_lower_case": true}')
+    return folder
+
+
+def test_the_store_key_names_the_model(tmp_path):
+    from dbpa_core.embedders.minilm import MINILM_KEY, MiniLMEmbedder
+
+    assert MiniLMEmbedder().key == MINILM_KEY == "minilm:all-MiniLM-L6-v2"  # vectors stored before stay in use
+    assert MiniLMEmbedder(model_path=minilm_path()).key == MINILM_KEY
+    other = MiniLMEmbedder(model_path=_model_copy(tmp_path / "other", changed=True)).key
+    same = MiniLMEmbedder(model_path=_model_copy(tmp_path / "copy")).key
+    assert other.startswith("sentence-transformers:other:") and same.startswith("sentence-transformers:copy:")
+    assert len({MINILM_KEY, other, same}) == 3
+    moved = _model_copy(tmp_path / "moved")
+    assert MiniLMEmbedder(model_path=moved).key.split(":")[2] == same.split(":")[2]  # content, not place
+
+
+def test_a_model_path_that_is_not_a_model_is_refused(tmp_path):
+    for path in (tmp_path / "missing", tmp_path):
+        with pytest.raises(ValueError, match=r"`model_path`: .* is not a sentence-transformers model folder"):
+            get_embedder("minilm", model_path=path)
+
+
+def test_device_setting(minilm):
+    from dbpa_core.embedders.minilm import resolve_device
+
+    texts = ["A statin lowers cholesterol.", "Hello", ""]
+    cpu = get_embedder("minilm", device="cpu").embed(texts)
+    auto = get_embedder("minilm", device="auto").embed(texts)
+    if resolve_device("auto") == "cpu":
+        np.testing.assert_array_equal(cpu, auto)  # no GPU here: exactly the CPU's numbers
+        np.testing.assert_array_equal(cpu, minilm.embed(texts))
+    else:
+        np.testing.assert_allclose(cpu, auto, atol=1e-5)
+    with pytest.raises(ValueError, match="`device` must be one of auto, cpu, cuda, mps"):
+        get_embedder("minilm", device="gpu")
+    import torch
+
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="`device` = 'cuda': PyTorch sees no such device"):
+            get_embedder("minilm", device="cuda").embed(["x"])

@@ -36,6 +36,15 @@ def local():
     return get_sampler("local", batch_size=16)
 
 
+def test_the_engine_and_llama_run_on_the_same_device(local):
+    """n_gpu_layers is explicit: llama.cpp's own default (-1: every layer on a GPU, where built with one) would
+    put the batched engine on the GPU and the one-call reference on the CPU."""
+    from dbpa_core.samplers.local import N_GPU_LAYERS
+
+    llama = load_llama(str(smollm2_path()), logits_all=False)
+    assert local.engine.n_gpu_layers == llama.model_params.n_gpu_layers == N_GPU_LAYERS == 0
+
+
 @pytest.mark.parametrize(("temperature", "system"), [(0.7, None), (1.0, "You are a pirate."), (0.0, None)])
 def test_batched_draws_equal_one_call_per_sample(local, temperature, system):
     """Sample i of a batch of 10 is, token for token, the one-call-per-sample draw with seed (seed, i)."""

@@ -107,6 +107,10 @@ class SamplerConfig:
         object.__setattr__(self, "base_url", _url(self.base_url, "sampler.base_url"))
         if self.temperature is not None:
             object.__setattr__(self, "temperature", check_temperature(self.temperature, "sampler.temperature"))
+        if backend == "openai":  # a reasoning model's one temperature: refused here, before any paid call
+            from ..samplers.openai_models import check_model_temperature
+
+            check_model_temperature(self.model, self.temperature, "sampler.temperature")
         if self.max_tokens is not None:
             object.__setattr__(self, "max_tokens", check_positive_int(self.max_tokens, "sampler.max_tokens",
                                                                       maximum=MAX_TOKENS, why=TOKENS_WHY))

@@ -48,6 +48,8 @@ class Arm:
     embeddings: np.ndarray = field(repr=False)
     model: str = ""
     sample_ids: tuple[str, ...] = ()
+    #: What each sample's reply said about itself (served model, fingerprint, usage), or None per sample.
+    provenance: tuple = ()
 
     def head(self, n: int) -> Arm:
         """The first ``n`` outputs, as an arm.
@@ -57,13 +59,14 @@ class Arm:
         are exactly what drawing n would have given: an honest smaller draw.
         """
         return Arm(self.label, self.prompt, self.system, self.texts[:n], self.embeddings[:n], self.model,
-                   self.sample_ids[:n])
+                   self.sample_ids[:n], self.provenance[:n])
 
     def halves(self) -> tuple[Arm, Arm]:
         """The first and the second half of the outputs (a comparison of an arm with itself)."""
         half = len(self.texts) // 2
         second = Arm(self.label, self.prompt, self.system, self.texts[half:2 * half],
-                     self.embeddings[half:2 * half], self.model, self.sample_ids[half:2 * half])
+                     self.embeddings[half:2 * half], self.model, self.sample_ids[half:2 * half],
+                     self.provenance[half:2 * half])
         return self.head(half), second
 
 

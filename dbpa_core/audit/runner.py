@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_n_resamples, check_test_size
+from ..data.provenance import get_sample_meta
 from ..data.store import request_key
 from ..stats.corrections import adjust_pvalues
 from ..stats.permutation import ResolutionWarning, check_measures, dbpa_test
@@ -97,6 +98,7 @@ class _KeptSamples:
 
     def __init__(self):
         self.samples: dict[tuple[str, int], tuple[str, list | None]] = {}
+        self.meta: dict[tuple[str, int], dict] = {}
 
     def get_samples(self, description, indices):
         key = request_key(description)
@@ -105,6 +107,13 @@ class _KeptSamples:
     def put_sample(self, description, index, text, token_logprobs=None):
         """Keep a sample and return what is kept (the first write wins, as in the SQLite store)."""
         return self.samples.setdefault((request_key(description), int(index)), (text, token_logprobs))
+
+    def put_sample_meta(self, description, index, meta):
+        self.meta.setdefault((request_key(description), int(index)), meta)
+
+    def get_sample_meta(self, description, indices):
+        key = request_key(description)
+        return {i: self.meta[key, i] for i in indices if (key, i) in self.meta}
 
 
 class ArmSource:
@@ -200,8 +209,12 @@ class ArmSource:
     def arm(self, n: int) -> Arm:
         """The first ``n`` outputs as an :class:`Arm`."""
         self._extend(n)
+        description = self.sampler.describe_request(self.prompt, system=self.system or None, **self.settings)
+        # Simulated and replayed outputs describe no served model: no store read for them.
+        meta = ({} if getattr(self.sampler, "name", "") in COMPUTED_BACKENDS
+                else get_sample_meta(self.store, description, range(n)))
         return Arm(self.label, self.prompt, self.system, tuple(self.texts[:n]), self.embeddings[:n],
-                   getattr(self.sampler, "model", ""), self.sample_ids(n))
+                   getattr(self.sampler, "model", ""), self.sample_ids(n), tuple(meta.get(i) for i in range(n)))
 
     def sample_ids(self, n: int) -> tuple[str, ...]:
         """"<request key>:<index>" names each sample in the store (and in reports)."""

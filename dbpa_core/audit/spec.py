@@ -185,6 +185,11 @@ def _sampler(value, key: str) -> dict:
         sampler["model"] = _checked(check_choice, sampler["model"], f"{key}.model", LOCAL_MODELS)
     if sampler.get("temperature") is not None:
         sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
+        if backend == "openai":  # a reasoning model accepts only temperature 1: said before any paid call
+            from ..samplers.openai_models import check_model_temperature
+
+            _checked(lambda value, name: check_model_temperature(sampler["model"], value, name),
+                     sampler["temperature"], f"{key}.temperature")
     if "max_tokens" in sampler:
         sampler["max_tokens"] = _checked(check_positive_int, sampler["max_tokens"], f"{key}.max_tokens",
                                          maximum=MAX_TOKENS, why=TOKENS_WHY)
@@ -223,6 +228,10 @@ def _embedder(value) -> dict:
                                        maximum=MAX_TIMEOUT, why="an hour")
     if "base_url" in embedder:
         embedder["base_url"] = _url(embedder["base_url"], "embedder.base_url")
+    if "device" in embedder:
+        from ..embedders.minilm import check_device
+
+        embedder["device"] = _checked(check_device, embedder["device"], "embedder.device")
     return embedder
 
 

@@ -16,7 +16,7 @@ EMBEDDERS = ("minilm", "openai")
 
 #: Constructor settings of each embedder that a SPEC may set (keys come from the environment).
 EMBEDDER_SETTINGS = MappingProxyType({
-    "minilm": ("model_path", "batch_size"),
+    "minilm": ("model_path", "batch_size", "device"),
     "openai": ("model", "base_url", "timeout", "max_retries", "batch_size"),
 })
 

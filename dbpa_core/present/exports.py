@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import redact, redact_mapping
+from ..data.provenance import provenance_record
 from .formatting import discrepancy_symbol, format_number
 from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
                        format_share, read_adjusted_decision, read_decision,
@@ -96,6 +97,8 @@ def family_record(family, *, name: str, settings: dict, explanations=None) -> di
         "original": {"prompt": original.prompt, "system": original.system, "model": original.model,
                      "sample_ids": list(original.sample_ids)},
         "perturbations": perturbations,
+        # What the replies said about themselves (served model, fingerprint, tokens): the run's actual cost.
+        "provenance": provenance_record([original, *(r.perturbed for r in family.results)]),
         "summary": {"n_perturbations": len(perturbations), "n_rejected": adjusted.n_rejected,
                     "change_detected": bool(adjusted.n_rejected > 0), "correction": adjusted.method,
                     "alpha": adjusted.alpha},

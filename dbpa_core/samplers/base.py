@@ -16,15 +16,16 @@ stops with :class:`SamplingFailed`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validation import check_positive_int, check_temperature, redact
+from ..data.provenance import put_sample_meta
 
 #: progress(done, total) -> None or bool; returning False cancels the run.
 Progress = Callable[[int, int], "bool | None"]
@@ -42,10 +43,15 @@ class Completion:
         The output exactly as generated (may be empty; never dropped).
     token_logprobs : tuple of float, optional
         Log-probability of each generated token, where the backend has them.
+    meta : mapping, optional
+        What the reply said about itself, where the backend says it (an
+        OpenAI-compatible server: served ``model``, ``system_fingerprint``,
+        token ``usage``); stored beside the sample, never part of its key.
     """
 
     text: str
     token_logprobs: tuple[float, ...] | None = None
+    meta: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
 class SamplingCancelled(RuntimeError):
@@ -244,7 +250,10 @@ class Sampler(ABC):
                 text, logprobs = store.put_sample(description, index, completion.text,
                                                   list(completion.token_logprobs) if completion.token_logprobs
                                                   else None)
-                completion = Completion(text, tuple(logprobs) if logprobs is not None else None)
+                if completion.meta and text == completion.text:  # the reply's meta describes the stored text
+                    put_sample_meta(store, description, index, completion.meta)
+                completion = Completion(text, tuple(logprobs) if logprobs is not None else None,
+                                        completion.meta if text == completion.text else None)
             return completion
 
         def record(index: int, completion: Completion) -> None:

@@ -111,10 +111,15 @@ class LlamaEngine:
         On, it is another rounding of the model (logits move by tenths):
         draws and scores then differ from the recordings and from the
         one-call path.  Only bench/bench_local.py turns it on, to measure it.
+    n_gpu_layers : int
+        Layers offloaded to a GPU, where llama.cpp was built with one.  Set
+        explicitly, 0 by default as in ``llama_cpp.Llama``: llama.cpp's own
+        default (-1, every layer) would put this engine on the GPU and the
+        one-call ``Llama`` reference on the CPU, two roundings of one model.
     """
 
     def __init__(self, model_path: str, *, n_ctx: int = 2048, n_threads: int | None = None,
-                 flash_attention: bool = False):
+                 flash_attention: bool = False, n_gpu_layers: int = 0):
         import llama_cpp  # lazy: compiled extension
 
         self._api = api = llama_cpp
@@ -124,6 +129,8 @@ class LlamaEngine:
         self.flash_attention = bool(flash_attention)
         api.llama_backend_init()
         params = api.llama_model_default_params()
+        params.n_gpu_layers = int(n_gpu_layers)
+        self.n_gpu_layers = int(params.n_gpu_layers)
         self._model = api.llama_model_load_from_file(model_path.encode(), params)
         if not self._model:
             raise ValueError(f"`model_path`: llama.cpp could not load {model_path}.")

@@ -56,14 +56,18 @@ def resolve_model(model: str | None, model_path: str | Path | None) -> str:
     return path
 
 
+#: Layers of a local model offloaded to a GPU (where llama.cpp was built with one): 0, the CPU, for the
+#: batched engine and ``llama_cpp.Llama`` alike, so that both compute the same numbers as the recordings.
+N_GPU_LAYERS = 0
+
 _MODELS: dict[tuple, object] = {}
 _ENGINES: dict[tuple, object] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def get_engine(model_path: str, n_ctx: int = 2048, n_threads: int | None = None):
+def get_engine(model_path: str, n_ctx: int = 2048, n_threads: int | None = None, n_gpu_layers: int = N_GPU_LAYERS):
     """The :class:`~.engine.LlamaEngine` of ``model_path`` (loaded once per process and settings)."""
-    key = (model_path, n_ctx, n_threads)
+    key = (model_path, n_ctx, n_threads, n_gpu_layers)
     with _LOAD_LOCK:
         if key not in _ENGINES:
             import logging
@@ -74,17 +78,18 @@ def get_engine(model_path: str, n_ctx: int = 2048, n_threads: int | None = None)
 
             # Quiet, as llama_cpp.Llama(verbose=False): llama.cpp logs every layer at load.
             logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
-            _ENGINES[key] = LlamaEngine(model_path, n_ctx=n_ctx, n_threads=n_threads)
+            _ENGINES[key] = LlamaEngine(model_path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers)
         return _ENGINES[key]
 
 
-def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None, logits_all: bool = True):
-    """Load (once per process and settings) a ``llama_cpp.Llama``; quiet, CPU only.
+def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None, logits_all: bool = True,
+               n_gpu_layers: int = N_GPU_LAYERS):
+    """Load (once per process and settings) a ``llama_cpp.Llama``; quiet, on the CPU (``n_gpu_layers`` = 0).
 
     The one-call-per-sample path: the reference that :mod:`.engine`'s
     batched decoding and scoring are tested against.
     """
-    key = (model_path, n_ctx, n_threads, logits_all)
+    key = (model_path, n_ctx, n_threads, logits_all, n_gpu_layers)
     with _LOAD_LOCK:
         if key not in _MODELS:
             from llama_cpp import Llama  # lazy: compiled extension, slow to import
@@ -92,7 +97,7 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
             # n_threads_batch as well: Llama's default for it is every core, whatever n_threads says.
             threads = n_threads or max(1, os.cpu_count() or 1)
             _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,
-                                 n_threads=threads, n_threads_batch=threads)
+                                 n_threads=threads, n_threads_batch=threads, n_gpu_layers=n_gpu_layers)
         return _MODELS[key]
 
 

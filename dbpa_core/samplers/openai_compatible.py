@@ -17,6 +17,16 @@ in turn); a refused connection fails at once (nothing listens there,
 waiting will not help); a reply that is not a chat completion (an HTML page,
 no ``choices``) is an error, never an empty sample.  Every failure is an
 :class:`~.base.EndpointError` naming the URL, without credentials.
+
+Today's OpenAI models (:mod:`.openai_models`): GPT-5-class and o-series
+models get ``max_completion_tokens`` instead of ``max_tokens``, and any model
+whose server refuses the one sent gets the other from then on (remembered by
+the sampler); a temperature that a reasoning model refuses is a
+:class:`~.openai_models.TemperatureRefused` (a ``ValueError``) before any
+call where the model is known, or at the server's first refusal.  What a reply
+says about itself (the served ``model``, ``system_fingerprint``, token
+``usage``) travels with each completion (:attr:`~.base.Completion.meta`) into
+the sample store and the report's ``provenance``.
 """
 
 from __future__ import annotations
@@ -32,6 +42,8 @@ from .._validation import (CONCURRENCY_WHY, MAX_CONCURRENCY, MAX_RETRIES, MAX_TI
                            register_secret)
 from . import DEFAULT_TEMPERATURE
 from .base import Completion, EndpointError, Sampler, sample_seed
+from .openai_models import (TOKEN_PARAMETERS, OtherParameter, TemperatureRefused, check_model_temperature,
+                            fixed_temperature, parameter_refused, reply_meta, temperature_refused, token_parameter)
 
 NO_KEY = "sk-no-key-required"  # local servers accept any key
 OPENAI_URL = "https://api.openai.com/v1"
@@ -160,7 +172,8 @@ def _status_reason(error, attempts: int) -> str:
     return f"HTTP {status}{detail}. Check the request settings (model, max_tokens, temperature)."
 
 
-def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: RateGate | None = None):
+def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: RateGate | None = None,
+                  refusal=None):
     """Run ``request()`` (one client call) with a deadline per attempt and retries.
 
     Parameters
@@ -178,6 +191,10 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: 
     gate : RateGate, optional
         Shared by the calls of one sampler: a server's Retry-After pauses
         them all, and every attempt first waits for the pause to end.
+    refusal : callable(openai.APIStatusError) -> Exception or None, optional
+        Asked about every status that is not retried: an exception it returns
+        is raised instead of the generic :class:`EndpointError` (a 400 that
+        refuses a parameter or a temperature, :mod:`.openai_models`).
 
     Raises
     ------
@@ -194,7 +211,8 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: 
             return _before_deadline(request, timeout)
         except openai.APIStatusError as error:
             if not (error.status_code in RETRY_STATUSES or error.status_code >= 500) or attempt == max_retries:
-                raise EndpointError(url, _status_reason(error, attempt + 1)) from None
+                replaced = refusal(error) if refusal is not None else None
+                raise (replaced or EndpointError(url, _status_reason(error, attempt + 1))) from None
             asked = _retry_after(error.response.headers)
             if asked is not None and asked > MAX_RETRY_AFTER:
                 raise EndpointError(url, f"HTTP {error.status_code}: the server asks to wait {asked:.0f} s "
@@ -261,6 +279,15 @@ class OpenAISampler(Sampler):
         Extra attempts on 408/409/429/5xx, timeouts and dropped connections.
     logprobs : bool
         Ask for per-token log-probabilities (not every server supports it).
+
+    Notes
+    -----
+    A reasoning model (o-series, ``gpt-5``, ``gpt-5-mini``, ``gpt-5-nano``)
+    defaults to temperature 1, the only one it accepts; asking it for another
+    raises :class:`~.openai_models.TemperatureRefused` before any call.  Its
+    ``max_tokens`` is sent as ``max_completion_tokens`` and also bounds the
+    hidden reasoning tokens, so give it room (a reply cut off while still
+    reasoning comes back empty and is refused).
     """
 
     name = "openai"
@@ -282,6 +309,12 @@ class OpenAISampler(Sampler):
                                               why=RETRIES_WHY)
         self._client = make_client(base_url, api_key, self.timeout)
         self._gate = RateGate()
+        # The length parameter this server takes for this model; switched (once) when a server refuses it.
+        self._token_parameter = token_parameter(model)
+        # Temperatures the server refused (their error): asked again, they fail before any call.
+        self._refused: dict[float, str] = {}
+        if fixed_temperature(model) is not None:
+            self.default_temperature = fixed_temperature(model)  # the only one such a model accepts
 
     @property
     def model(self) -> str:
@@ -295,6 +328,31 @@ class OpenAISampler(Sampler):
         # The key is deliberately absent: it does not change outputs and must never be stored.
         return {"backend": self.name, "model": self._model, "base_url": self.base_url or "api.openai.com"}
 
+    @property
+    def token_parameter(self) -> str:
+        """``"max_tokens"`` or ``"max_completion_tokens"``: how the length limit is sent to this server."""
+        return self._token_parameter
+
+    def _settings(self, temperature, max_tokens):
+        temperature, max_tokens = super()._settings(temperature, max_tokens)
+        check_model_temperature(self._model, temperature)
+        if temperature in self._refused:
+            raise TemperatureRefused(self._refused[temperature])
+        return temperature, max_tokens
+
+    def _refusal(self, temperature: float, sent: str):
+        """What a non-retried HTTP error of a call means (:func:`call_endpoint`'s ``refusal``)."""
+
+        def meaning(error):
+            if parameter_refused(error, sent):
+                return OtherParameter()
+            refused = temperature_refused(error, self._model, temperature)
+            if refused is not None:
+                self._refused[temperature] = str(refused)
+            return refused
+
+        return meaning
+
     def chat_request(self, prompt: str, *, system: str | None, temperature: float, max_tokens: int, seed: int,
                      index: int) -> dict:
         """The body of the chat-completions call for sample ``index``.
@@ -304,19 +362,31 @@ class OpenAISampler(Sampler):
         lands in the same store slot as a live call would.
         """
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        body = {"model": self._model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens,
-                "seed": sample_seed(seed, index), "n": 1}
+        body = {"model": self._model, "messages": messages, "temperature": temperature,
+                self._token_parameter: max_tokens, "seed": sample_seed(seed, index), "n": 1}
         if self.logprobs:
             body["logprobs"] = True
         return body
 
     def complete(self, prompt, *, system, temperature, max_tokens, seed, index):
-        body = self.chat_request(prompt, system=system, temperature=temperature, max_tokens=max_tokens, seed=seed,
-                                 index=index)
-        response = call_endpoint(lambda: self._client.chat.completions.create(**body),
-                                 url=f"{self.endpoint}/chat/completions", timeout=self.timeout,
-                                 max_retries=self.max_retries, gate=self._gate)
-        return chat_completion(response, f"{self.endpoint}/chat/completions", logprobs=self.logprobs)
+        url = f"{self.endpoint}/chat/completions"
+        for switched in (False, True):
+            body = self.chat_request(prompt, system=system, temperature=temperature, max_tokens=max_tokens,
+                                     seed=seed, index=index)
+            sent = self._token_parameter
+            try:
+                response = call_endpoint(lambda: self._client.chat.completions.create(**body), url=url,
+                                         timeout=self.timeout, max_retries=self.max_retries, gate=self._gate,
+                                         refusal=self._refusal(temperature, sent))
+            except OtherParameter:
+                if switched:
+                    raise EndpointError(url, "HTTP 400: the server refuses both `max_tokens` and "
+                                             "`max_completion_tokens`. Check `model` and the server.") from None
+                # Remembered for every later call of this sampler (concurrent calls may switch it too).
+                self._token_parameter = TOKEN_PARAMETERS[1] if sent == TOKEN_PARAMETERS[0] else TOKEN_PARAMETERS[0]
+                continue
+            return chat_completion(response, url, logprobs=self.logprobs)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def chat_completion(response, url: str, *, logprobs: bool = False) -> Completion:
@@ -345,4 +415,5 @@ def chat_completion(response, url: str, *, logprobs: bool = False) -> Completion
     if problem:
         raise EndpointError(url, f"the reply cannot be stored: {problem}. Check the server.")
     # A null content (content filter, tool call) comes back as "" and is refused by Sampler.sample.
-    return Completion(content or "", tokens)
+    return Completion(content or "", tokens, reply_meta(response))
+

@@ -75,6 +75,8 @@ class Accepted:
     target: object
     item: object
     value: object = field(repr=False)
+    #: What a sample's reply said about itself (served model, fingerprint, usage), as a live call keeps it.
+    meta: object = field(default=None, repr=False)
 
 
 @dataclass
@@ -220,7 +222,9 @@ def check_record(record: dict, number: int, expected: Expected) -> Accepted | Li
         kind, target, item = _slot(custom_id, expected)
         body = _response_body(record)
         if kind == "sample":
-            return Accepted(number, custom_id, kind, target, item, _completion_text(body))
+            from ...samplers.openai_models import reply_meta
+
+            return Accepted(number, custom_id, kind, target, item, _completion_text(body), reply_meta(body))
         vectors = _embedding_vectors(body, len(item), expected.dimensions.get(target))
         return Accepted(number, custom_id, kind, target, item, vectors)
     except _Refused as refused:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...data.provenance import put_samples_meta
 from ...data.store import request_key, text_hash
 from ..runner import build_embedder
 from .export import describing, spec_request_keys, stored_samples
@@ -187,17 +188,19 @@ def _store(store, accepted: list[Accepted]) -> tuple[int, int, int]:
     samples: dict[str, list] = {}
     for line in accepted:
         if line.kind == "sample":
-            samples.setdefault(request_key(line.target), []).append((line.target, line.item, line.value))
-    new_rows, already, differing = [], 0, 0
+            samples.setdefault(request_key(line.target), []).append((line.target, line.item, line.value, line.meta))
+    new_rows, new_meta, already, differing = [], [], 0, 0
     for rows in samples.values():
-        present = stored_samples(store, rows[0][0], [index for _, index, _ in rows])
-        for description, index, text in rows:
+        present = stored_samples(store, rows[0][0], [index for _, index, _, _ in rows])
+        for description, index, text, meta in rows:
             if index in present:
                 already += 1
                 differing += present[index][0] != text
             else:
                 new_rows.append((description, index, text))
+                new_meta.append((description, index, meta))
     stored = store.put_samples(new_rows) if new_rows else 0
+    put_samples_meta(store, new_meta)  # beside the samples, as a live call keeps them
     by_embedder: dict[str, list[Accepted]] = {}
     for line in accepted:
         if line.kind == "embedding":
