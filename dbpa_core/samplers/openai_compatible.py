@@ -375,7 +375,7 @@ class OpenAISampler(Sampler):
                                      seed=seed, index=index)
             sent = self._token_parameter
             try:
-                response = call_endpoint(lambda: self._client.chat.completions.create(**body), url=url,
+                response = call_endpoint(lambda body=body: self._client.chat.completions.create(**body), url=url,
                                          timeout=self.timeout, max_retries=self.max_retries, gate=self._gate,
                                          refusal=self._refusal(temperature, sent))
             except OtherParameter:
