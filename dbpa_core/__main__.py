@@ -429,10 +429,13 @@ def main(argv=None) -> int:
     _add_reproduce(commands)
     _add_compare(commands, SIMILARITIES, DISCREPANCY_NAMES, MAX_RESAMPLES)
     _add_sibling_parsers(commands)
+    from .cli.plan import add_plan_parser, plan_command
+
+    add_plan_parser(commands, SIMILARITIES)
     args = parser.parse_args(argv)
     try:
         return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce, "compare": _compare,
-                "rut": _rut, "stability": _stability}[args.command](args)
+                "rut": _rut, "stability": _stability, "plan": plan_command}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {_one_line(str(error).strip(chr(39)))}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -80,6 +80,6 @@ def test_the_site_builds_without_a_warning_and_runs_the_notebook(tmp_path):
     warnings = "\n".join(line for line in build.stderr.splitlines() if "IPKernelApp" not in line)
     assert build.returncode == 0, warnings[-4000:]
     tour = (tmp_path / "html" / "notebooks" / "tour.html").read_text(encoding="utf-8")
-    assert "Bonferroni p =" in tour and "per arm: power" in tour  # the executed cells' output is in the page
+    assert "Bonferroni p =" in tour and "Plan k = " in tour  # the executed cells' output is in the page
     assert "dbpa audit" in (tmp_path / "html" / "reference" / "cli.html").read_text(encoding="utf-8")
     assert (tmp_path / "html" / "reference" / "api.html").read_text(encoding="utf-8").count("dbpa_test") > 2
