@@ -151,6 +151,32 @@ def _load_arm(path: Path):
     return table, table.texts[arm], (table.embeddings or {}).get(arm)
 
 
+def _plan(args) -> int:
+    """dbpa plan A B: samples per arm for each ω, planned from two files used as a pilot (plan_sample_size)."""
+    from ._validation import check_probability
+    from .stats.planning import compare_discrepancies
+
+    power, alpha = check_probability(args.power, "--power"), check_probability(args.alpha, "--alpha")
+    (_, texts_a, vectors_a), (_, texts_b, vectors_b) = _load_arm(Path(args.a)), _load_arm(Path(args.b))
+    if (vectors_a is None) != (vectors_b is None):
+        raise ValueError(f"give an `embedding` column in both {args.a} and {args.b}, or in neither (then the "
+                         "texts are embedded with MiniLM).")
+    if vectors_a is None:
+        from .embedders import get_embedder
+
+        embedder = get_embedder("minilm")
+        vectors_a, vectors_b = embedder.embed(texts_a), embedder.embed(texts_b)
+    try:
+        plans = compare_discrepancies(vectors_a, vectors_b, args.discrepancies.split(","), power=power, alpha=alpha,
+                                      m=args.m, similarity=args.similarity, n_simulations=args.simulations,
+                                      k_max=args.k_max, rng=args.seed)
+    except ValueError as error:  # name the files, not the function's parameters
+        raise ValueError(str(error).replace("`pilot_x`", args.a).replace("`pilot_y`", args.b)) from None
+    for name, plan in plans.items():
+        print(f"{name}: k = {plan.k if plan.k is not None else f'> {plan.k_max}'} per arm. {plan.reading}")
+    return EXIT_OK
+
+
 def _test(args) -> int:
     from ._validation import check_probability, check_test_size
     from .embedders import get_embedder
@@ -408,11 +434,22 @@ def main(argv=None) -> int:
     test.add_argument("--explain", action="store_true", help="also say what changed: themes whose share differs "
                       "between the files (Benjamini-Hochberg at --fdr) and representative outputs")
     test.add_argument("--fdr", type=float, default=0.1, help="false discovery rate of --explain's themes")
+    plan = commands.add_parser("plan", help="plan samples per arm from two files used as a pilot, for each ω")
+    plan.add_argument("a", help="pilot of the original arm")
+    plan.add_argument("b", help="pilot of the perturbed arm")
+    plan.add_argument("--discrepancies", default="jsd,energy,mmd", help="ω to compare, comma-separated")
+    plan.add_argument("--power", type=float, default=0.8)
+    plan.add_argument("--alpha", type=float, default=0.05)
+    plan.add_argument("--m", type=int, default=1, help="perturbations in the family (Bonferroni: α/m each)")
+    plan.add_argument("--similarity", default="cosine", choices=SIMILARITIES, type=str.lower)
+    plan.add_argument("--simulations", type=int, default=100, help="simulated audits per k")
+    plan.add_argument("--k-max", type=int, default=200, help="the largest k per arm searched")
+    plan.add_argument("--seed", type=int, default=0)
     _add_batch_parser(commands)
     _add_reproduce(commands)
     args = parser.parse_args(argv)
     try:
-        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce}[args.command](args)
+        return {"audit": _audit, "test": _test, "plan": _plan, "batch": _batch, "reproduce": _reproduce}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {_one_line(str(error).strip(chr(39)))}", file=sys.stderr)
         return EXIT_BAD_INPUT
