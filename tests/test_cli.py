@@ -295,3 +295,26 @@ def test_a_file_without_end_is_refused_without_filling_memory(capsys):
         tracemalloc.stop()
     assert "zero: the file is larger than the limit of 20 MB" in capsys.readouterr().err
     assert peak < 3 * MAX_BYTES
+
+
+def test_plan_from_two_pilot_files(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    x, y = rng.standard_normal((20, 6)) * 0.3, rng.standard_normal((20, 6)) * 0.3
+    x[:, 0] += 2
+    y[:, 0] += 2
+    y[:, 1] += 1.5
+    a.write_text("\n".join(json.dumps({"text": "", "embedding": v.tolist()}) for v in x))
+    b.write_text("\n".join(json.dumps({"text": "", "embedding": v.tolist()}) for v in y))
+    assert main(["plan", str(a), str(b), "--discrepancies", "jsd,energy", "--simulations", "20",
+                 "--k-max", "40"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["jsd", "energy"]
+    assert all(" per arm. " in line for line in out)
+    # Bad input names the file and the fix, exit 2
+    small = tmp_path / "small.jsonl"
+    small.write_text("\n".join(json.dumps({"text": "", "embedding": [1.0, 0.1 * i]}) for i in range(3)))
+    assert main(["plan", str(small), str(b)]) == 2
+    assert f"{small} needs at least 5 samples" in capsys.readouterr().err
