@@ -39,7 +39,7 @@ from dataclasses import replace
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._validation import check_positive_int, redact
+from ._validation import check_positive_int, shown
 from .data.files import writable_file, writable_folder, write_text
 from .data.store import StoreError
 
@@ -60,7 +60,7 @@ class ProgressBar:
         self.last = now
         width = 30
         filled = int(width * done / max(total, 1))
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {stage}"
+        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {shown(stage)}"
         end = "\r" if self.stream.isatty() and done < total else "\n"
         if end == "\n" and done < total and not self.stream.isatty():
             return None  # a log file gets one line per finished stage
@@ -75,7 +75,7 @@ class ProgressBar:
 
 
 def _warn(message: str) -> None:
-    print(f"warning: {redact(message)}", file=sys.stderr)
+    print(f"warning: {shown(message)}", file=sys.stderr)
 
 
 @contextmanager
@@ -123,16 +123,17 @@ def _audit(args) -> int:
     with _naming(out):
         paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
-        print(f"{perturbation['label'][:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
+        print(f"{shown(perturbation['label'])[:48]:48} ω={perturbation['statistic']:.4g}  p={perturbation['pvalue']:.4g}  "
               f"p_adj={perturbation['pvalue_adjusted']:.4g} {perturbation['stars']:3} {perturbation['decision']}")
     for perturbation in record["perturbations"]:
         if "explanation" in perturbation:  # the theme sentences, without the method and representatives ones
-            print(f"{perturbation['label'][:48]:48} what changed:", *perturbation["explanation"]["readings"][1:-1])
+            print(f"{shown(perturbation['label'])[:48]:48} what changed:",
+                  *map(shown, perturbation["explanation"]["readings"][1:-1]))
     if family.kind == "sequential":
         from .present.readings import read_sequential
 
         for result in family.results:
-            print(f"{result.label[:48]:48} {read_sequential(result.test)}")
+            print(f"{shown(result.label)[:48]:48} {read_sequential(result.test)}")
     summary = record["summary"]
     fixed = family.kind != "sequential"
     print(read_family(summary["n_rejected"], summary["n_perturbations"], summary["alpha"], summary["correction"],
@@ -182,6 +183,7 @@ def _compare(args) -> int:
     check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
     check_probability(args.alpha, "--alpha")
     check_probability(args.fdr, "--fdr")
+    check_positive_int(args.seed, "--seed", minimum=0)
     json_path = writable_file(Path(args.json), "--json") if args.json else None
     request = CompareRequest(paths=tuple(args.files), fmt=args.fmt, arms=tuple(args.arms) if args.arms else None,
                              similarity=args.similarity, discrepancy=args.discrepancy,
@@ -263,7 +265,8 @@ def _batch(args) -> int:
         return _batch_api(args)
     spec = load_spec(args.spec) if args.spec else None  # the SPEC is checked before the store is opened
     if args.batch_command == "export":
-        max_lines = check_positive_int(args.max_lines or MAX_LINES, "--max-lines", maximum=MAX_LINES,
+        max_lines = check_positive_int(MAX_LINES if args.max_lines is None else args.max_lines, "--max-lines",
+                                       maximum=MAX_LINES,
                                        why="OpenAI's limit of requests in one batch file")
         writable_file(Path(args.out), "--out")
         store = SampleStore(args.store) if args.store else SampleStore()
@@ -279,7 +282,7 @@ def _batch(args) -> int:
         return EXIT_OK
     store = SampleStore(args.store) if args.store else SampleStore()
     result = import_results(args.results, store=store, spec=spec)
-    print(redact(read_import(result)))
+    print("\n".join(map(shown, read_import(result).split("\n"))))  # each line one line: no forged ones
     if result.n_stored + result.n_already_stored == 0:
         return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
     return EXIT_OK if result.complete else EXIT_FAILED
@@ -293,17 +296,19 @@ def _batch_api(args) -> int:
     client = batch_client(args.base_url)
     if args.batch_command == "submit":
         job = submit_batch(args.requests, client=client)
-        print(f"{read_batch_status(job)} Check it with `python -m dbpa_core batch status {job.id}`; "
+        print(f"{shown(read_batch_status(job))} Check it with `python -m dbpa_core batch status {job.id}`; "
               f"when it is completed, `python -m dbpa_core batch fetch {job.id} --out results.jsonl`.")
         return EXIT_OK
     if args.batch_command == "status":
-        print(read_batch_status(batch_status(args.batch_id, client=client)))
+        print(shown(read_batch_status(batch_status(args.batch_id, client=client))))
         return EXIT_OK
+    writable_file(Path(args.out), "--out")  # checked before the network call
     job, lines = fetch_results(args.batch_id, args.out, client=client)
-    print(read_batch_status(job))
+    print(shown(read_batch_status(job)))
     if lines is None:
         problems = "; ".join(f"{e.code}: {e.message}" for e in (job.errors.data or [])) if job.errors else ""
-        print(f"No results to fetch yet{': ' + problems if problems else ''}. Run the same command again later.")
+        print(f"No results to fetch yet{': ' + shown(problems) if problems else ''}. Run the same command again "
+              "later.")
         return EXIT_FAILED
     print(f"Wrote {args.out}: {lines:,} result lines. Next: `python -m dbpa_core batch import {args.out} "
           "--spec SPEC.yaml`.")
@@ -452,7 +457,7 @@ def main(argv=None) -> int:
 
 def _one_line(message: str) -> str:
     """A message as the terminal shows it: one line, at most 2 000 characters, never a credential."""
-    text = " ".join(redact(message).split())
+    text = shown(" ".join(message.split()))
     return text if len(text) <= 2000 else text[:1997] + "..."
 
 

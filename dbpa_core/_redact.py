@@ -98,17 +98,76 @@ def redact(text):
         return text
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
-    for secret in _secrets_in_use():
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-        # a server may quote only the start and the end of a key: its last 6 characters narrow the key
-        # down, so they go too.
-        tail = secret[-6:]
-        if len(secret) >= 16 and tail in text:
-            text = text.replace(tail, REDACTED)
+    text = redact_known(text)
     while REDACTED + REDACTED in text:
         text = text.replace(REDACTED + REDACTED, REDACTED)
     return text
+
+
+#: Characters of a key in use that may show in a row (a key cut short, echoed without its ``sk-`` prefix, or
+#: spaced out): any run of this many of its characters, spaces between them ignored, is redacted.
+_KEY_PIECE = 10
+
+
+def redact_known(text):
+    """``text`` without the keys in use (:func:`register_secret`, secret-named environment variables), in any
+    form a server or a model may echo them: whole, cut short, without their prefix, or with spaces between
+    their characters (any :data:`_KEY_PIECE` consecutive characters of a key of 16 or more); and a key's last 6
+    characters, which narrow it down.  Only the keys themselves: the text is otherwise untouched, so a stored
+    completion keeps its words (the store applies this, not the pattern pass of :func:`redact`)."""
+    if not isinstance(text, str) or not text:
+        return text
+    for secret in _secrets_in_use():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+        if len(secret) < 16:
+            continue
+        text = _without_pieces(text, secret)
+        tail = secret[-6:]
+        if tail in text:
+            text = text.replace(tail, REDACTED)
+    return text
+
+
+def _without_pieces(text: str, secret: str) -> str:
+    """``text`` with every run of :data:`_KEY_PIECE` or more consecutive characters of ``secret`` (whitespace
+    between them ignored) replaced by :data:`REDACTED`."""
+    kept = [(position, char) for position, char in enumerate(text) if not char.isspace()]
+    compact = "".join(char for _, char in kept)
+    pieces = {secret[start:start + _KEY_PIECE] for start in range(len(secret) - _KEY_PIECE + 1)}
+    spans, at = [], 0
+    finder = re.compile("|".join(map(re.escape, sorted(pieces, key=len, reverse=True))))
+    while match := finder.search(compact, at):
+        start, end = match.span()
+        offset = secret.find(match.group())
+        while end < len(compact) and offset + end - start < len(secret) and compact[end] == secret[offset + end - start]:
+            end += 1
+        spans.append((kept[start][0], kept[end - 1][0] + 1))
+        at = end
+    for start, end in reversed(spans):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+# Characters that must not reach a terminal or a log raw: C0/C1 controls (ESC starts ANSI and OSC sequences),
+# DEL, and the Unicode line breaks and bidirectional overrides that reorder or forge what a line appears to say.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                          "\u2066-\u2069\ufeff]")
+
+
+def escape_controls(text: str) -> str:
+    r"""``text`` with every control character, newline, ANSI/OSC escape and bidi override written as its
+    escape (``\n``, ``\x1b``, ``\u202e``): a printed field stays one line and means what it shows."""
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return _UNPRINTABLE.sub(lambda m: named.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                                else f"\\u{ord(m.group()):04x}"), text)
+
+
+def shown(text) -> str:
+    """The one output path for untrusted text (a user file, a SPEC, a server, a batch file) on its way to a
+    terminal, a log or a one-line report field: credentials redacted (:func:`redact`), then controls and
+    newlines escaped (:func:`escape_controls`).  Anything that is not a string is formatted first."""
+    return escape_controls(redact(text if isinstance(text, str) else str(text)))
 
 
 class _RedactingFilter(logging.Filter):

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 # The secrets layer lives in _redact; its names are part of this module's interface too.
-from ._redact import (LOGGERS, REDACTED, SECRET_NAME, has_credentials, is_secret_name, redact,  # noqa: F401
-                      redact_logs, redact_mapping, redact_url, register_secret)
+from ._redact import (LOGGERS, REDACTED, SECRET_NAME, escape_controls, has_credentials, is_secret_name,  # noqa: F401
+                      redact, redact_known, redact_logs, redact_mapping, redact_url, register_secret, shown)
 
 
 #: Sampling temperature accepted everywhere (the OpenAI API's range is [0, 2];
@@ -283,12 +283,14 @@ def check_embeddings(value, name: str, *, min_rows: int = 2, check_norms: bool =
     """
     try:
         raw = np.asarray(value)
+        if raw.dtype == np.bool_:
+            raise ValueError(f"`{name}` holds booleans; embeddings must be real numbers (True would read as 1.0).")
         if np.iscomplexobj(raw):
             raise ValueError(f"`{name}` is complex; embeddings must be real numbers (casting would drop the "
                              "imaginary part).")
         array = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        if "complex" in str(error):
+        if "complex" in str(error) or "booleans" in str(error):
             raise
         raise ValueError(f"`{name}` must be a 2-D numeric array of shape (k, dim).") from None
     if array.ndim != 2:

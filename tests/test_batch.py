@@ -40,10 +40,10 @@ def read_jsonl(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def output_line(custom_id, content="a reply", *, status=200, error=None, n=0):
-    """One line of the OpenAI batch output format (request output object)."""
+def output_line(custom_id, content="a reply", *, status=200, error=None, n=0, model="smollm2"):
+    """One line of the OpenAI batch output format (request output object) answered by ``model``."""
     body = None if status != 200 else {
-        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": "smollm2",
+        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
     return {"id": f"batch_req_{n}", "custom_id": custom_id,
             "response": {"status_code": status, "request_id": f"req_{n}", "body": body}, "error": error}
@@ -158,7 +158,7 @@ def test_exported_lines_are_exactly_the_live_requests_and_the_store_decides_what
     # the store decides: after importing the original arm's results only those are no longer requested
     original = [r for r in export.requests if r.body["model"] == "m"][:5]
     results = tmp_path / "results.jsonl"
-    results.write_text("".join(json.dumps(output_line(r.custom_id, f"text {n}", n=n)) + "\n"
+    results.write_text("".join(json.dumps(output_line(r.custom_id, f"text {n}", n=n, model="m")) + "\n"
                                for n, r in enumerate(original)))
     assert import_results(results, store=store).n_stored == 5
     again = export_requests(spec, store=store)

@@ -204,7 +204,47 @@ def _sampler(value, key: str) -> dict:
                                       maximum=MAX_TIMEOUT, why="an hour")
     if "base_url" in sampler:
         sampler["base_url"] = _url(sampler["base_url"], f"{key}.base_url")
+    _typed(sampler, key)
     return sampler
+
+
+#: Settings of a fixed type: a YAML string such as 'no' is not false, and a list is not a model name.
+_BOOLEANS = ("logprobs",)
+_STRINGS = ("model", "path", "model_path")
+
+
+def _typed(settings: dict, key: str) -> None:
+    """Refuse a boolean setting that is not a boolean and a text setting that is not a string."""
+    for name in _BOOLEANS:
+        if name in settings and not isinstance(settings[name], bool):
+            _fail(f"{key}.{name}", "must be true or false (unquoted); a quoted 'no' or 'false' is text.")
+    for name in _STRINGS:
+        if name in settings and settings[name] is not None and not isinstance(settings[name], str):
+            _fail(f"{key}.{name}", f"must be a text, not a {type(settings[name]).__name__}.")
+
+
+def _prompt_field(value, key: str) -> str | None:
+    """A prompt or system prompt: a string (or absent), within the bounds of a prompt, holding no credential."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        _fail(key, f"must be a text (quote it if needed), not a {type(value).__name__}.")
+    return _checked(check_prompt_text, value, key)
+
+
+def _name_field(value, key: str, default: str) -> str:
+    """A perturbation's id or label: a text (a number is taken as its text) holding no credential —
+    it is printed on the terminal and written to every report."""
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        _fail(key, f"must be a text, not a {type(value).__name__}.")
+    value = str(value)  # control characters are kept (a report shows them neutralised; the terminal escaped)
+    if redact(value) != value:
+        _fail(key, "looks like a credential (an API key or a password); it would be printed and written to every "
+                   "report: remove it.")
+    return value
+
 
 
 def _embedder(value) -> dict:
@@ -280,11 +320,10 @@ def _prompts_scenario(value) -> Scenario:
     """A scenario built from literal prompts (no template, no simulated facets)."""
     prompts = _mapping(value, "prompts", {"original", "perturbations"})
     original = _mapping(prompts.get("original"), "prompts.original", _PROMPT)
+    for name in ("prompt", "system"):
+        _prompt_field(original.get(name), f"prompts.original.{name}")
     if not isinstance(original.get("prompt"), str) or not original["prompt"].strip():
         _fail("prompts.original.prompt", "is required: the original prompt x.")
-    for name in ("prompt", "system"):
-        if isinstance(original.get(name), str):
-            _checked(check_prompt_text, original[name], f"prompts.original.{name}")
     items = prompts.get("perturbations")
     if not isinstance(items, list) or not items:
         _fail("prompts.perturbations", "must be a non-empty list of perturbed prompts.")
@@ -294,20 +333,20 @@ def _prompts_scenario(value) -> Scenario:
     for position, item in enumerate(items):
         key = f"prompts.perturbations[{position}]"
         item = _mapping(item, key, _PERTURBATION)
-        pid = str(item.get("id") or f"p{position + 1}")
+        pid = _name_field(item.get("id"), f"{key}.id", f"p{position + 1}")
         if pid in seen:
             _fail(f"{key}.id", "repeats an earlier perturbation's id; ids must be unique.")
         seen.add(pid)
+        label = _name_field(item.get("label"), f"{key}.label", pid)
+        for name in ("prompt", "system"):
+            _prompt_field(item.get(name), f"{key}.{name}")
         if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
             _fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
-        for name in ("prompt", "system"):
-            if isinstance(item.get(name), str):
-                _checked(check_prompt_text, item[name], f"{key}.{name}")
         kind = _checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
         transform = {"type": "literal", "prompt": item["prompt"]}
         if item.get("system") is not None:
             transform["system"] = str(item["system"])
-        perturbations.append(Perturbation(pid, str(item.get("label") or pid), kind or "",
+        perturbations.append(Perturbation(pid, label, kind or "",
                                           MappingProxyType(transform)))
     return Scenario(id="prompts", title="prompts from the SPEC", description="",
                     template=original["prompt"].replace("{", "{{").replace("}", "}}"), fields=MappingProxyType({}),

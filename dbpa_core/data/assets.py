@@ -41,9 +41,30 @@ class _StrictLoader(yaml.SafeLoader):
             if self._depth > MAX_YAML_DEPTH:
                 raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels",
                                                   self.peek_event().start_mark)
-            return super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
+        if isinstance(node, yaml.MappingNode):
+            _check_keys(node)
+        return node
+
+
+_STRING_TAG = "tag:yaml.org,2002:str"
+
+
+def _check_keys(node: yaml.MappingNode) -> None:
+    """Refuse a repeated key (PyYAML keeps the last silently: ``alpha: 0.05`` then ``alpha: 0.5`` would run at
+    0.5) and a key that is not text (``1: 2``, a list), naming the key and its line."""
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag != _STRING_TAG:
+            shown = repr(key.value[:40]) if isinstance(key, yaml.ScalarNode) else f"a {key.id}"
+            raise yaml.composer.ComposerError(None, None, f"the key {shown} is not text; keys are names such as "
+                                              "`alpha` (quote it if it must be a number)", key.start_mark)
+        if key.value in seen:
+            raise yaml.composer.ComposerError(None, None, f"the key `{key.value[:60]}` is repeated (first on line "
+                                              f"{seen[key.value]}); keep one", key.start_mark)
+        seen[key.value] = key.start_mark.line + 1
 
 
 def _yaml_problem(path: Path, problem: yaml.YAMLError) -> str:
@@ -55,6 +76,12 @@ def _yaml_problem(path: Path, problem: yaml.YAMLError) -> str:
 
 
 def _text(path: Path, error: type[ValueError]) -> str:
+    from .files import check_kind
+
+    try:  # type before open: a named pipe would block, a device would never end
+        check_kind(path, "SPEC" if error.__name__ == "SpecError" else "file", folder_ok=True)
+    except ValueError as problem:
+        raise error(str(problem)) from None
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_YAML_BYTES + 1)

@@ -11,7 +11,9 @@ written in place, never replaced; a symbolic link is followed.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,3 +139,57 @@ def writable_file(path: Path, option: str) -> Path:
     if not can_write_in(path.parent):
         raise ValueError(f"`{option}`: the folder {path.parent} is read-only; give a path you can write to.")
     return path
+
+
+# ------------------------------------------------- type before open
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words (None for a regular file or a folder)."""
+    for test, words in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return None
+
+
+def check_kind(path: str | Path, name: str, *, folder_ok: bool = False) -> os.stat_result | None:
+    """Refuse (ValueError naming ``name``) a path that is a named pipe, a device or a socket, checked with
+    ``stat`` before anything opens it: opening a FIFO blocks until a writer comes, and a device such as
+    ``/dev/zero`` never ends.  Returns the stat of an existing path, None when it does not exist."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise ValueError(f"`{name}`: the path is too long ({len(str(path)):,} characters); give a "
+                             "shorter one.") from None
+        raise ValueError(f"`{name}`: {path} cannot be read ({error.strerror}); give another path.") from None
+    kind = _kind(info.st_mode)
+    if kind:
+        raise ValueError(f"`{name}`: {path} is {kind}, not a regular file; give a file path.")
+    if stat.S_ISDIR(info.st_mode) and not folder_ok:
+        raise ValueError(f"`{name}`: {path} is a folder; give a file.")
+    return info
+
+
+def read_bounded(path: str | Path, name: str, max_bytes: int, *, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``, refused (ValueError naming ``name``) when it is missing, not a
+    regular file, or larger than ``max_bytes`` — all decided before a byte is read.  Opened without blocking
+    and checked again on the open descriptor (a path swapped for a FIFO between the two checks)."""
+    info = check_kind(path, name)
+    if info is None:
+        raise ValueError(f"`{name}`: {path}: file not found.")
+    if info.st_size > max_bytes:
+        raise ValueError(f"`{name}`: {path} is {info.st_size:,} bytes; a {what} is read only up to "
+                         f"{max_bytes:,} bytes. Is it the right file?")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as error:
+        raise ValueError(f"`{name}`: {path} cannot be read ({error.strerror}).") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"`{name}`: {path} is not a regular file; give a file path.")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"`{name}`: {path} is larger than {max_bytes:,} bytes (the bound of a {what}).")
+    return data

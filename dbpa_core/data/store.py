@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import tempfile
 import time
 import urllib.parse
@@ -37,7 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import is_secret_name, redact
+from .._validation import is_secret_name, redact, redact_known
+from .store_files import committed_page_one as _committed_page_one, kind_of as _kind_of, \
+    non_regular as _non_regular, others_of as _others_of
 
 
 _SCHEMA = """
@@ -204,10 +207,18 @@ class SampleStore:
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path is not None else default_store_path()
-        if self.path.is_dir():
+        # Type before open: a device, a named pipe or a socket is never opened (a FIFO would block, and
+        # "an empty file" would otherwise describe /dev/null), and nothing but a regular file is ever written.
+        info = _kind_of(self.path)
+        if info is not None and stat.S_ISDIR(info.st_mode):
             raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
                              f"{self.path / 'store.sqlite'}.")
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"`store`: {self.path} is {_non_regular(info.st_mode)}, not a file; it is left "
+                             "untouched: give a file path such as ~/.cache/dbpa_explorer/store.sqlite.")
         stamped = self._recognise()
+        # Only what this call creates may be removed if setting up fails: never a file that was there before.
+        existed = {suffix: Path(f"{self.path}{suffix}").exists() for suffix in ("", "-wal", "-shm", "-journal")}
         folder = self.path.parent
         missing = [parent for parent in (folder, *folder.parents) if not parent.exists()]
         try:
@@ -219,16 +230,16 @@ class SampleStore:
                 or (self.path.exists() and not _opens_for_writing(self.path)):
             raise ValueError(f"`store`: {self.path} is read-only (no write permission on the file or its folder "
                              f"{folder}, or a read-only disk); give a writable path with --store or $DBPA_STORE.")
-        new = not self.path.exists() or self.path.stat().st_size == 0
         for attempt in range(_SETUP_ATTEMPTS):
             started = time.monotonic()
             try:
                 with closing(self._connect()) as connection, connection:
-                    connection.execute("PRAGMA journal_mode=WAL")
-                    connection.executescript(_SCHEMA)
-                    if not stamped:
+                    if not stamped:  # first, each committed at once: a writer setting up the same file at this
+                        # moment sees either an empty file or our header, never an unstamped database
                         connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    connection.execute("PRAGMA journal_mode=WAL")
+                    connection.executescript(_SCHEMA)
                 return
             except sqlite3.Error as error:
                 # Two writers setting up the same new store at once: SQLite refuses one at once ("database is
@@ -238,13 +249,17 @@ class SampleStore:
                 if locked and time.monotonic() - started < 1.0 and attempt + 1 < _SETUP_ATTEMPTS:
                     time.sleep(0.05 * (attempt + 1))
                     continue
-                self._fail(error, new=new and not locked, missing=missing)
+                self._fail(error, created=[] if locked else [suffix for suffix, was in existed.items() if not was],
+                           missing=missing)
 
-    def _fail(self, error: sqlite3.Error, *, new: bool, missing: list[Path]):
-        """Raise the store's failure; a store this call was making leaves nothing half-made behind."""
-        if new:  # the file (and its journals) and the folders made for it go
-            for leftover in (self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal"))):
-                leftover.unlink(missing_ok=True)
+    def _fail(self, error: sqlite3.Error, *, created: list[str], missing: list[Path]):
+        """Raise the store's failure; a store this call was making leaves nothing half-made behind, and nothing
+        that existed before the call (``created`` lists the suffixes of the files it made) is removed."""
+        if "" in created:  # the file (and its journals) and the folders made for it go
+            for suffix in created:
+                leftover = Path(f"{self.path}{suffix}")
+                if leftover.is_file():  # a regular file this call made; never a device put there since
+                    leftover.unlink(missing_ok=True)
             for parent in missing:
                 try:
                     parent.rmdir()
@@ -256,12 +271,19 @@ class SampleStore:
         """Refuse (ValueError) a file that is not this program's store, reading only; True when the file is
         already stamped as a store of this schema version."""
         header = _read_header(self.path)
-        if not header:  # no file, or an empty one: a new store
-            return False
         where = f"`store`: {self.path}"
+        wal = Path(f"{self.path}-wal")
+        if not header:  # no file, or an empty one: a new store, unless a journal beside it belongs to another one
+            if wal.exists() and wal.stat().st_size:
+                raise ValueError(f"{where} is empty but has a write-ahead log ({wal.name}) of another database "
+                                 "beside it; both are left untouched: give a new file path.")
+            return False
         if not header.startswith(_SQLITE_MAGIC) or len(header) < 100:
             raise ValueError(f"{where} is not a sample store (not an SQLite database); give a new file path, or "
                              "delete the file if it is a broken store.")
+        # The header in the file, or a newer one committed to its write-ahead log and not yet copied back (a
+        # writer killed before its checkpoint): SQLite reads the log's page 1, and so do we, without opening it.
+        header = _committed_page_one(wal) or header
         application_id = int.from_bytes(header[68:72], "big")
         version = int.from_bytes(header[60:64], "big")
         if application_id == APPLICATION_ID:
@@ -272,12 +294,21 @@ class SampleStore:
         if application_id != 0:
             raise ValueError(f"{where} is another program's SQLite database (application id {application_id:#x}); "
                              "it is left untouched: give a new file path.")
+        if wal.exists() and wal.stat().st_size:
+            # An unstamped database whose log holds changes: its tables may sit only in the log, which a
+            # read-only look at the file cannot see, so it cannot be told from another program's.
+            raise ValueError(f"{where} is not a sample store (no DBPA application id, and changes waiting in its "
+                             f"write-ahead log {wal.name}); it is left untouched: give a new file path.")
         tables = _tables_of(self.path)
         if tables is None:
             raise ValueError(f"{where} is not a sample store (a damaged or encrypted SQLite file); give a new file "
                              "path.")
+        # A store written before the header was stamped has exactly our tables (requests and samples at least),
+        # each with exactly our columns, and nothing else: no view, trigger or index of its own.
         foreign = {name: columns for name, columns in tables.items()
-                   if name not in _TABLES or not columns <= _TABLES[name] | {"rowid"}}
+                   if name not in _TABLES or columns != _TABLES[name]}
+        foreign |= {name: set() for name in _others_of(self.path)}
+        foreign |= {name: set() for name in ("requests", "samples") if name not in tables}
         if foreign or version not in (0, SCHEMA_VERSION):
             listed = ", ".join(sorted(foreign)) or f"schema version {version}"
             raise ValueError(f"{where} is not a sample store: it holds other tables or columns ({listed}); it is "
@@ -338,7 +369,7 @@ class SampleStore:
             another writer stored the slot first, in which case its sample,
             which the caller must use instead of its own.
         """
-        key = request_key(description)
+        key, text = request_key(description), redact_known(text)  # a reply quoting the key in use: never stored
         with self._transaction() as connection:
             # BEGIN IMMEDIATE: the insert and the read-back see one state of the file.
             connection.execute("BEGIN IMMEDIATE")
@@ -411,7 +442,7 @@ class SampleStore:
 
         As :meth:`put_sample`, the first text written to a slot is kept (unless it is empty).
         """
-        rows = [(request_key(description), _canonical(description), int(index), text)
+        rows = [(request_key(description), _canonical(description), int(index), redact_known(text))
                 for description, index, text in rows]
         now = time.time()
         with self._transaction() as connection:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,7 +151,10 @@ def read_samples(data: bytes, filename: str, *, default_arm: str | None = None) 
 def read_sample_file(path: str | Path, *, default_arm: str | None = None) -> SampleTable:
     """:func:`read_samples` on a file, read at most :data:`MAX_BYTES` + 1 bytes so that an endless
     or huge file (``/dev/zero``) is refused without filling memory."""
+    from .files import check_kind
+
     path = Path(path)
+    check_kind(path, path.name, folder_ok=True)  # type before open: a named pipe or a device is never opened
     if not path.exists():
         raise ValueError(f"{path}: file not found.")
     if path.is_dir():
@@ -174,11 +178,55 @@ def _decode(data: bytes, filename: str) -> str:
         raise ValueError(f"{filename}: not UTF-8 text (byte {error.start}); save the file as UTF-8.") from None
 
 
+#: The csv module refuses a cell over 131,072 characters; a cell holds at most a completion (1 MB) or an
+#: embedding of :data:`MAX_DIMENSION` numbers written out, so the bound is raised to what the file may hold.
+CSV_FIELD_LIMIT = 2**21
+csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
+
+_CSV_TOKENS = re.compile(r'""|"|\r\n|\r|\n')
+
+
+def _check_csv_framing(content: str, filename: str) -> None:
+    """Refuse a CSV whose rows cannot be told apart without guessing, naming the row: a quote left open at the
+    end of the file (it would swallow every row after it into one text), and line ends that are mixed or bare
+    carriage returns outside quotes (\r\n and \n are both fine, one style per file)."""
+    quoted, opened_at, row, style = False, 0, 1, None
+    for token in _CSV_TOKENS.finditer(content):
+        mark, start = token.group(), token.start()
+        if mark.startswith('"'):
+            # a quote opens a cell only at its start; inside one, "" is a quote and " closes it
+            if quoted:
+                quoted = mark == '""'
+            elif mark == '"' and (start == 0 or content[start - 1] in ",\r\n"):
+                quoted, opened_at = True, row
+            continue
+        if quoted:
+            continue
+        if mark == "\r":
+            raise ValueError(f"{filename}, row {row}: the line ends in a bare carriage return (\\r); save the "
+                             "file with \\n or \\r\\n line ends.")
+        if style is None:
+            style = mark
+        elif mark != style and token.end() < len(content):
+            raise ValueError(f"{filename}, row {row + 1}: the line ends are mixed (\\r\\n and \\n in one file); "
+                             "save the file with one kind of line end.")
+        row += 1
+    if quoted:
+        raise ValueError(f"{filename}, row {opened_at}: a quote (\") opened in this row is never closed, so every "
+                         "row after it would be read as one text; close the quote (a quote inside a quoted text is "
+                         'written "").')
+
+
 def _csv_rows(content: str, filename: str, columns: tuple[str, ...] = ("arm", "text"),
               one_of: tuple[str, ...] = ("text", "embedding")):
     """CSV rows of a table with ``columns``, at least one of ``one_of`` among them."""
-    reader = csv.DictReader(io.StringIO(content))
-    if reader.fieldnames is None:
+    _check_csv_framing(content, filename)
+    reader = csv.DictReader(io.StringIO(content, newline=""))
+    try:
+        names = reader.fieldnames
+    except csv.Error as error:
+        raise ValueError(f"{filename}, row 1: not readable as CSV ({error}); check the header.") from None
+    if names is None:
         raise ValueError(f"{filename}: empty CSV; the first line must name the columns ({', '.join(columns)}).")
     fields = [f.strip().lower() for f in reader.fieldnames]
     if not set(one_of) & set(fields):
@@ -214,7 +262,8 @@ def _jsonl_rows(content: str, filename: str):
         lines = [(f"{filename}, item {i + 1}", item) for i, item in enumerate(items)]
     else:
         lines = []
-        for number, line in enumerate(content.splitlines(), start=1):
+        # "\n" only: str.splitlines would also split inside a JSON string at U+2028, U+0085 or a form feed
+        for number, line in enumerate(content.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

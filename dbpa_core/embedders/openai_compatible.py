@@ -94,6 +94,9 @@ def _pooled(embedding) -> np.ndarray:
     sentence-transformers does for MiniLM)."""
     if not isinstance(embedding, list | tuple | np.ndarray) or not len(embedding):
         raise ValueError("an `embedding` is not a non-empty list of numbers")
+    rows = embedding if len(embedding) and isinstance(embedding[0], list | tuple) else [embedding]
+    if any(type(value) is bool for row in rows if isinstance(row, list | tuple) for value in row):
+        raise ValueError("an `embedding` holds true/false, not numbers")  # NumPy would read them as 1.0 and 0.0
     array = np.asarray(embedding)
     if array.dtype.kind not in "iuf" or array.ndim not in (1, 2):
         raise ValueError("an `embedding` is not a list of numbers")

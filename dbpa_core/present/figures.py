@@ -207,12 +207,20 @@ def null_histogram(result, *, shown: int | None = None, label: str = "ω", repla
 
 def similarity_histograms(result) -> go.Figure:
     """P0 (within the original arm) and P1 (across arms) as overlaid densities."""
+    # Binned here, 30 shared bins: the figure holds 60 bars, not the k² similarities (5,000 + 5,000 outputs
+    # are 37 million values, which as Plotly's raw histogram data took gigabytes in the app and report.html).
+    within = np.asarray(result.within_similarities, dtype=float)
+    across = np.asarray(result.across_similarities, dtype=float)
+    both = np.concatenate([within[np.isfinite(within)], across[np.isfinite(across)]])
+    low, high = (float(both.min()), float(both.max())) if both.size else (0.0, 1.0)
+    edges = np.linspace(low, high if high > low else low + 1e-9, 31)
     figure = go.Figure()
-    figure.add_trace(go.Histogram(x=result.within_similarities, name="P0: within original", histnorm="probability density",
-                                  opacity=0.6, marker_color=ORIGINAL_COLOUR, nbinsx=30))
-    figure.add_trace(go.Histogram(x=result.across_similarities, name="P1: across arms", histnorm="probability density",
-                                  opacity=0.6, marker_color=PERTURBED_COLOUR, nbinsx=30))
-    figure.update_layout(barmode="overlay", title="Similarity distributions P0 and P1",
+    for values, name, colour in ((within, "P0: within original", ORIGINAL_COLOUR),
+                                 (across, "P1: across arms", PERTURBED_COLOUR)):
+        density, _ = np.histogram(values[np.isfinite(values)], bins=edges, density=bool(values.size))
+        figure.add_trace(go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=density, width=np.diff(edges), name=name,
+                                opacity=0.6, marker_color=colour))
+    figure.update_layout(barmode="overlay", bargap=0, title="Similarity distributions P0 and P1",
                          xaxis_title=f"similarity ({result.similarity})", yaxis_title="density", **LAYOUT)
     return figure
 

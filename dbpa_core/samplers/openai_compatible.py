@@ -71,6 +71,11 @@ def make_client(base_url: str | None, api_key: str | None, timeout: float, *, ma
                              "(or give a `base_url` for a local server).")
         key = NO_KEY
     register_secret(key if key != NO_KEY else None)
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in key):
+        # An HTTP header cannot carry it: the client would fail with "Connection error", read as the network's.
+        where = "`api_key`" if api_key else "OPENAI_API_KEY"
+        raise ValueError(f"{where} holds a space, a newline or another control character (often a newline pasted "
+                         "at its end); remove it: a key is one word.")
     if base_url:
         register_secret(urllib.parse.urlsplit(base_url).password)
     redact_logs()
@@ -152,6 +157,17 @@ def _unreachable(error: BaseException) -> str | None:
             return "unknown host name. Correct the host in `base_url`"
         error = error.__cause__ or error.__context__
     return None
+
+
+def _redirect_loop(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is httpx's TooManyRedirects."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if type(error).__name__ == "TooManyRedirects":
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _status_reason(error, attempts: int) -> str:
@@ -237,6 +253,9 @@ def call_endpoint(request, *, url: str, timeout: float, max_retries: int, gate: 
                                      "reply, or cut it short. Check `base_url` and the server.") from None
         except openai.APIConnectionError as error:
             unreachable = _unreachable(error)
+            if _redirect_loop(error):
+                raise EndpointError(url, "the server redirects in a loop (too many redirects); check `base_url` "
+                                    "(http:// or https://, and its path).") from None
             if unreachable:
                 raise EndpointError(url, f"{unreachable} in `base_url`.") from None
             if attempt == max_retries:

@@ -54,12 +54,21 @@ class RecordedSampler(Sampler):
         return self._model
 
     def _load(self, path: Path) -> None:
+        from ..data.files import check_kind, read_bounded
+        from ..data.uploads import MAX_BYTES
+
+        check_kind(path, "path", folder_ok=True)  # type before open: never a named pipe or /dev/zero
         files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
         if not files or not files[0].exists():
             raise ValueError(f"`path`: no recorded responses found at {path}; run scripts/record_samples.py.")
         for file in files:
             rows: dict[tuple[str, str], list[tuple[int, str]]] = {}
-            for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            data = read_bounded(file, "path", MAX_BYTES, what="file of recorded responses")
+            try:
+                content = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"`path`: {file.name} is not UTF-8 text (byte {error.start}).") from None
+            for number, line in enumerate(content.split("\n"), start=1):
                 if not line.strip():
                     continue
                 try:

@@ -67,10 +67,11 @@ def resolution_warning(alpha: float, *, n_original: int, n_perturbed: int, n_res
     floor = pvalue_floor(n_original, n_perturbed, n_resamples, alternative)
     if floor <= level:
         return None
-    needed = math.ceil((2 if alternative == "two-sided" else 1) / level) - 1
+    ratio = (2 if alternative == "two-sided" else 1) / level  # inf for a level as small as 5e-324
+    needed = math.ceil(ratio) - 1 if math.isfinite(ratio) and ratio < 1e300 else math.inf
     where = (f"{correction} over {m} perturbations at α = {alpha:g} needs p ≤ {level:.3g}" if level != alpha
              else f"α = {alpha:g} needs p ≤ {alpha:g}")
-    if pvalue_floor(n_original, n_perturbed, 10**9, alternative) > level:
+    if pvalue_floor(n_original, n_perturbed, 10**9, alternative) > level or needed > MAX_RESAMPLES:
         fix = "more outputs per arm"
         smallest = "every one of its distinct splits enumerated"
     else:

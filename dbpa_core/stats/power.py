@@ -75,10 +75,16 @@ def required_sample_size(effect: float, *, alpha: float = 0.05, power: float = 0
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     m = check_positive_int(m, "m")
-    z_alpha = norm.ppf(1 - alpha / (2 * m))
+    z_alpha = norm.isf(alpha / (2 * m))  # isf, not ppf(1 - …): 1 - 1e-300 is 1.0 and its quantile infinite
     z_beta = norm.ppf(power)
     # Two arms of k each: the difference of means has standard error √(2/k) output SDs (hence the 2).
-    return max(2, math.ceil(TWO_SAMPLE_CONSTANT * ((z_alpha + z_beta) / effect) ** 2))
+    if not math.isfinite(z_alpha):
+        raise ValueError(f"`alpha` = {alpha:g} is too small: α/(2m) underflows to 0; give alpha ≥ 1e-300.")
+    ratio = (z_alpha + z_beta) / effect
+    if not math.isfinite(ratio) or ratio > 1e7:  # 2·10¹⁴ samples: far past anything that can be drawn
+        raise ValueError(f"`effect` = {effect:g} is too small to plan for: it would need more than 10¹⁴ samples "
+                         "per arm; give an effect of at least 1e-6.")
+    return max(2, math.ceil(TWO_SAMPLE_CONSTANT * ratio**2))
 
 
 def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int = 1) -> float:
@@ -105,7 +111,10 @@ def detectable_effect(k: int, *, alpha: float = 0.05, power: float = 0.8, m: int
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     m = check_positive_int(m, "m")
-    return float((norm.ppf(1 - alpha / (2 * m)) + norm.ppf(power)) * math.sqrt(TWO_SAMPLE_CONSTANT / k))
+    z_alpha = norm.isf(alpha / (2 * m))
+    if not math.isfinite(z_alpha):
+        raise ValueError(f"`alpha` = {alpha:g} is too small: α/(2m) underflows to 0; give alpha ≥ 1e-300.")
+    return float((z_alpha + norm.ppf(power)) * math.sqrt(TWO_SAMPLE_CONSTANT / k))
 
 
 def resamples_for(alpha: float) -> int:

@@ -34,7 +34,7 @@ from collections import Counter
 
 import numpy as np
 
-from .._validation import check_choice, check_embeddings, check_texts
+from .._validation import InvalidValue, check_choice, check_embeddings, check_texts
 
 EMBEDDING_SIMILARITIES = ("cosine", "neg_l1", "neg_l2")
 TEXT_SIMILARITIES = ("bleu", "rouge_1", "rouge_2", "rouge_l")
@@ -176,8 +176,35 @@ def _lcs_length(a: list[str], b: list[str]) -> int:
     return int(previous[-1])
 
 
+#: Most word-by-word comparisons ROUGE-L may make for one matrix (≈ 3 ns each: well under a minute), and
+#: most words BLEU and ROUGE-1/2 may count over all pairs: a few long texts would otherwise hold a CPU for hours.
+MAX_LCS_CELLS = 10_000_000_000
+MAX_NGRAM_WORDS = 500_000_000
+
+
+def check_text_work(lengths: list[int], similarity: str) -> None:
+    """Refuse, before any pair is compared, texts whose pairwise comparisons exceed the work budget, naming
+    the length per text that fits.  ROUGE-L's longest common subsequence takes len(a)·len(b) steps per pair,
+    BLEU and ROUGE-N take len(a) + len(b)."""
+    n, total = len(lengths), sum(lengths)
+    pairs = n * (n - 1) // 2
+    if not pairs:
+        return
+    if similarity == "rouge_l":
+        work, budget = (total * total - sum(x * x for x in lengths)) // 2, MAX_LCS_CELLS
+        fits = int(math.sqrt(budget / pairs))
+    else:
+        work, budget = (n - 1) * total, MAX_NGRAM_WORDS
+        fits = budget // max(2 * pairs, 1)
+    if work > budget:
+        raise InvalidValue("similarity", f"{similarity} would compare these {n:,} texts ({total:,} words) in "
+                           f"{work:,.3g} steps, over the budget of {budget:,.3g}; texts of at most ≈{fits:,} words "
+                           "each fit (shorten them), or use an embedding similarity such as cosine")
+
+
 def _text_similarity_matrix(texts: list[str], similarity: str) -> np.ndarray:
     tokens = [tokenize(text) for text in texts]
+    check_text_work([len(t) for t in tokens], similarity)
     n = len(tokens)
     matrix = np.eye(n)
     if similarity in ("rouge_1", "rouge_2"):

@@ -87,8 +87,9 @@ SAMPLE_FILES = {
     "JSON array nested deep": ("a.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     "embedding string nested deep": ("a.jsonl", (json.dumps({"text": "t", "embedding": "[" * 50_000 + "]" * 50_000})
                                                  + "\n").encode(), "`embedding` must be a JSON list"),
-    "CSV field over the csv limit": ("a.csv", b'text\n"' + b"x" * 200_000 + b'"\n', "row 2: not readable as CSV"),
-    "CSV unclosed quote": ("a.csv", b'text\n"never closed\nmore\n' + b"y" * 140_000, "not readable as CSV"),
+    # the csv module's field limit is raised to 2 MB (a cell holds at most a 1 MB completion); past it, refused
+    "CSV field over the csv limit": ("a.csv", b'text\n"' + b"x" * (2**21 + 1) + b'"\n', "row 2: not readable as CSV"),
+    "CSV unclosed quote": ("a.csv", b'text\n"never closed\nmore\n' + b"y" * 140_000, "row 2: a quote"),
     "embedding with a 400-digit number": ("a.jsonl", b'{"text": "t", "embedding": [' + b"9" * 400 + b', 1]}\n',
                                           "`embedding`"),
     "embedding of 20 000 numbers": ("a.jsonl", (json.dumps({"text": "t", "embedding": [0.5] * 20_000}) + "\n")

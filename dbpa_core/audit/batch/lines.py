@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..._validation import MAX_DIMENSION, check_completion_text, redact
+from ..._validation import MAX_DIMENSION, check_completion_text, shown
 from ...data.store import request_key
 from .ids import EMBEDDING_ID, KEY_DIGITS, sample_slot
 
@@ -49,6 +49,7 @@ FAILURE_REASONS = {
     "bad_vector": "embeddings that do not fit: another dimension than the store's, NaN, infinite or all-zero "
                   "vectors, or not one per text",
     "duplicate": "a second result for a `custom_id` already imported from this file",
+    "other_model": "a result produced by another model than the one its request named",
 }
 
 
@@ -224,12 +225,13 @@ def check_record(record: dict, number: int, expected: Expected) -> Accepted | Li
         if kind == "sample":
             from ...samplers.openai_models import reply_meta
 
+            _same_model(body, target)
             return Accepted(number, custom_id, kind, target, item, _completion_text(body), reply_meta(body))
         vectors = _embedding_vectors(body, len(item), expected.dimensions.get(target))
         return Accepted(number, custom_id, kind, target, item, vectors)
     except _Refused as refused:
         # An engine's message may quote the request's credentials; it is shortened and redacted.
-        return LineFailure(number, custom_id, refused.reason, redact(refused.message[:300]))
+        return LineFailure(number, custom_id, refused.reason, shown(refused.message[:300]))
 
 
 def validate_line(raw: bytes | None, number: int, expected: Expected) -> Accepted | LineFailure:
@@ -250,6 +252,19 @@ def validate_line(raw: bytes | None, number: int, expected: Expected) -> Accepte
     """
     record = parse_line(raw, number)
     return record if isinstance(record, LineFailure) else check_record(record, number, expected)
+
+
+def _same_model(body: dict, target: dict) -> None:
+    """Refuse a result whose ``model`` is not the one its request named: stored under the request's key, it
+    would be replayed as that model's answer.  A dated snapshot of the model (``gpt-4o-mini-2024-07-18`` for
+    ``gpt-4o-mini``) and a path ending in the name (a vLLM server) are the same model."""
+    asked, answered = target.get("model") if isinstance(target, dict) else None, body.get("model")
+    if not isinstance(asked, str) or answered is None:
+        return
+    if not isinstance(answered, str) or not (answered == asked or answered.startswith(f"{asked}-")
+                                             or answered.endswith(f"/{asked}") or asked.endswith(f"/{answered}")):
+        raise _Refused("other_model", f"the result was produced by {shown(str(answered)[:80])!r}, but the request "
+                                      f"asked {asked!r}; it is not stored under that model.")
 
 
 def _slot(custom_id: str, expected: Expected):
