@@ -81,7 +81,9 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, d
     if stream:
         stream_in_place(result, request, statistic=statistic, seed=seed, slots=(cloud_slot, null_slot),
                         draw_strip=draw_strip)
-        draw_strip(result, "")
+    # The strip is written here, by the fragment, on every run: a fragment may redraw a container created outside
+    # it only if it wrote to it in the last full run (StreamlitInvalidLayoutContextError otherwise).
+    draw_strip(result, "")
     with cloud_slot.container():
         clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
     null_slot.plotly_chart(shared_figure(null_histogram, result.test, label=label, replay_frames=10),
@@ -179,7 +181,6 @@ with guard():
         verdict_strip(strip, shown_result, alpha, intervention=f"{chosen + 1} · {perturbation.label}", label=label,
                       k=len(shown_result.original.texts), note=note, simulated=simulated)
 
-    draw_strip(result)
     provenance(request)
     st.caption(truth_note(settings, result))
 
