@@ -150,7 +150,7 @@ def rut_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
 
 def rut_command(args) -> int:
     """``rut SPEC.yaml``: is this API serving the model it claims? (:class:`~dbpa_core.requests.rut.RUTRequest`)."""
-    from ..present.readings import format_rut_pvalue, read_rut_decision, read_share_bound
+    from ..present.readings import format_rut_pvalue, p_relation, read_rut_decision, read_share_bound
     from ..requests.dispatch import run
     from ..requests.rut import RUTRequest
     from ..requests.specs import load_request
@@ -162,7 +162,7 @@ def rut_command(args) -> int:
     paths = write_report_files(out, texts)
     result = found.rut
     print(f"Target: {record['target']}")
-    print(f"{request.test} = {result.statistic:.4g}  p = {format_rut_pvalue(result.pvalue)}  {record['decision']}")
+    print(f"{request.test} = {result.statistic:.4g}  p {p_relation(format_rut_pvalue(result.pvalue))}  {record['decision']}")
     print(read_rut_decision(result.pvalue, request.alpha))
     print(read_share_bound(result.share_lower_bound, result.confidence_level))
     if found.mmd is not None:
