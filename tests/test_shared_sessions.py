@@ -424,9 +424,9 @@ def test_a_session_keeps_a_digest_not_the_result():
 
 # ----------------------------------------------------------------- the process and the first use
 def test_importing_ui_prepares_the_process():
-    """After `import ui` (the first thing app.py and every page do) pandas and PIL are complete — plotly looks
+    """After `import dbpa_app.ui` (the first thing app.py and every page do) pandas and PIL are complete — plotly looks
     them up in sys.modules — and BLAS runs one thread; a thread count set by whoever starts the server is kept."""
-    check = ("import sys, threadpoolctl, ui; "
+    check = ("import sys, threadpoolctl, dbpa_app.ui; "
              "assert sys.modules['pandas'].Series and sys.modules['PIL.Image'].open; "
              "print(sorted({i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'}))")
     env = {k: v for k, v in __import__("os").environ.items()
