@@ -129,19 +129,22 @@ def test_recorded_path_without_rng_uses_the_first_columns():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)  # 1800 answers: ≈ 4 min on an idle 2-core machine, 16 min on a busy one
+@pytest.mark.timeout(3600)  # 540 answers: ≈ 1.5 min on an idle 2-core machine, 5 min on a busy one
 def test_live_path_with_the_local_model_rejects_itself_at_rate_alpha(tmp_path):
     """The real pipeline at small sizes: SmolLM2 answers (5 tokens) to 6 prompts, scored by SmolLM2.
 
-    At α = 0.1, where this size has most power: the old seeding (one seed for
-    every prompt) rejected 13 of 60 such audits (22 %), above the interval's 18 %.
+    30 audits at α = 0.1 (99 % binomial interval: at most 8 rejections): a real pipeline whose scores do not
+    match its sampler's draws (rejecting itself in 40 % of audits or more) fails here with probability 0.9.
+    The subtler fault this test once found, one seed for every prompt (22 % at this size), is caught by
+    the synthetic tests above (test_live_path_with_one_seed_for_every_prompt_is_miscalibrated,
+    test_prompt_seeds_differ_across_prompts_and_roles), 100 audits here having cost 4–16 minutes of CI.
     """
     from dbpa_core.data.store import SampleStore
     from dbpa_core.rut.scoring import ReferenceScorer
     from dbpa_core.samplers import get_sampler
 
     local, scorer, store = get_sampler("local"), ReferenceScorer(), SampleStore(tmp_path / "store.sqlite")
-    audits, alpha, rejected = 100, 0.1, 0
+    audits, alpha, rejected = 30, 0.1, 0
     for seed in range(audits):
         scores = live_rut_scores(rut_prompts()[:6], reference=local, target=local, scorer=scorer, score="log_rank",
                                  m=2, seed=seed, max_tokens=5, store=store)
