@@ -175,8 +175,9 @@ def test_what_changed_panel(app_url, page):
     page.get_by_text("What changed").first.wait_for(timeout=240_000)
     wait_until_idle(page)
     page.get_by_text("What changed: the themes that moved").first.click()  # a toggle: one click away (issue 45)
-    page.locator("[data-testid='stSelectbox']").filter(has_text="Intervention").click()
-    page.get_by_role("option", name=re.compile("Earth → Mars")).click()
+    page.locator(".st-key-home_what_changed").first.wait_for(timeout=240_000)
+    wait_until_idle(page)
+    page.locator(".st-key-home_pick_6 button").first.click()  # quick pick 6: Earth → Mars
     page.get_by_text(re.compile(r"Theme .* of perturbed outputs vs")).first.wait_for(timeout=120_000)
     wait_until_idle(page)
     panel = page.locator(".st-key-home_what_changed")

@@ -138,3 +138,16 @@ def test_no_clipped_text_on_the_lesson(app_url, browser, width):
     clipped = page.evaluate(CLIPPING_JS)
     page.close()
     assert not clipped, clipped
+
+
+def test_stream_redraws_the_strip_in_place(app_url, browser):
+    """Stream replays the evidence: the sticky strip shows each partial result, marked, then the final one."""
+    page = open_home(browser, f"{app_url}/")
+    final = page.locator(".st-key-verdict").inner_text()
+    page.get_by_role("button", name="Stream").first.click()
+    page.locator(".st-key-verdict").get_by_text("Streaming:").first.wait_for(timeout=60_000)
+    page.wait_for_function("(final) => document.querySelector('.st-key-verdict').innerText === final", arg=final,
+                           timeout=120_000)
+    assert page.locator(".dbpa-verdict").count() == 1
+    assert not page.get_by_text("unexpected error").count() and not page.locator('[data-testid="stException"]').count()
+    page.close()
