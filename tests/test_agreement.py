@@ -68,7 +68,9 @@ def differences(table, report) -> list[str]:
     if list(table["perturbation"]) != [r["label"] for r in rows]:
         return [f"perturbations {list(table['perturbation'])} vs {[r['label'] for r in rows]}"]
     adjusted = next(c for c in table.columns if c.startswith("p adjusted"))
-    columns = {"ω": "statistic", "p": "pvalue", adjusted: "pvalue_adjusted", "decision": "decision"}
+    # the statistic's column is named after it ("energy distance" here; "ω" for the paper's JSD)
+    statistic = next(c for c in table.columns if c in {"ω", "energy distance", "centroid T", "MMD", "statistic"})
+    columns = {statistic: "statistic", "p": "pvalue", adjusted: "pvalue_adjusted", "decision": "decision"}
     if "samples per arm" in table.columns:
         columns["samples per arm"] = "n_original"
     for (_, shown), row in zip(table.iterrows(), rows):

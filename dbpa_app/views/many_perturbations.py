@@ -106,7 +106,8 @@ with guard():
                        + read_family(family.adjusted.n_rejected, m, alpha, correction,
                                      n_resamples=None if stops else family.results[0].test.n_resamples,
                                      exact=not stops and family.results[0].test.exact))
-            st.plotly_chart(discrepancy_bars(table["perturbation"], table["ω"], family.adjusted.pvalues_adjusted,
+            st.plotly_chart(discrepancy_bars(table["perturbation"], [r.test.statistic for r in family.results],
+                                             family.adjusted.pvalues_adjusted,
                                              alpha=alpha, title="ω per perturbation (blue: significant after "
                                                                 "correction)", label=symbol),
                             width="stretch", key="many_bars")
