@@ -95,6 +95,23 @@ def _log_softmax_at(logits: np.ndarray, token: int) -> float:
     return float(row[token] - peak - np.log(np.exp(row - peak).sum()))
 
 
+def default_threads() -> int:
+    """llama.cpp's thread count when none is given: ``$DBPA_THREADS``, else every CPU core.
+
+    llama.cpp's threads wait for each other by spinning, so two processes that
+    each take every core slow each other down many times over (a classroom
+    server beside a batch job; the test suite on two workers): set
+    ``DBPA_THREADS`` to share the cores.  Results do not depend on it
+    (``tests/test_engine.py``).
+    """
+    value = os.environ.get("DBPA_THREADS", "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"DBPA_THREADS={value!r} must be a positive integer (llama.cpp's thread count).")
+        return int(value)
+    return max(1, os.cpu_count() or 1)
+
+
 class LlamaEngine:
     """One GGUF model, loaded once, with batched generation and scoring.
 
@@ -105,7 +122,8 @@ class LlamaEngine:
     model_path : str
         A GGUF file.
     n_threads : int, optional
-        llama.cpp threads; default the number of CPU cores.
+        llama.cpp threads; default :func:`default_threads` (``$DBPA_THREADS``,
+        else the number of CPU cores).
     flash_attention : bool
         llama.cpp's flash attention, off by default as in ``llama_cpp.Llama``.
         On, it is another rounding of the model (logits move by tenths):
@@ -124,7 +142,7 @@ class LlamaEngine:
 
         self._api = api = llama_cpp
         self.model_path = model_path
-        self.n_threads = int(n_threads or max(1, os.cpu_count() or 1))
+        self.n_threads = int(n_threads or default_threads())
         self.n_ctx = int(n_ctx)
         self.flash_attention = bool(flash_attention)
         api.llama_backend_init()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import os
 import threading
 from pathlib import Path
 
@@ -95,7 +94,9 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
             from llama_cpp import Llama  # lazy: compiled extension, slow to import
 
             # n_threads_batch as well: Llama's default for it is every core, whatever n_threads says.
-            threads = n_threads or max(1, os.cpu_count() or 1)
+            from .engine import default_threads
+
+            threads = n_threads or default_threads()
             _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,
                                  n_threads=threads, n_threads_batch=threads, n_gpu_layers=n_gpu_layers)
         return _MODELS[key]
