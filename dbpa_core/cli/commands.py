@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .._validation import redact
-from ..data.files import writable_file, writable_folder, write_text, write_texts
+from ..data.files import writable_file, writable_folder, write_report_files, write_text
 
 EXIT_OK, EXIT_CHANGE = 0, 1
 
@@ -30,25 +30,6 @@ def _store(args):
     from ..data.store import SampleStore
 
     return SampleStore(args.store) if getattr(args, "store", None) else SampleStore()
-
-
-def write_report_files(folder: Path, texts: dict[str, str]) -> dict[str, Path]:
-    """report.json, results.csv and report.html into ``folder``: all three or none (folders made for nothing go)."""
-    folder = Path(folder)
-    paths = {kind: folder / name for kind, name in (("json", "report.json"), ("csv", "results.csv"),
-                                                   ("html", "report.html"))}
-    created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        write_texts({paths[kind]: text for kind, text in texts.items()})
-    except BaseException:
-        for parent in created:
-            try:
-                parent.rmdir()
-            except OSError:
-                break
-        raise
-    return paths
 
 
 # ------------------------------------------------------------------ test

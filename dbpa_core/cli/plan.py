@@ -13,27 +13,14 @@ from pathlib import Path
 EXIT_OK = 0
 
 
-def _pilot(path: Path):
-    """(texts, embeddings or None) of a one-arm file (JSONL or CSV with `text` or `embedding`)."""
-    from ..data.uploads import read_sample_file
-    from .commands import _warn
-
-    table = read_sample_file(path, default_arm=path.stem)
-    if len(table.arms) != 1:
-        raise ValueError(f"{path.name}: holds the arms {', '.join(table.arms[:5])}; give one arm per file "
-                         "(or drop the `arm` column).")
-    for warning in table.warnings:
-        _warn(warning)
-    arm = table.arms[0]
-    return table.texts[arm], (table.embeddings or {}).get(arm)
-
-
 def plan_command(args) -> int:
     from .._validation import check_probability
     from ..stats.planning import compare_discrepancies
+    from .commands import _read_arm
 
     power, alpha = check_probability(args.power, "--power"), check_probability(args.alpha, "--alpha")
-    (texts_a, vectors_a), (texts_b, vectors_b) = _pilot(Path(args.a)), _pilot(Path(args.b))
+    pilot_a, pilot_b = _read_arm(Path(args.a)), _read_arm(Path(args.b))  # one arm per file, as `dbpa test`
+    (texts_a, vectors_a), (texts_b, vectors_b) = ((pilot.texts, pilot.embeddings) for pilot in (pilot_a, pilot_b))
     if (vectors_a is None) != (vectors_b is None):
         raise ValueError(f"give an `embedding` column in both {args.a} and {args.b}, or in neither (then the "
                          "texts are embedded with MiniLM).")

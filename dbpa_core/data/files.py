@@ -107,6 +107,31 @@ def write_texts(texts: dict[Path, str]) -> None:
 
 
 # ------------------------------------------------- checked before any work starts
+REPORT_FILES = {"json": "report.json", "csv": "results.csv", "html": "report.html"}
+
+
+def write_report_files(folder: str | Path, texts: dict[str, str]) -> dict[str, Path]:
+    """report.json, results.csv and report.html (``texts`` by kind: json, csv, html) into ``folder``.
+
+    All three or none (:func:`write_texts`): a full disk midway leaves the previous reports, never a mix of
+    old and new, and folders made for nothing go again.  Returns the path of each kind.
+    """
+    folder = Path(folder)
+    paths = {kind: folder / name for kind, name in REPORT_FILES.items()}
+    created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        write_texts({paths[kind]: text for kind, text in texts.items()})
+    except BaseException:
+        for parent in created:  # innermost first
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+        raise
+    return paths
+
+
 def can_write_in(folder: Path) -> bool:
     """Whether a file can be created in ``folder`` (tried and removed: permission bits do not tell for root,
     a read-only mount or an immutable folder)."""

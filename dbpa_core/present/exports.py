@@ -323,27 +323,11 @@ def sections_html(title: str, intro: str, sections, settings: dict) -> str:
 
 
 def write_reports(family, record: dict, folder: str | Path) -> dict[str, Path]:
-    """Write report.json, results.csv and report.html into ``folder``."""
-    from ..data.files import write_texts
+    """Write report.json, results.csv and report.html into ``folder`` (all three or none)."""
+    from ..data.files import write_report_files
 
-    folder = Path(folder)
-    paths = {"json": folder / "report.json", "csv": folder / "results.csv", "html": folder / "report.html"}
-    texts = {paths["json"]: json.dumps(record, indent=2, default=json_default),
-             paths["csv"]: family_csv(family, record),
-             paths["html"]: family_html(family, record)}
-    created = [parent for parent in (folder, *folder.parents) if not parent.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        # All three or none: a full disk midway leaves the previous reports, never a mix of old and new.
-        write_texts(texts)
-    except BaseException:
-        for parent in created:  # innermost first: folders made for nothing go again
-            try:
-                parent.rmdir()
-            except OSError:
-                break
-        raise
-    return paths
+    return write_report_files(folder, {"json": json.dumps(record, indent=2, default=json_default),
+                                       "csv": family_csv(family, record), "html": family_html(family, record)})
 
 
 def json_default(value):
