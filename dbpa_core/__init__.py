@@ -36,7 +36,7 @@ _PUBLIC = {
     "plan_sample_size": "stats.planning",
     "SequentialResult": "stats.sequential",
     "sequential_dbpa_test": "stats.sequential",
-    "significance_stars": "present.readings",
+    "significance_stars": "present.formatting",
     "ROCResult": "stats.roc",
     "roc_analysis": "stats.roc",
     "RUTResult": "rut.uniformity",

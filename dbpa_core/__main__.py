@@ -175,7 +175,7 @@ def _compare(args) -> int:
 
     from .data.store import SampleStore
     from .paper.embeddings import load_shipped_embeddings
-    from .present.readings import format_pvalue
+    from .present.formatting import format_pvalue
 
     from ._validation import check_probability
     from .stats.permutation import MAX_RESAMPLES

@@ -112,7 +112,7 @@ def test_a_changed_seed_derivation_is_caught(tmp_path, monkeypatch):
 
 def test_the_paper_page_and_reproduce_agree(tmp_path, monkeypatch):
     """The paper's responses (Table 2): the Reproduce page's table is the `reproduce` command's, row by row."""
-    from dbpa_core.present.readings import format_pvalue
+    from dbpa_core.present.formatting import format_pvalue
 
     at = open_page(start(tmp_path / "app", monkeypatch), "reproduce")
     at.number_input(key="reproduce_b").set_value(200).run()

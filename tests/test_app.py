@@ -69,7 +69,7 @@ def grid_text(element):
 
 def unspaced_percents(at) -> list[str]:
     """The page's sentences and titles that write a percentage without the project's space ("57%", not
-    "57 %", :func:`dbpa_core.present.readings.format_percent`)."""
+    "57 %", :func:`dbpa_core.present.formatting.format_percent`)."""
     kinds = ("title", "subheader", "markdown", "caption", "info", "success", "warning", "error")
     return [e.value for kind in kinds for e in getattr(at, kind) if re.search(r"\d%", e.value)]
 

@@ -274,7 +274,7 @@ def test_what_changed_panel(app, minilm):
     library's on the same arms, B and seed; the FDR level re-reads them at once."""
     from dbpa_core.audit import AuditRequest, SamplerConfig, run
     from dbpa_core.data.scenarios import load_scenarios
-    from dbpa_core.present.readings import format_pvalue
+    from dbpa_core.present.formatting import format_pvalue
     from dbpa_core.stats.explain import explain_change
 
     at = app

@@ -24,7 +24,7 @@ from dbpa_core.audit.spec import SpecError, parse_spec
 from dbpa_core.data.store import text_hash
 from dbpa_core.present import explanation as figures
 from dbpa_core.present.exports import SCHEMA_PATH, csv_safe, explanation_csv, explanation_html, explanation_record
-from dbpa_core.present.readings import read_explanation, read_explanation_method, read_theme
+from dbpa_core.present.explanation_readings import read_explanation, read_explanation_method, read_theme
 from dbpa_core.stats import explain as module
 from dbpa_core.stats.discrepancy import MMD
 from dbpa_core.stats.explain import explain_change
@@ -123,7 +123,7 @@ def test_every_split_is_counted_when_there_are_no_more_than_b():
 def test_themes_beside_a_test_that_declared_no_change_are_called_a_lead():
     """Themes found where the DBPA test declared no change get one sentence (the page's and the JSON's);
     a declared change, an unknown decision or no significant theme get none."""
-    from dbpa_core.present.readings import read_themes_beside_test
+    from dbpa_core.present.explanation_readings import read_themes_beside_test
 
     found = explain_change(*toy([(4, 0), (0, 4)], noise=0.02), rng=3)
     nothing = explain_change(*toy([(5, 5), (5, 5)], noise=0.02), rng=3)
@@ -429,7 +429,7 @@ def test_theme_shares_keep_their_precision_and_read_as_the_sentences():
     """The themes table (its CSV) keeps a share as measured: 1 output in 400 is 0.25 %, not 0; the screen's table
     writes it as the sentence does ("<1"), never "0", which would say no output is in the theme."""
     from dbpa_core.present.explanation import shown_share
-    from dbpa_core.present.readings import format_share
+    from dbpa_core.present.formatting import format_share
 
     assert shown_share(0.25) == "<1" and format_share(1 / 400) == "<1 %"
     assert shown_share(99.75) == ">99" and shown_share(0.0) == "0" and shown_share(100.0) == "100"

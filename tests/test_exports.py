@@ -111,7 +111,8 @@ def test_result_html_carries_the_test_and_what_changed():
     """One two-arm test's report: its decision and readings, and the explanation's readings when the record has
     one (theme names in italics); without one, no "What changed" section."""
     from dbpa_core.present.exports import explanation_record, result_html
-    from dbpa_core.present.readings import read_pvalue, result_to_dict
+    from dbpa_core.present.readings import read_pvalue
+    from dbpa_core.present.records import result_to_dict
     from dbpa_core.stats.explain import explain_change
 
     result = make_family().results[4]  # the shift of 3: a clear change

@@ -160,7 +160,7 @@ def test_bar_labels_write_a_pvalue_at_its_floor_as_the_table_does(results):
     tests' B, a p at its floor 1/(B+1) is labelled "p ≤ …"; a p above the floor, and an adjusted p (no B
     given), keep "= …"."""
     from dbpa_core.present.figures import discrepancy_bars
-    from dbpa_core.present.readings import format_pvalue
+    from dbpa_core.present.formatting import format_pvalue
 
     same, shifted = results
     assert shifted.pvalue == pytest.approx(1 / 801) and same.pvalue > 0.01  # the fixture's floor and a plain p

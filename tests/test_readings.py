@@ -28,9 +28,10 @@ def test_readings():
 
 
 def test_pvalue_at_its_floor_reads_as_the_floor():
-    from dbpa_core.present.readings import format_pvalue, pvalue_floor, pvalue_floor_note
+    from dbpa_core.present.formatting import format_pvalue, pvalue_floor_note
+    from dbpa_core.stats.permutation import resampling_floor
 
-    assert pvalue_floor(799) == 1 / 800
+    assert resampling_floor(799) == 1 / 800
     assert format_pvalue(1 / 800, 799) == "≤ 0.0013"  # short: a metric card never cuts it (issue 29)
     assert format_pvalue(1 / 1001, 1000) == "≤ 0.001"
     assert format_pvalue(2 / 800, 799) == "0.0025"
@@ -76,15 +77,13 @@ def test_readings_give_a_number_as_its_card_does():
 def test_numbers_for_people():
     """One formatting for every number shown (issue 29): significant digits, scientific notation outside
     [0.001, 10⁵), floating-point noise as 0 (an sd of 8.6e-17 once read "0000000008")."""
-    from dbpa_core.present.formatting import format_number
-    from dbpa_core.present.readings import format_share
+    from dbpa_core.present.formatting import counted, format_number, format_share
 
     assert format_number(8.6e-17) == "0"
     assert format_number(0.65451) == "0.655" and format_number(0.65451, 4) == "0.6545"
     assert format_number(2.5e-5) == "2.5 × 10⁻⁵" and format_number(-3.25e7) == "-3.25 × 10⁷"
     assert format_number(123456) == "123,456" and format_number(12.0) == "12"
     assert format_number(float("nan")) == "—"
-    from dbpa_core.present.formatting import counted
 
     assert [counted(1, "item"), counted(2, "item"), counted(5, "more arm"), counted(0, "rewrite")] == [
         "1 item", "2 items", "5 more arms", "0 rewrites"]
@@ -133,7 +132,8 @@ def test_the_rut_sentence_quotes_the_5_percent_point_of_the_p_value_beside_it(n)
     p-value uses: at c, scipy's p is 0.05; a trial read W² = 0.456 with p = 0.046 beside "more than 0.46"."""
     from scipy.stats._hypotests import _cdf_cvm
 
-    from dbpa_core.present.readings import cvm_critical_value, read_rut_statistic
+    from dbpa_core.present.rut_readings import read_rut_statistic
+    from dbpa_core.stats.cvm import cvm_critical_value
 
     critical = cvm_critical_value(n)
     assert 1 - _cdf_cvm(critical, n) == pytest.approx(0.05, abs=1e-5)
@@ -190,7 +190,7 @@ def test_a_single_theme_count_reads_as_a_sentence():
     number possible)"; several read "3 chosen by silhouette among 2–6"."""
     from types import SimpleNamespace
 
-    from dbpa_core.present.readings import read_explanation_method
+    from dbpa_core.present.explanation_readings import read_explanation_method
 
     one = SimpleNamespace(n_x=4, n_y=4, candidates=(2,), n_clusters=2, n_resamples=70, exact=True)
     assert "(with 8 outputs, 2 is the only number of themes tried)" in read_explanation_method(one)
@@ -217,18 +217,19 @@ def test_a_persona_grids_p_at_its_floor_reads_as_a_bound():
 def test_a_floor_is_written_as_a_true_bound():
     """p at its floor reads "≤ x" with x rounded *up*: 1/70 = 0.0143 is not "≤ 0.014", 1/16 = 0.0625 not
     "≤ 0.062", 1/801 = 0.00125 not "≤ 0.0012"; floors that round to themselves are unchanged."""
-    from dbpa_core.present.readings import format_pvalue, pvalue_floor
+    from dbpa_core.present.formatting import format_pvalue
+    from dbpa_core.stats.permutation import resampling_floor
 
     cases = {(70, True): "≤ 0.015", (16, True): "≤ 0.063", (800, False): "≤ 0.0013", (1000, False): "≤ 0.001",
              (999, False): "≤ 0.001", (200, False): "≤ 0.005", (100, False): "≤ 0.01"}
     for (b, exact), text in cases.items():
-        floor = pvalue_floor(b, exact=exact)
+        floor = resampling_floor(b, exact=exact)
         assert format_pvalue(floor, b, exact=exact) == text, (b, exact)
         assert float(text.removeprefix("≤ ")) >= floor  # a true bound
 
 
 def test_aucs_at_chance_are_read_with_what_a_small_k_means():
-    from dbpa_core.present.readings import read_chance_aucs
+    from dbpa_core.present.paper_readings import read_chance_aucs
 
     assert read_chance_aucs({"a": 0.9, "b": 0.61}) == ""
     sentence = read_chance_aucs({"a": 0.9, "b": 0.46, "c": 0.48}, k=5)

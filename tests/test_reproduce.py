@@ -26,7 +26,7 @@ from dbpa_core import paper
 from dbpa_core.paper import printed as pr
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
-from dbpa_core.present.readings import format_percent
+from dbpa_core.present.formatting import format_percent
 from dbpa_core.stats.similarity import embedding_similarity_matrix
 
 B = 1000

@@ -10,7 +10,8 @@ import pytest
 
 from dbpa_core.present.exports import rut_record
 from dbpa_core.present.figures import rank_ecdf, rank_histogram
-from dbpa_core.present.readings import format_rut_pvalue, read_rut_decision, rut_strip
+from dbpa_core.present.formatting import format_rut_pvalue
+from dbpa_core.present.rut_readings import read_rut_decision, rut_strip
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, target_request
 from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.scoring import SCORE_NAMES
@@ -120,7 +121,7 @@ def test_one_recorded_audit_of_the_reference_itself_does_not_reject(page):
 def test_the_mmd_beside_the_rut_is_read_and_a_disagreement_explained():
     """The one-audit view gave the MMD's p = 0.029 under the RUT's FAIL TO REJECT on an honest target, with no
     decision and no word (trial 7); every case now reads."""
-    from dbpa_core.present.readings import read_mmd_beside_rut
+    from dbpa_core.present.rut_readings import read_mmd_beside_rut
 
     assert read_mmd_beside_rut(0.001, 0.002, 0.05) == "At α = 0.05 the MMD agrees with the RUT: it flags the target."
     assert read_mmd_beside_rut(0.4, 0.3, 0.05, substituted=0).endswith("it does not flag the target.")
@@ -174,7 +175,8 @@ def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound)
     bound" stood next to "in only 5 % of audits"."""
     from types import SimpleNamespace
 
-    from dbpa_core.present.readings import format_percent, read_share_bound, rut_readings
+    from dbpa_core.present.formatting import format_percent
+    from dbpa_core.present.rut_readings import read_share_bound, rut_readings
 
     result = SimpleNamespace(statistic=0.273, pvalue=pvalue, n_prompts=4, ks_statistic=0.553, ks_pvalue=0.113,
                              share_lower_bound=bound, confidence_level=0.95)
@@ -185,7 +187,7 @@ def test_a_rut_result_writes_every_percentage_as_the_project_does(pvalue, bound)
 
 
 def test_the_ks_baseline_never_reads_p_equal_to_zero():
-    from dbpa_core.present.readings import read_rut_ks
+    from dbpa_core.present.rut_readings import read_rut_ks
 
     # D = 0.391 over 100 ranks: scipy's exact p ≈ 1e-14, which format_number wrote "0" ("p = 0").
     assert "p < 0.001 (" in read_rut_ks(0.391, 1.2e-14) and "p = 0 " not in read_rut_ks(0.391, 1.2e-14)

@@ -10,10 +10,11 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.formatting import counted, format_number, unbroken
-from dbpa_core.present.readings import (decision, declares_change, format_pvalue, null_splits, pvalue_floor_note,
-                                        read_decision, read_effect, read_pvalue, read_statistic, significance_stars,
-                                        test_decision)
+from dbpa_core.present.formatting import (counted, format_number, format_pvalue, pvalue_floor_note,
+                                          significance_stars, unbroken)
+from dbpa_core.present.readings import (decision, null_splits, read_decision, read_effect, read_pvalue,
+                                        read_statistic, test_decision)
+from dbpa_core.stats.decision import declares_change
 from dbpa_core.present.verdicts import CHANGED, NO_CHANGE, plain_verdict
 from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
@@ -103,7 +104,8 @@ def detection_and_control(family) -> None:
     its decision, (corrected) p-value and one-sentence reading (issue 29: a first-time audience should not
     see "FAIL TO REJECT" before ever seeing the test detect anything).  Nothing is drawn for a family
     without both kinds.  A control that was (falsely) flagged is shown as it is."""
-    from dbpa_core.present.readings import format_share, read_adjusted_decision
+    from dbpa_core.present.formatting import format_share
+    from dbpa_core.present.readings import read_adjusted_decision
 
     adjusted = family.adjusted
     rows = list(zip(family.results, adjusted.pvalues_adjusted))
@@ -520,8 +522,8 @@ def what_changed(audited, *, key: str, declared: bool | None, arms=("original", 
     downloads.
     """
     from dbpa_core.present import explanation as ex
-    from dbpa_core.present.readings import (read_explanation, read_explanation_method, read_representatives,
-                                            read_themes_beside_test, theme_name)
+    from dbpa_core.present.explanation_readings import (read_explanation, read_explanation_method,
+                                                        read_representatives, read_themes_beside_test, theme_name)
 
     from .runs import explanation, projection
 
@@ -585,7 +587,7 @@ def result_downloads(test, *, alpha: float, label: str, name: str, title: str, c
                      explanation=None, arms=("original", "perturbed"), **context) -> None:
     """JSON and HTML of one two-arm test, with its "What changed" when ``explanation`` is given."""
     from dbpa_core.present.exports import explanation_record, result_html
-    from dbpa_core.present.readings import result_to_dict
+    from dbpa_core.present.records import result_to_dict
 
     if explanation is not None:
         context["explanation"] = explanation_record(explanation, arms=arms, declared=declares_change(test, alpha))

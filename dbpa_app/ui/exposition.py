@@ -19,9 +19,8 @@ import streamlit as st
 
 from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.data.assets import ASSETS
-from dbpa_core.present.formatting import format_number, unbroken
-from dbpa_core.present.readings import (decision, format_percent, format_pvalue, format_share, read_centroid_distance,
-                                        read_effect, read_pvalue, read_statistic)
+from dbpa_core.present.formatting import format_number, format_percent, format_pvalue, format_share, unbroken
+from dbpa_core.present.readings import decision, read_centroid_distance, read_effect, read_pvalue, read_statistic
 
 from .components import decision_box, pvalue_metric
 from .components import recorded_limit

@@ -14,7 +14,7 @@ import html
 
 import streamlit as st
 
-from dbpa_core.present.readings import format_percent, format_pvalue
+from dbpa_core.present.formatting import format_percent, format_pvalue
 from dbpa_core.present.verdicts import effect_in_words, missed_note, plain_verdict, technical_label
 
 #: The strip sticks under Streamlit's top bar (3.75 rem) while the page scrolls under it.

@@ -92,7 +92,7 @@ class LiveDraw:
     """
 
     def __init__(self, request, *, embedder, store, more_arms: int = 0):
-        from dbpa_core.present.readings import ARM_NAMES
+        from dbpa_core.present.explanation_readings import ARM_NAMES
 
         self.request = request
         self.arms = ("original", request.perturbations[0].label)
@@ -144,7 +144,7 @@ class LiveDraw:
         """Redraw the view from the outputs drawn so far."""
         from dbpa_core.audit.runner import compare_arms
         from dbpa_core.present.figures import null_histogram, output_clouds, similarity_histograms
-        from dbpa_core.present.readings import format_pvalue, p_relation
+        from dbpa_core.present.formatting import format_pvalue, p_relation
         from dbpa_core.present.projection import project
 
         request = self.request

@@ -14,7 +14,8 @@ import streamlit as st
 from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
-from dbpa_core.present.readings import format_percent, read_decision, read_pvalue, read_statistic
+from dbpa_core.present.formatting import format_percent
+from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
 from .components import downloads, show_table
 from .resources import embedder_for, store

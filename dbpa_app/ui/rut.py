@@ -11,7 +11,8 @@ from __future__ import annotations
 import streamlit as st
 
 from dbpa_core.present import rut_study as rs
-from dbpa_core.present.readings import format_percent, format_rut_pvalue, read_share_bound
+from dbpa_core.present.formatting import format_percent, format_rut_pvalue
+from dbpa_core.present.rut_readings import read_share_bound
 
 from .components import show_table
 from .runs import RunProgress, shared, shared_figure
@@ -111,7 +112,7 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     from dbpa_core.present.csv_inputs import rut_inputs
     from dbpa_core.present.exports import rut_record
     from dbpa_core.present.figures import rank_ecdf, rank_histogram
-    from dbpa_core.present.readings import read_rut_decision, rut_readings, rut_strip
+    from dbpa_core.present.rut_readings import read_rut_decision, rut_readings, rut_strip
 
     from .components import downloads
 

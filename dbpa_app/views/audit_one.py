@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dbpa_core.present.formatting import discrepancy_symbol
-from dbpa_core.present.readings import declares_change, format_percent
+from dbpa_core.present.formatting import discrepancy_symbol, format_percent
+from dbpa_core.stats.decision import declares_change
 from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES

@@ -5,7 +5,7 @@ import hashlib
 import streamlit as st
 
 from dbpa_core.present.formatting import discrepancy_symbol
-from dbpa_core.present.readings import declares_change
+from dbpa_core.stats.decision import declares_change
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES

@@ -25,8 +25,9 @@ strip.caption("Testing …")
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.readings import (declares_change, format_pvalue, null_splits,  # noqa: E402
-                                        read_alone_beside_family, read_family)
+from dbpa_core.present.formatting import format_pvalue  # noqa: E402
+from dbpa_core.present.readings import null_splits, read_alone_beside_family, read_family  # noqa: E402
+from dbpa_core.stats.decision import declares_change  # noqa: E402
 from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
                            provenance, recorded_cap_note, show_prompt, show_table, what_changed)
 from dbpa_app.ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402

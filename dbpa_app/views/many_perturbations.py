@@ -2,10 +2,10 @@
 
 import streamlit as st
 
-from dbpa_core.present.formatting import discrepancy_symbol
+from dbpa_core.present.formatting import discrepancy_symbol, format_percent
 from dbpa_core.present.exports import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
-from dbpa_core.present.readings import format_percent, read_family, read_power_check, read_sequential
+from dbpa_core.present.readings import read_family, read_power_check, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power

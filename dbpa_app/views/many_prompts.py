@@ -12,8 +12,8 @@ from dbpa_core.present.compare import compare_readings, compare_record, compare_
 from dbpa_core.data.assets import ASSETS
 from dbpa_core.data.eval_logs import FORMATS
 from dbpa_core.paper.embeddings import load_shipped_embeddings
-from dbpa_core.present.formatting import format_number
-from dbpa_core.present.readings import decision, format_percent, format_pvalue
+from dbpa_core.present.formatting import format_number, format_percent, format_pvalue
+from dbpa_core.present.readings import decision
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_app.ui.components import decision_box, downloads, guard
 from dbpa_app.ui.freshness import keep, result_area

@@ -6,7 +6,9 @@ from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.requests.rut import RUTRequest
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
-from dbpa_core.present.readings import decision, format_pvalue, p_relation, read_mmd_beside_rut
+from dbpa_core.present.formatting import format_pvalue, p_relation
+from dbpa_core.present.readings import decision
+from dbpa_core.present.rut_readings import read_mmd_beside_rut
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES

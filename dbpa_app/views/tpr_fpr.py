@@ -6,7 +6,8 @@ from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
-from dbpa_core.present.readings import format_percent, read_chance_aucs
+from dbpa_core.present.formatting import format_percent
+from dbpa_core.present.paper_readings import read_chance_aucs
 from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
 from dbpa_app.ui.freshness import keep, result_area
 from dbpa_app.ui.models import model_options, with_model

@@ -49,7 +49,9 @@ def _read_arm(path: Path):
 def test_command(args) -> int:
     """``test A B``: the two-sample test of two files (:class:`~dbpa_core.requests.two_sample.TwoSampleRequest`)."""
     from ..present.exports import explanation_record
-    from ..present.readings import read_decision, read_pvalue, result_to_dict, significance_stars
+    from ..present.formatting import significance_stars
+    from ..present.readings import read_decision, read_pvalue
+    from ..present.records import result_to_dict
     from ..stats.permutation import resolution_warning
     from ..requests.dispatch import run
     from ..requests.two_sample import TwoSampleRequest
@@ -107,7 +109,7 @@ def rut_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
     from ..present.csv_inputs import rut_inputs, with_inputs
     from ..present.exports import frame_csv, json_default, rut_record, sections_html
     from ..present.figures import rank_ecdf, rank_histogram
-    from ..present.readings import read_mmd_beside_rut, read_rut_decision, rut_readings
+    from ..present.rut_readings import read_mmd_beside_rut, read_rut_decision, rut_readings
 
     request, result, scores = found.request, found.rut, found.scores
     beside = {}
@@ -131,7 +133,8 @@ def rut_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
 
 def rut_command(args) -> int:
     """``rut SPEC.yaml``: is this API serving the model it claims? (:class:`~dbpa_core.requests.rut.RUTRequest`)."""
-    from ..present.readings import format_rut_pvalue, p_relation, read_rut_decision, read_share_bound
+    from ..present.formatting import format_rut_pvalue, p_relation
+    from ..present.rut_readings import read_rut_decision, read_share_bound
     from ..requests.dispatch import run
     from ..requests.rut import RUTRequest
     from ..requests.specs import load_request

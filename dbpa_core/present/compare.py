@@ -22,7 +22,8 @@ def compare_table(result) -> list[dict]:
 
 def compare_readings(result) -> list[str]:
     """Plain sentences: the verdict, what p means, the effect, and where it moved."""
-    from .readings import format_percent, format_pvalue, read_effect
+    from .formatting import format_percent, format_pvalue
+    from .readings import read_effect
     from ..stats.discrepancy import get_discrepancy
 
     test, request = result.test, result.request

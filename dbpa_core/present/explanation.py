@@ -16,7 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import LAYOUT, ORIGINAL_COLOUR, PERTURBED_COLOUR, hover_text
-from .readings import ARM_NAMES, format_pvalue, format_share, theme_name
+from .explanation_readings import ARM_NAMES, theme_name
+from .formatting import format_pvalue, format_share
 
 #: Colours of significant themes, in order of q (Plotly's Dark2, without the blue and red of the arms).
 THEME_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")

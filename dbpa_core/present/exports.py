@@ -20,13 +20,15 @@ import numpy as np
 
 from .._validation import redact, redact_mapping
 from ..data.provenance import provenance_record
-from .formatting import discrepancy_symbol, format_number
-from .readings import (ARM_NAMES, correction_name, decision, family_table, format_pvalue, format_rut_pvalue,
-                       format_share, read_adjusted_decision, read_decision,
-                       read_explanation, read_explanation_method, read_family, read_persona_grid,
-                       read_representatives,
-                       read_rut_decision, read_sequential, read_share_bound, read_test, read_themes_beside_test,
-                       significance_stars, test_decision)
+from .formatting import (discrepancy_symbol, format_number, format_pvalue, format_rut_pvalue, format_share,
+                         significance_stars)
+from .explanation_readings import (ARM_NAMES, read_explanation, read_explanation_method, read_representatives,
+                                   read_themes_beside_test)
+from .paper_readings import read_persona_grid
+from .readings import (correction_name, decision, read_adjusted_decision, read_decision, read_family, read_sequential,
+                       read_test, test_decision)
+from .rut_readings import read_rut_decision, read_share_bound
+from .tables import family_table
 
 REPORT_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("audit_report.schema.json")
@@ -252,7 +254,7 @@ def result_html(test, record: dict, *, title: str, alpha: float, label: str = "Ï
     """A self-contained HTML report of one two-arm test and, when ``record`` has one, its "What changed".
 
     ``test`` is the :class:`~dbpa_core.stats.permutation.DBPAResult` (or
-    sequential result) that ``record`` (:func:`~dbpa_core.present.readings.result_to_dict`)
+    sequential result) that ``record`` (:func:`~dbpa_core.present.records.result_to_dict`)
     describes; the report's figures and readings are the app's.
     """
     from .figures import null_histogram, sequential_path, similarity_histograms
@@ -381,7 +383,7 @@ def persona_record(grid, *, settings: dict | None = None, synthetic=()) -> dict:
     ``rows`` holds the table the screen shows (persona, kind, the statistic and p per model), ``readings``
     its sentences and ``settings`` the grid's own (k, B, similarity, Ï‰, seed) after ``settings`` (each
     model's sampler, the embedder); p-values and stars are unadjusted, as in the paper's Table 2;
-    ``synthetic`` names the simulated models (:func:`~dbpa_core.present.readings.read_persona_grid`).
+    ``synthetic`` names the simulated models (:func:`~dbpa_core.present.paper_readings.read_persona_grid`).
     """
     table = grid.table(statistic_label=discrepancy_symbol(grid.discrepancy))
     return {"test": "persona study (paper Table 2)", "discrepancy": grid.discrepancy,
@@ -399,7 +401,7 @@ def explanation_record(explanation, *, arms=ARM_NAMES, declared: bool | None = N
     ``labels`` the theme of each pooled output (arm x first).  ``declared`` is
     the DBPA test's decision on the same two arms: where it declared no change
     and themes were found, the readings say so as the page does
-    (:func:`~dbpa_core.present.readings.read_themes_beside_test`).
+    (:func:`~dbpa_core.present.explanation_readings.read_themes_beside_test`).
     """
     themes = [{
         "cluster": t.cluster, "terms": list(t.terms), "count_x": t.count_x, "count_y": t.count_y,

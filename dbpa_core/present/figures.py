@@ -12,8 +12,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
-from .formatting import format_number
-from .readings import format_percent, format_pvalue, p_relation
+from .formatting import format_number, format_percent, format_pvalue, p_relation
 
 ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"

@@ -1,4 +1,4 @@
-"""Numbers for people: one place that decides how a statistic, a p-value or an axis tick is written.
+"""Numbers for people: one place that decides how a statistic, a p-value, a share or an axis tick is written.
 
 Every page, table and export that shows a number to a person goes through
 these functions, so that ``8.6e-17`` never reads ``0000000008`` in one place
@@ -10,6 +10,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .._validation import check_probability
+from ..stats.cvm import RUT_PVALUE_RESOLUTION
+from ..stats.permutation import resampling_floor
+
 
 #: Below this, a statistic of this project (all between 1e-6 and 1e3) is floating-point noise: the standard
 #: deviation of five equal values computes as 8.6e-17, which a person should read as 0.
@@ -50,6 +55,105 @@ def format_number(value, digits: int = 3) -> str:
     mantissa, exponent = f"{value:.{max(digits - 1, 0)}e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+# ------------------------------------------------------------ p-values, stars and shares
+#: (upper bound, stars) as in the paper's tables: * p < 0.05, ** p < 0.01, *** p < 0.001.
+STAR_LEVELS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
+
+
+def significance_stars(pvalue: float) -> str:
+    """Stars for a p-value: ``"***"`` < 0.001 ≤ ``"**"`` < 0.01 ≤ ``"*"`` < 0.05 ≤ ``""``.
+
+    Examples
+    --------
+    >>> [significance_stars(p) for p in (0.0004, 0.004, 0.04, 0.4)]
+    ['***', '**', '*', '']
+    """
+    pvalue = check_probability(pvalue, "pvalue", open_low=False, open_high=False)
+    for bound, stars in STAR_LEVELS:
+        if pvalue < bound:
+            return stars
+    return ""
+
+
+def at_floor(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> bool:
+    """Whether ``pvalue`` is the smallest value its permutation test can give (no re-split as extreme)."""
+    return n_resamples is not None and pvalue <= resampling_floor(n_resamples, exact=exact) * (1 + 1e-9)
+
+
+def _round_up(value: float, digits: int = 2) -> float:
+    """``value`` rounded *up* to ``digits`` significant digits (0.0142857 → 0.015; 0.000999 → 0.001)."""
+    scale = 10.0 ** (math.floor(math.log10(value)) - digits + 1)
+    return math.ceil(value / scale - 1e-9) * scale
+
+
+def two_digits(value: float) -> str:
+    """A small positive number to two significant digits, as a p-value card writes it ("0.0012", "1 × 10⁻⁴")."""
+    return f"{value:.2g}" if value >= 1e-4 else format_number(value, 2)
+
+
+def floor_value(n_resamples: int, *, exact: bool = False) -> str:
+    """The floor itself, to three significant digits, for a sentence that says "1/(B+1) = …" (an equality:
+    rounded to nearest, unlike the bound of :func:`format_pvalue`).  Three, not the bound's two: with two,
+    1/801 read "= 0.0012" beside the table's "≤ 0.0013" (trial 7); "= 0.00125" reads as the number under
+    both."""
+    return f"{resampling_floor(n_resamples, exact=exact):.3g}"
+
+
+def format_pvalue(pvalue: float, n_resamples: int | None = None, *, exact: bool = False) -> str:
+    """A p-value for display: three decimals, two significant digits below 0.01, short enough for a card.
+
+    Given ``n_resamples``, a p-value at its floor reads ``"≤ 0.001"`` (B = 999 or 1000): the test cannot
+    say how much smaller the true p is, only that no re-split was as extreme as the observed one;
+    :func:`pvalue_floor_note` names the floor (1/(B+1), or 1/N for exact enumeration) beside it.
+    """
+    if at_floor(pvalue, n_resamples, exact=exact):
+        # A bound rounds up: the floor 1/70 = 0.0143 reads "≤ 0.015", never "≤ 0.014", which p is not.
+        return f"≤ {two_digits(_round_up(resampling_floor(n_resamples, exact=exact)))}"
+    return f"{pvalue:.3f}" if pvalue >= 0.01 else two_digits(pvalue)
+
+
+def pvalue_floor_note(pvalue: float, n_resamples: int | None, *, exact: bool = False) -> str:
+    """``"floor 1/(B+1)"`` (``"floor 1/N"``) when ``pvalue`` is at its floor, else ``""``: the words that say
+    why a p-value is written ``≤ …``."""
+    if not at_floor(pvalue, n_resamples, exact=exact):
+        return ""
+    return f"floor {'1/N' if exact else '1/(B+1)'}"
+
+
+def format_percent(share: float, decimals: int = 0) -> str:
+    """A share as a percentage with the project's space before the sign (``"16.1 %"``, as :func:`format_share`).
+
+    Examples
+    --------
+    >>> format_percent(0.161, 1), format_percent(0.05), format_percent(0.001, 1)
+    ('16.1 %', '5 %', '0.1 %')
+    """
+    return f"{share * 100:.{decimals}f} %"
+
+
+def format_share(share: float) -> str:
+    """A share as a whole percentage (``"31 %"``; ``"<1 %"`` for a few in many, ``">99 %"`` for all but a few)."""
+    if 0.995 <= share < 1:  # "100 %" would claim every one (a bootstrap's 199 of 200 read "in 100 % of 200")
+        return ">99 %"
+    return "<1 %" if 0 < share < 0.005 else format_percent(share)
+
+
+def p_relation(shown: str) -> str:
+    """``"= 0.034"``, or a bound as it is (``"< 0.001"``, ``"≤ 0.001"``): "p = < 0.001" reads as a typo.
+
+    Examples
+    --------
+    >>> p_relation("0.034"), p_relation("< 0.001"), p_relation("≤ 0.001")
+    ('= 0.034', '< 0.001', '≤ 0.001')
+    """
+    return shown if shown.startswith(("<", "≤")) else f"= {shown}"
+
+
+def format_rut_pvalue(pvalue: float) -> str:
+    """A RUT p-value for display: ``"< 0.001"`` below :data:`RUT_PVALUE_RESOLUTION`, never ``"0"``."""
+    return f"< {RUT_PVALUE_RESOLUTION:g}" if pvalue < RUT_PVALUE_RESOLUTION else format_pvalue(pvalue)
 
 
 #: The short name of each discrepancy ω on cards, axes and headlines (its full name is its class's ``label``).
@@ -105,14 +209,12 @@ def unbroken(text: str) -> str:
 
 def people_formatters(frame) -> dict:
     """Per numeric column of a result table, how a person reads it (a callable for ``DataFrame.style.format``):
-    p-value columns (named ``p…``) by :func:`~dbpa_core.present.readings.format_pvalue`, true effects and
+    p-value columns (named ``p…``) by :func:`format_pvalue`, true effects and
     rates (columns naming ``true effect``, ``TPR``, ``FPR``, `` rate`` or a share ``p < .05``) as percentages,
     booleans as yes/no, integers with thousands separators, other numbers by :func:`format_number` (or with
     ``frame.attrs["decimals"]`` fixed decimals, where a table holds one quantity).  The values themselves stay
     numbers (the CSV and the tests read them); only what is shown changes."""
     import pandas as pd
-
-    from .readings import format_pvalue, format_share
 
     def guarded(write):
         return lambda value: "—" if value is None or (isinstance(value, float) and math.isnan(value)) else write(value)

@@ -26,7 +26,7 @@ from ..paper.table2 import PersonaTable
 from ..stats.power import RULE_POWER_AT_63, TWO_SAMPLE_CONSTANT
 from . import reproduction_tables as tables
 from . import rut_study
-from .readings import at_floor, floor_value, format_percent, significance_stars
+from .formatting import at_floor, floor_value, format_percent, significance_stars
 from .stability_report import stability_lines, stability_record
 
 

@@ -15,8 +15,7 @@ from ..paper.fig1 import Figs12
 from ..paper.fig3 import AlignmentStudy
 from ..paper.sample_size import SampleSizeTable
 from ..paper.table2 import PersonaTable
-from .formatting import format_number
-from .readings import format_percent, format_pvalue, significance_stars
+from .formatting import format_number, format_percent, format_pvalue, significance_stars
 
 #: Table 2's printed columns set beside our GPT responses (the shipped persona answers are GPT's).
 TABLE2_PRINTED_MODELS = ("GPT-4", "GPT-3.5")

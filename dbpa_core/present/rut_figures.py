@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from ..rut.scoring import SCORE_NAMES
 from .figures import LAYOUT, MODEL_COLOURS
-from .readings import format_percent
+from .formatting import format_percent
 from .rut_study import AUC_DECIMALS
 
 #: One colour and dash per method, the same in every chart.

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..paper.rut import RUTStudy
 from ..rut.scoring import SCORE_NAMES
-from .readings import format_rut_pvalue, read_share_bound
+from .formatting import format_rut_pvalue
+from .rut_readings import read_share_bound
 
 METHOD_NAMES = {"rut": "RUT (Cramér–von Mises)", "mmd": "MMD (Hamming kernel)", "ks": "KS (same ranks)"}
 #: A method's name in a table's header or cell ("RUT power AUC", "RUT ≈ KS"); the ids stay in the JSON.

@@ -11,8 +11,7 @@ import numpy as np
 
 from ..paper.stability import HIGH_R, PAPER_DATASET, PAPER_R, PAPER_TABLE1, StabilityStudy, target_label
 from ..stability.tasks import TASK_LABELS
-from .formatting import counted
-from .readings import format_share
+from .formatting import counted, format_share
 
 
 def read_adversarial_fraction(fraction: float, n_held: int) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from .._validation import check_positive_int, check_probability
-from .readings import decision, format_percent
+from .formatting import format_percent
+from .readings import decision
 
 #: The headline when the test declares a change (p ≤ α).
 CHANGED = "Changed the answers"

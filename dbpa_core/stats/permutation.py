@@ -24,7 +24,7 @@ from .similarity import EMBEDDING_SIMILARITIES, SIMILARITIES, TEXT_SIMILARITIES
 
 __all__ = ["ALTERNATIVES", "DEGENERATE", "MAX_RESAMPLES", "DBPAResult", "DegenerateSampleWarning", "ResolutionWarning",
            "as_extreme", "check_measures", "dbpa_test", "dbpa_test_precomputed", "pvalue_floor",
-           "resolution_warning"]
+           "resampling_floor", "resolution_warning"]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
 
@@ -42,16 +42,24 @@ class ResolutionWarning(UserWarning):
 ALPHA_OVER_M = ("bonferroni", "holm", "sidak", "holm-sidak")
 
 
-def pvalue_floor(n_original: int, n_perturbed: int, n_resamples: int, alternative: str = "greater") -> float:
-    """The smallest p-value a test of these sizes can return.
+def resampling_floor(n_resamples: int, *, exact: bool = False) -> float:
+    """The smallest one-sided p-value of a test that ran: 1/(B + 1) for B random re-splits (the observed split
+    counted among them, Algorithm 1 with Phipson & Smyth's +1), 1/N when all N splits were enumerated
+    (``exact``: ``n_resamples`` is then N, the observed split among them).  A result's own
+    ``n_resamples`` and ``exact`` give it; :func:`pvalue_floor` gives it from a test's sizes before it runs."""
+    n_resamples = int(n_resamples)
+    return 1.0 / n_resamples if exact else 1.0 / (n_resamples + 1)
 
-    Randomized: 1/(B + 1), the observed split counted among the resamples
-    (Phipson & Smyth 2010); exact (C(k₀ + k₁, k₀) ≤ B splits, all enumerated):
-    one over their number.  Twice that for a two-sided test.
+
+def pvalue_floor(n_original: int, n_perturbed: int, n_resamples: int, alternative: str = "greater") -> float:
+    """The smallest p-value a test of these sizes can return, before it runs.
+
+    Randomized: 1/(B + 1); exact (C(k₀ + k₁, k₀) ≤ B splits, all enumerated): one over their number
+    (:func:`resampling_floor`).  Twice that for a two-sided test.
     """
     pooled = int(n_original) + int(n_perturbed)
     splits = math.comb(pooled, int(n_original)) if pooled <= 1_000 else math.inf
-    floor = 1 / splits if splits <= n_resamples else 1 / (int(n_resamples) + 1)
+    floor = resampling_floor(splits, exact=True) if splits <= n_resamples else resampling_floor(n_resamples)
     return min(1.0, 2 * floor) if alternative == "two-sided" else floor
 
 
