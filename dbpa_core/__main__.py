@@ -203,6 +203,9 @@ def _compare(args) -> int:
         prompt = " ".join(row["prompt"].split())
         print(f"{row['qvalue']:7.3f} {row['pvalue']:7.3f} {row['k'][a]:10d} {row['k'][b]:10d}  "
               f"{prompt[:70] + ('…' if len(prompt) > 70 else '')}{'  *' if row['changed'] else ''}")
+    from .present.compare import compare_theme_lines  # many43: what changed in each flagged prompt
+
+    print(*compare_theme_lines(result), sep="\n")
     if json_path is not None:
         write_text(json_path, json.dumps(compare_record(result), indent=2, ensure_ascii=False))
     return EXIT_CHANGE if args.fail_on_change and result.change else EXIT_OK
