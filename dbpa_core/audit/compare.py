@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import check_choice, check_n_resamples, check_positive_int, check_probability
 
-__all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "run_compare"]
+__all__ = ["COMPARE_DISCREPANCY", "SPEC_FORMAT", "CompareRequest", "CompareResult", "compare_log", "run_compare"]
 
 #: ``compare``'s default ω.  With the few outputs per prompt an eval log has, the energy distance has
 #: the power (``bench/bench_many.py`` on the paper's GPT-3.5 vs GPT-4 answers, 9 prompts × 5: it
@@ -25,6 +25,8 @@ __all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "run_compar
 #: little, while the energy distance uses every pair's distance as it is.
 COMPARE_DISCREPANCY = "energy"
 EMBEDDERS = ("minilm",)
+#: ``CompareRequest.fmt`` of outputs sampled now from a SPEC (``dbpa compare SPEC.yaml``).
+SPEC_FORMAT = "spec"
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,20 @@ class CompareResult:
 
 def _request_iv(request: CompareRequest) -> CompareRequest:
     from ..data.eval_logs import FORMATS
-    from ..stats.permutation import check_measures
 
     if not isinstance(request, CompareRequest):
         raise ValueError(f"`request` must be a CompareRequest; got {type(request).__name__}.")
+    if request.fmt == SPEC_FORMAT:  # the outputs were sampled now (dbpa_core.requests.many): no log to read
+        return _settings_iv(request)
     if not 1 <= len(request.paths) <= 2:
         raise ValueError(f"`paths` must name one log (both arms) or two (one arm each); got {len(request.paths)}.")
     check_choice(request.fmt, "fmt", FORMATS)
+    return _settings_iv(request)
+
+
+def _settings_iv(request: CompareRequest) -> CompareRequest:
+    from ..stats.permutation import check_measures
+
     if request.arms is not None and len(request.arms) != 2:
         raise ValueError(f"`arms` must name two arms (original, then perturbed); got {len(request.arms)}.")
     check_measures(request.similarity, request.discrepancy)
@@ -131,11 +140,25 @@ def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str,
         prompt with two outputs in each arm.
     """
     from ..data.eval_logs import load_eval_log
+
+    request = _request_iv(request)
+    if request.fmt == SPEC_FORMAT:
+        raise ValueError("`fmt`: a SPEC's outputs are sampled by dbpa_core.requests.many.run_compare_spec, "
+                         "not read by run_compare.")
+    log = load_eval_log([Path(p) for p in request.paths], fmt=request.fmt, arms=request.arms)
+    return compare_log(log, request, store=store, progress=progress, embedder=embedder, known_vectors=known_vectors)
+
+
+def compare_log(log, request: CompareRequest, *, store=None, progress=None, embedder=None,
+                known_vectors: Callable | None = None) -> CompareResult:
+    """Test the first two arms of an :class:`~dbpa_core.data.eval_logs.EvalLog` already read (or sampled).
+
+    As :func:`run_compare` from the log on; ``request.paths`` and ``request.fmt`` only label the result.
+    """
     from ..stats.many import dbpa_test_many
     from ..stats.similarity import TEXT_SIMILARITIES
 
     request = _request_iv(request)
-    log = load_eval_log([Path(p) for p in request.paths], fmt=request.fmt, arms=request.arms)
     a, b = log.arms[:2]
     tested = tuple(p for p in log.prompts if len(p.texts[a]) >= 2 and len(p.texts[b]) >= 2)
     left_out = tuple(p.prompt_id for p in log.prompts if p not in tested)

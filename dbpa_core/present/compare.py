@@ -129,7 +129,7 @@ def compare_readings(result) -> list[str]:
              f"No single prompt is flagged on its own (q ≤ {test.fdr:g}); with few outputs per prompt the "
              "combined test sees what no single prompt can.")
     readings = [verdict, meaning, read_effect(test.effect_size, test.standardized_effect), where]
-    floor = 1 / test.n_resamples if test.exact else 1 / (test.n_resamples + 1)
+    floor = _smallest_pvalue(test)
     if floor > request.alpha:
         readings.append(f"No p-value can reach α = {request.alpha:g} here: the smallest possible p is {floor:.3g}"
                         + (" (every joint split was counted: add outputs or prompts)." if test.exact else
@@ -143,6 +143,17 @@ def compare_readings(result) -> list[str]:
     if result.left_out:
         readings.append(f"{len(result.left_out)} prompt(s) left out: fewer than 2 outputs in an arm.")
     return readings
+
+
+def _smallest_pvalue(test) -> float:
+    """The smallest p the test could give: 1/(B + 1) by random re-splits; by enumeration, the share of joint
+    splits tied with the largest (a symmetric ω gives a split and its mirror the same value when k0 = k1, so
+    2 + 2 outputs in each of 2 prompts reach no lower than 4/36, not 1/36)."""
+    from ..stats.many import _pvalue
+
+    if not test.exact:
+        return 1 / (test.n_resamples + 1)
+    return _pvalue(float(test.null_distribution.max()), test.null_distribution, True)
 
 
 def compare_record(result) -> dict:
