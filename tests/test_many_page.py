@@ -50,3 +50,17 @@ def test_example_clouds_and_what_changed(tmp_path, monkeypatch):
     assert any(s.value == "What changed" for s in at.subheader)
     assert any("1 of the 6 flagged prompts have one" in c for c in captions)
     assert any(c.startswith("Theme *cvd, risk, john*") for c in captions)
+
+
+def test_plan_the_next_audit(tmp_path, monkeypatch):
+    """The planner across prompts from the example as a pilot: the table of power by design and its readings."""
+    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at.button(key="mp_run").click().run()
+    at.button(key="mp_plan_run").click().run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "k = 2" in d.value.columns)
+    assert list(table.index) == ["3 prompts", "5 prompts", "9 prompts", "20 prompts"]
+    assert list(table.columns) == ["k = 2", "k = 3", "k = 5", "k = 8"]
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Plan: ") and "outputs per prompt and arm" in c for c in captions)
+    assert any(c.startswith("Smallest k per number of prompts: 3 prompts: k = ") for c in captions)

@@ -17,9 +17,11 @@ from dbpa_core.paper.embeddings import load_shipped_embeddings
 from dbpa_core.present.formatting import format_number
 from dbpa_core.present.readings import decision, format_percent, format_pvalue
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
+from dbpa_core.stats.planning import MIN_PILOT
+from dbpa_core.stats.planning_many import plan_many_prompts, read_many_plan
 from dbpa_app.ui.components import decision_box, downloads, guard, markdown_text
 from dbpa_app.ui.freshness import keep, result_area
-from dbpa_app.ui.runs import projection, shared_figure
+from dbpa_app.ui.runs import projection, shared_call, shared_figure
 from dbpa_app.ui.sidebar import current_settings
 
 EXAMPLE = ASSETS / "examples" / "gpt35_vs_gpt4_9_prompts.jsonl"
@@ -72,6 +74,38 @@ def what_changed(result, rows) -> None:
         st.markdown(f"**q = {row['qvalue']:.3f}** · {markdown_text(short(row['prompt'], 110))}")
         for sentence in row["what_changed"]:
             st.caption(sentence)
+
+
+def plan_next(result, digest: str, alpha: float) -> None:
+    """How many prompts and outputs per prompt the next audit needs, planned from this one as a pilot."""
+    st.subheader("Plan the next audit: how many prompts, how many outputs each?")
+    pilot = [result.vectors[p.prompt_id] for p in result.prompts if p.prompt_id in result.vectors
+             and min(map(len, result.vectors[p.prompt_id])) >= MIN_PILOT]
+    if not pilot:
+        st.caption(f"Planning needs at least {MIN_PILOT} outputs per arm of a prompt, embedded (an embedding "
+                   "similarity): this log has none.")
+        return
+    st.caption(f"Uses these {len(pilot)} prompts as a pilot: each design (m prompts × k outputs per prompt and arm) "
+               "is simulated 100 times with this page's test, prompts drawn from the pilot's and outputs from "
+               "each prompt's own (simulated beyond the pilot's size).")
+    if st.button("Plan by simulation", key="mp_plan_run"):
+        with st.spinner("Simulating audits of each design…"):
+            plan = shared_call(plan_many_prompts, [x for x, _ in pilot], [y for _, y in pilot], power=0.8,
+                               alpha=alpha, discrepancy=result.request.discrepancy,
+                               similarity=result.request.similarity, prompts_grid=(3, 5, 9, 20), k_grid=(2, 3, 5, 8),
+                               n_simulations=100, n_resamples=100, rng=result.request.seed)
+        st.session_state["mp_plan"] = (digest, plan)
+    kept = st.session_state.get("mp_plan")
+    if not kept or kept[0] != digest:
+        return
+    plan = kept[1]
+    st.dataframe(pd.DataFrame(
+        {f"k = {k}": ["" if np.isnan(v) else f"{100 * v:.0f} %" for v in plan.estimated_power[:, j]]
+         for j, k in enumerate(plan.k_grid)}, index=[f"{m} prompts" for m in plan.prompts_grid]), key="mp_plan_table")
+    st.caption("Each cell is the share of simulated audits of that design that declared the change (power); a blank "
+               "cell was not simulated because a smaller k already reached 80 %.")
+    for sentence in read_many_plan(plan):
+        st.caption(sentence)
 
 
 settings = current_settings()
@@ -156,3 +190,4 @@ with guard():
             most_changed_clouds(result, rows[:6])
             what_changed(result, rows)
             downloads(table=frame, record=compare_record(result), name="many_prompts", current=shown.current)
+            plan_next(result, repr(sorted(inputs.items())), alpha)
