@@ -190,8 +190,13 @@ def _compare(args) -> int:
                              n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha, fdr=args.fdr,
                              embedder=args.embedder)
     store = SampleStore(args.store) if args.store else SampleStore()
-    result = run_compare(request, store=store, progress=ProgressBar(),
-                         known_vectors=partial(load_shipped_embeddings, store=store))
+    if args.fmt in (None, "spec"):  # many43: `dbpa compare SPEC.yaml` samples the prompts now
+        from .requests.many import compare_spec_result
+
+        result = compare_spec_result(args, store)
+    else:
+        result = run_compare(request, store=store, progress=ProgressBar(),
+                             known_vectors=partial(load_shipped_embeddings, store=store))
     for note in (*result.log.notes, *result.test.warnings):
         _warn(note)
     test, (a, b) = result.test, result.arms
@@ -203,6 +208,9 @@ def _compare(args) -> int:
         prompt = " ".join(row["prompt"].split())
         print(f"{row['qvalue']:7.3f} {row['pvalue']:7.3f} {row['k'][a]:10d} {row['k'][b]:10d}  "
               f"{prompt[:70] + ('…' if len(prompt) > 70 else '')}{'  *' if row['changed'] else ''}")
+    from .present.compare import compare_theme_lines  # many43: what changed in each flagged prompt
+
+    print(*compare_theme_lines(result), sep="\n")
     if json_path is not None:
         write_text(json_path, json.dumps(compare_record(result), indent=2, ensure_ascii=False))
     return EXIT_CHANGE if args.fail_on_change and result.change else EXIT_OK
@@ -214,7 +222,8 @@ def _add_compare(commands, similarities, discrepancies, max_resamples) -> None:
     compare = commands.add_parser("compare", help="one perturbation across many prompts, from an eval log "
                                   "(re-splits each prompt's outputs within that prompt)")
     compare.add_argument("files", nargs="+", metavar="FILE", help="one log holding both arms, or two (one arm each)")
-    compare.add_argument("--from", dest="fmt", required=True, choices=("promptfoo", "lm-eval", "inspect", "jsonl"))
+    compare.add_argument("--from", dest="fmt", choices=("promptfoo", "lm-eval", "inspect", "jsonl", "spec"),
+                         help="the log's format; omit it (or spec) for a compare SPEC.yaml, sampled now")
     compare.add_argument("--arms", nargs=2, metavar=("A", "B"), help="the original arm, then the perturbed one")
     compare.add_argument("--similarity", default="cosine", choices=similarities, type=str.lower)
     compare.add_argument("--discrepancy", default=COMPARE_DISCREPANCY, choices=discrepancies, type=str.lower,

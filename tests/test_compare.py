@@ -112,3 +112,51 @@ def test_request_validation_names_the_field():
         run_compare(CompareRequest((str(EXAMPLE),), "jsonl", discrepancy="nope"))
     with pytest.raises(ValueError, match="`paths`"):
         run_compare(CompareRequest((), "jsonl"))
+
+
+def test_themes_of_the_flagged_prompts(tmp_path, capsys):
+    """What changed, per flagged prompt: explain_change's themes, only those significant at FDR, in JSON and text."""
+    out = tmp_path / "out.json"
+    assert compare(tmp_path, str(EXAMPLE), *ARMS, "--json", str(out)) == EXIT_OK
+    printed = capsys.readouterr().out
+    record = json.loads(out.read_text())
+    flagged = [row for row in record["per_prompt"] if row["changed"]]
+    assert len(flagged) == 6 and all("themes" in row for row in flagged)
+    assert not any("themes" in row for row in record["per_prompt"] if not row["changed"])
+    found = [row for row in flagged if row["themes"]]
+    assert len(found) == 1 and found[0]["prompt_id"] == "paraphrase-6"
+    for theme in found[0]["themes"]:
+        assert theme["qvalue"] <= 0.1 and theme["terms"] and theme["example"]
+        assert set(theme["share"]) == {"GPT-3.5", "GPT-4"}
+    assert sorted(t["share"]["GPT-4"] for t in found[0]["themes"]) == [0.2, 0.8]
+    assert "What changed — themes in the 6 flagged prompt(s) (1 with a theme" in printed
+    assert "Theme cvd, risk, john — 20 % of GPT-4 outputs vs 100 % of GPT-3.5, q = 0.048." in printed
+    assert printed.count("the change is spread over its outputs") == 5
+    assert any("looked for in the 6 flagged prompt(s) only" in r for r in record["readings"])
+
+
+def test_themes_follow_explain_change_exactly():
+    """A flagged prompt's account is explain_change on that prompt's own outputs, seeded by (seed, index)."""
+    import numpy as np
+
+    from dbpa_core import explain_change
+
+    result = run_compare(CompareRequest((str(EXAMPLE),), "jsonl", ("GPT-3.5", "GPT-4"), n_resamples=300), **SHIPPED)
+    index, prompt = next((i, p) for i, p in enumerate(result.prompts) if p.prompt_id == "paraphrase-6")
+    x, y = result.vectors[prompt.prompt_id]
+    again = explain_change(list(prompt.texts["GPT-3.5"]), list(prompt.texts["GPT-4"]), x, y, fdr=0.1,
+                           n_resamples=300, rng=np.random.default_rng(np.random.SeedSequence([0, index])))
+    mine = result.themes["paraphrase-6"]
+    assert [t.qvalue for t in mine.themes] == [t.qvalue for t in again.themes]
+    assert list(mine.labels) == list(again.labels)
+    assert set(result.themes) == {p.prompt_id for p, c in zip(result.prompts, result.test.changed) if c}
+
+
+def test_no_flagged_prompt_no_themes(tmp_path, rows):
+    halves = []
+    for prompt_id in dict.fromkeys(r["prompt_id"] for r in rows):
+        answers = [r for r in rows if r["prompt_id"] == prompt_id and r["arm"] == "GPT-4"]
+        halves += [dict(r, arm="first") for r in answers[:3]] + [dict(r, arm="second") for r in answers[3:]]
+    result = run_compare(CompareRequest((write(tmp_path / "h.jsonl", halves),), "jsonl", n_resamples=300), **SHIPPED)
+    assert not result.test.changed.any() and result.themes == {}
+    assert not any("themes" in row for row in compare_record(result)["per_prompt"])

@@ -30,3 +30,37 @@ def test_bad_upload_says_why(tmp_path, monkeypatch):
     assert not at.exception
     assert any("No file yet" in c.value for c in at.caption)
     # AppTest cannot drive the upload widget; the importer's and run_compare's errors are tested in test_compare.
+
+
+def test_example_clouds_and_what_changed(tmp_path, monkeypatch):
+    """After the run: the 6 most changed prompts' clouds side by side and the flagged prompts' themes."""
+    import json
+
+    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at.button(key="mp_run").click().run()
+    assert not at.exception, at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    figure = json.loads(charts[0].proto.spec)
+    titles = [a["text"] for a in figure["layout"]["annotations"]]
+    assert len(titles) == 6 and titles[0].startswith("q = 0.036")
+    assert len(figure["data"]) == 6 * 2  # each panel: one trace per arm
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Each panel is one of the 6 most changed prompts") for c in captions)
+    assert any(s.value == "What changed" for s in at.subheader)
+    assert any("1 of the 6 flagged prompts have one" in c for c in captions)
+    assert any(c.startswith("Theme *cvd, risk, john*") for c in captions)
+
+
+def test_plan_the_next_audit(tmp_path, monkeypatch):
+    """The planner across prompts from the example as a pilot: the table of power by design and its readings."""
+    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at.button(key="mp_run").click().run()
+    at.button(key="mp_plan_run").click().run()
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if "k = 2" in d.value.columns)
+    assert list(table.index) == ["3 prompts", "5 prompts", "9 prompts", "20 prompts"]
+    assert list(table.columns) == ["k = 2", "k = 3", "k = 5", "k = 8"]
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Plan: ") and "outputs per prompt and arm" in c for c in captions)
+    assert any(c.startswith("Smallest k per number of prompts: 3 prompts: k = ") for c in captions)

@@ -2,25 +2,111 @@
 
 import hashlib
 import tempfile
+import textwrap
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dbpa_core.audit.compare import COMPARE_DISCREPANCY, CompareRequest, run_compare
-from dbpa_core.present.compare import compare_readings, compare_record, compare_table
+from dbpa_core.present.compare import compare_readings, compare_record, compare_table, prompt_clouds
 from dbpa_core.data.assets import ASSETS
 from dbpa_core.data.eval_logs import FORMATS
 from dbpa_core.paper.embeddings import load_shipped_embeddings
 from dbpa_core.present.formatting import format_number, format_percent, format_pvalue
 from dbpa_core.present.readings import decision
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
-from dbpa_app.ui.components import decision_box, downloads, guard
+from dbpa_core.stats.planning import MIN_PILOT
+from dbpa_core.stats.planning_many import plan_many_prompts, read_many_plan
+from dbpa_app.ui.components import decision_box, downloads, guard, markdown_text
 from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.runs import projection, shared_call, shared_figure
 from dbpa_app.ui.sidebar import current_settings
 
 EXAMPLE = ASSETS / "examples" / "gpt35_vs_gpt4_9_prompts.jsonl"
 EXAMPLE_LABEL = "Example: the paper's GPT-3.5 vs GPT-4 answers (9 prompts × 5 answers each)"
+
+
+
+def short(prompt: str, limit: int) -> str:
+    prompt = " ".join(prompt.split())
+    return prompt[:limit] + ("…" if len(prompt) > limit else "")
+
+
+def most_changed_clouds(result, rows) -> None:
+    """Small multiples of the lowest-q prompts' clouds, each its own PCA (cached per prompt)."""
+    a, b = result.arms
+    rows = [row for row in rows if row["prompt_id"] in result.vectors]
+    if not rows:
+        return
+    panels = []
+    for row in rows:
+        x, y = result.vectors[row["prompt_id"]]
+        prompt = next(p for p in result.prompts if p.prompt_id == row["prompt_id"])
+        # Two short lines of the prompt: three panels side by side leave ≈ 170 px a title in a 1024 px page.
+        lines = textwrap.wrap(" ".join(row["prompt"].split()), 26)
+        if len(lines) > 2:
+            lines[1] = lines[1][:25] + "…"
+        panels.append(("\n".join([f"q = {row['qvalue']:.3f}", *lines[:2]]), projection(np.vstack([x, y]), "pca"), len(x),
+                       [*prompt.texts[a], *prompt.texts[b]]))
+    st.plotly_chart(shared_figure(prompt_clouds, panels, (a, b)), key="mp_clouds")
+    st.caption(f"Each panel is one of the {len(panels)} most changed prompts (lowest q), its {a} outputs (circles) "
+               f"and {b} outputs (diamonds) drawn in a 2-D view of that prompt's own answers: where the two "
+               "shapes sit apart the models answered that prompt differently, but the test uses every dimension, "
+               "so clouds that overlap here can still differ.")
+
+
+def what_changed(result, rows) -> None:
+    """Per flagged prompt, its themes (explain_change, Benjamini–Hochberg across that prompt's themes)."""
+    flagged = [row for row in rows if "themes" in row]
+    st.subheader("What changed")
+    if not flagged:
+        st.caption("No prompt is flagged on its own, so no prompt's themes are read: what changed is spread too "
+                   "thinly over the prompts to name in any one of them.")
+        return
+    found = [row for row in flagged if row["themes"]]
+    st.caption(f"Themes are clusters of one flagged prompt's outputs; a theme is named only when its share differs "
+               f"between the arms at FDR {result.test.fdr:g} (Benjamini–Hochberg across that prompt's themes). "
+               f"{len(found)} of the {len(flagged)} flagged prompts have one; in the others the change is spread "
+               "over the outputs.")
+    for row in found:
+        st.markdown(f"**q = {row['qvalue']:.3f}** · {markdown_text(short(row['prompt'], 110))}")
+        for sentence in row["what_changed"]:
+            st.caption(sentence)
+
+
+def plan_next(result, digest: str, alpha: float) -> None:
+    """How many prompts and outputs per prompt the next audit needs, planned from this one as a pilot."""
+    st.subheader("Plan the next audit: how many prompts, how many outputs each?")
+    pilot = [result.vectors[p.prompt_id] for p in result.prompts if p.prompt_id in result.vectors
+             and min(map(len, result.vectors[p.prompt_id])) >= MIN_PILOT]
+    if not pilot:
+        st.caption(f"Planning needs at least {MIN_PILOT} outputs per arm of a prompt, embedded (an embedding "
+                   "similarity): this log has none.")
+        return
+    st.caption(f"Uses these {len(pilot)} prompts as a pilot: each design (m prompts × k outputs per prompt and arm) "
+               "is simulated 100 times with this page's test, prompts drawn from the pilot's and outputs from "
+               "each prompt's own (simulated beyond the pilot's size).")
+    if st.button("Plan by simulation", key="mp_plan_run"):
+        with st.spinner("Simulating audits of each design…"):
+            plan = shared_call(plan_many_prompts, [x for x, _ in pilot], [y for _, y in pilot], power=0.8,
+                               alpha=alpha, discrepancy=result.request.discrepancy,
+                               similarity=result.request.similarity, prompts_grid=(3, 5, 9, 20), k_grid=(2, 3, 5, 8),
+                               n_simulations=100, n_resamples=100, rng=result.request.seed)
+        st.session_state["mp_plan"] = (digest, plan)
+    kept = st.session_state.get("mp_plan")
+    if not kept or kept[0] != digest:
+        return
+    plan = kept[1]
+    st.dataframe(pd.DataFrame(
+        {f"k = {k}": ["" if np.isnan(v) else f"{100 * v:.0f} %" for v in plan.estimated_power[:, j]]
+         for j, k in enumerate(plan.k_grid)}, index=[f"{m} prompts" for m in plan.prompts_grid]), key="mp_plan_table")
+    st.caption("Each cell is the share of simulated audits of that design that declared the change (power); a blank "
+               "cell was not simulated because a smaller k already reached 80 %.")
+    for sentence in read_many_plan(plan):
+        st.caption(sentence)
+
 
 settings = current_settings()
 st.title("Across many prompts")
@@ -101,4 +187,7 @@ with guard():
             st.caption(f"Sorted by q (Benjamini–Hochberg): a prompt is flagged when q ≤ {fdr:g}, so at most about "
                        f"{format_percent(fdr)} of flagged prompts are expected to be false alarms. A prompt's own p is its "
                        "permutation p-value alone; with 5 outputs per arm it cannot go below 1/252.")
+            most_changed_clouds(result, rows[:6])
+            what_changed(result, rows)
             downloads(table=frame, record=compare_record(result), name="many_prompts", current=shown.current)
+            plan_next(result, repr(sorted(inputs.items())), alpha)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._validation import check_choice, check_n_resamples, check_positive_int, check_probability
 
-__all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "run_compare"]
+__all__ = ["COMPARE_DISCREPANCY", "SPEC_FORMAT", "CompareRequest", "CompareResult", "compare_log", "run_compare"]
 
 #: ``compare``'s default ω.  With the few outputs per prompt an eval log has, the energy distance has
 #: the power (``bench/bench_many.py`` on the paper's GPT-3.5 vs GPT-4 answers, 9 prompts × 5: it
@@ -25,6 +25,8 @@ __all__ = ["COMPARE_DISCREPANCY", "CompareRequest", "CompareResult", "run_compar
 #: little, while the energy distance uses every pair's distance as it is.
 COMPARE_DISCREPANCY = "energy"
 EMBEDDERS = ("minilm",)
+#: ``CompareRequest.fmt`` of outputs sampled now from a SPEC (``dbpa compare SPEC.yaml``).
+SPEC_FORMAT = "spec"
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,11 @@ class CompareResult:
     prompts: tuple = field(repr=False)         # the PromptSamples tested, in the log's order
     left_out: tuple[str, ...]                  # prompt ids with fewer than 2 outputs in an arm
     test: object = field(repr=False)           # ManyPromptsResult
+    #: prompt_id → its outputs' vectors (arm a, arm b), for the clouds and the themes (empty for a text ω
+    #: except the flagged prompts', embedded for their themes)
+    vectors: dict = field(default_factory=dict, repr=False)
+    #: prompt_id → ChangeExplanation (:func:`~dbpa_core.explain_change`) of every flagged prompt (q ≤ fdr)
+    themes: dict = field(default_factory=dict, repr=False)
 
     @property
     def arms(self) -> tuple[str, str]:
@@ -80,13 +87,20 @@ class CompareResult:
 
 def _request_iv(request: CompareRequest) -> CompareRequest:
     from ..data.eval_logs import FORMATS
-    from ..stats.permutation import check_measures
 
     if not isinstance(request, CompareRequest):
         raise ValueError(f"`request` must be a CompareRequest; got {type(request).__name__}.")
+    if request.fmt == SPEC_FORMAT:  # the outputs were sampled now (dbpa_core.requests.many): no log to read
+        return _settings_iv(request)
     if not 1 <= len(request.paths) <= 2:
         raise ValueError(f"`paths` must name one log (both arms) or two (one arm each); got {len(request.paths)}.")
     check_choice(request.fmt, "fmt", FORMATS)
+    return _settings_iv(request)
+
+
+def _settings_iv(request: CompareRequest) -> CompareRequest:
+    from ..stats.permutation import check_measures
+
     if request.arms is not None and len(request.arms) != 2:
         raise ValueError(f"`arms` must name two arms (original, then perturbed); got {len(request.arms)}.")
     check_measures(request.similarity, request.discrepancy)
@@ -126,33 +140,79 @@ def run_compare(request: CompareRequest, *, store=None, progress: Callable[[str,
         prompt with two outputs in each arm.
     """
     from ..data.eval_logs import load_eval_log
+
+    request = _request_iv(request)
+    if request.fmt == SPEC_FORMAT:
+        raise ValueError("`fmt`: a SPEC's outputs are sampled by dbpa_core.requests.many.run_compare_spec, "
+                         "not read by run_compare.")
+    log = load_eval_log([Path(p) for p in request.paths], fmt=request.fmt, arms=request.arms)
+    return compare_log(log, request, store=store, progress=progress, embedder=embedder, known_vectors=known_vectors)
+
+
+def compare_log(log, request: CompareRequest, *, store=None, progress=None, embedder=None,
+                known_vectors: Callable | None = None) -> CompareResult:
+    """Test the first two arms of an :class:`~dbpa_core.data.eval_logs.EvalLog` already read (or sampled).
+
+    As :func:`run_compare` from the log on; ``request.paths`` and ``request.fmt`` only label the result.
+    """
     from ..stats.many import dbpa_test_many
-    from ..data.store import text_hash
     from ..stats.similarity import TEXT_SIMILARITIES
 
     request = _request_iv(request)
-    log = load_eval_log([Path(p) for p in request.paths], fmt=request.fmt, arms=request.arms)
     a, b = log.arms[:2]
     tested = tuple(p for p in log.prompts if len(p.texts[a]) >= 2 and len(p.texts[b]) >= 2)
     left_out = tuple(p.prompt_id for p in log.prompts if p not in tested)
     if not tested:
         raise ValueError(f"{', '.join(map(str, request.paths))}: no prompt has 2 or more outputs in both arms "
                          f"{a!r} and {b!r}; run each test case at least twice per arm (promptfoo --repeat 2+).")
+    if embedder is None and request.similarity not in TEXT_SIMILARITIES:
+        from ..embedders import get_embedder
+
+        embedder = get_embedder(request.embedder)
+    vectors = {} if request.similarity in TEXT_SIMILARITIES else _vectors(tested, (a, b), embedder, store,
+                                                                           progress, known_vectors)
     if request.similarity in TEXT_SIMILARITIES:
         xs = [list(p.texts[a]) for p in tested]
         ys = [list(p.texts[b]) for p in tested]
     else:
+        xs = [vectors[p.prompt_id][0] for p in tested]
+        ys = [vectors[p.prompt_id][1] for p in tested]
+    test = dbpa_test_many(xs, ys, similarity=request.similarity, discrepancy=request.discrepancy,
+                          n_resamples=request.n_resamples, rng=request.seed, fdr=request.fdr)
+    flagged = [(i, p) for i, (p, changed) in enumerate(zip(tested, test.changed)) if changed]
+    if flagged and request.similarity in TEXT_SIMILARITIES:  # a text ω needs no vectors; the themes do
         if embedder is None:
             from ..embedders import get_embedder
 
             embedder = get_embedder(request.embedder)
-        vectors = _embed([t for p in tested for arm in (a, b) for t in p.texts[arm]], embedder, store, progress,
-                         known_vectors)
-        xs = [np.stack([vectors[text_hash(t)] for t in p.texts[a]]) for p in tested]
-        ys = [np.stack([vectors[text_hash(t)] for t in p.texts[b]]) for p in tested]
-    test = dbpa_test_many(xs, ys, similarity=request.similarity, discrepancy=request.discrepancy,
-                          n_resamples=request.n_resamples, rng=request.seed, fdr=request.fdr)
-    return CompareResult(request, log, tested, left_out, test)
+        vectors = _vectors([p for _, p in flagged], (a, b), embedder, store, progress, known_vectors)
+    themes = {p.prompt_id: _themes(p, (a, b), vectors[p.prompt_id], request, i) for i, p in flagged}
+    return CompareResult(request, log, tested, left_out, test, vectors, themes)
+
+
+def _vectors(prompts, arms, embedder, store, progress, known_vectors) -> dict:
+    """prompt_id → (k_a × dim, k_b × dim) vectors of its outputs, each distinct text embedded once."""
+    from ..data.store import text_hash
+
+    found = _embed([t for p in prompts for arm in arms for t in p.texts[arm]], embedder, store, progress,
+                   known_vectors)
+    return {p.prompt_id: tuple(np.stack([found[text_hash(t)] for t in p.texts[arm]]) for arm in arms)
+            for p in prompts}
+
+
+def _themes(prompt, arms, vectors, request: CompareRequest, index: int):
+    """What changed in one flagged prompt: :func:`~dbpa_core.explain_change` on its own outputs.
+
+    Its themes are clusters of that prompt's pooled outputs, each tested by re-splitting the prompt's arm
+    labels, Benjamini–Hochberg across that prompt's themes at the request's ``fdr`` (the module's own FDR
+    control, unchanged): only themes significant there are read as findings.  Seeded by (seed, prompt
+    index), so a prompt's account does not depend on which other prompts were flagged.
+    """
+    from ..stats.explain import explain_change
+
+    rng = np.random.default_rng(np.random.SeedSequence([request.seed, index]))
+    return explain_change(list(prompt.texts[arms[0]]), list(prompt.texts[arms[1]]), vectors[0], vectors[1],
+                          fdr=request.fdr, n_resamples=request.n_resamples, rng=rng)
 
 
 def _embed(texts, embedder, store, progress, known_vectors) -> dict:
