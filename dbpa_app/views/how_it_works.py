@@ -28,7 +28,8 @@ strip.caption("Testing …")
 from dbpa_core.present.readings import (declares_change, format_pvalue, null_splits,  # noqa: E402
                                         read_alone_beside_family, read_family)
 from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
-                           provenance, recorded_cap_note, show_prompt, show_table, what_changed)
+                           provenance, recorded_cap_note, show_prompt, show_table)
+from dbpa_app.ui.changes import what_changed  # noqa: E402
 from dbpa_app.ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
                                     missed_notes, scenario_recorded_limit, seed_first_view, show_result,
                                     stream_in_place, truth_note)
