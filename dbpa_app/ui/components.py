@@ -269,5 +269,5 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
 # Re-exported: the pages (and their tests) import these from here.
 from .downloads import (downloads, family_downloads, report_download, report_settings,  # noqa: E402, F401
                         result_downloads)
-from .inputs import cost_note, k_input, recorded_cap_note, recorded_limit, settings_inputs  # noqa: E402, F401
+from .inputs import cost_note, k_input, recorded_cap_note, recorded_limit  # noqa: E402, F401
 from .tables import COMPACT_FROM, markdown_text, show_prompt, show_table  # noqa: E402, F401

@@ -111,6 +111,20 @@ def request_inputs(request, **about) -> dict[str, object]:
     return {**inputs, **about}
 
 
+def requests_inputs(requests, **about) -> dict[str, object]:
+    """The inputs of a result computed from several requests (a page that runs one per model, scenario or
+    seed): each setting once, its value if every request has the same, else the list of their values, then
+    ``about`` (the page's own words for what it varies: the models' names, say)."""
+    each = [request_inputs(request) for request in requests]
+    merged: dict[str, object] = {}
+    for name in dict.fromkeys(name for inputs in each for name in inputs):
+        if name in about:
+            continue
+        values = list(dict.fromkeys(str(inputs.get(name, "—")) for inputs in each))
+        merged[name] = values[0] if len(values) == 1 else values
+    return {**merged, **about}
+
+
 def _audit_prompts(request) -> dict[str, object]:
     original, perturbations = request.original, request.perturbations
     prompts = {"x₀": original.prompt, "system prompt": original.system}

@@ -1,17 +1,8 @@
-"""Inputs shared by several pages: the k box, the cost note, the sidebar settings a result depends on."""
+"""Inputs shared by several pages: the k box (capped at what was recorded) and the cost note."""
 
 from __future__ import annotations
 
 import streamlit as st
-
-
-def settings_inputs(settings) -> dict:
-    """The sidebar settings as the inputs a shown result depends on (for :mod:`ui.freshness`)."""
-    sampler, embedder = settings.sampler, settings.embedder
-    return {"backend": sampler.backend if sampler.backend != "openai"
-            else f"{sampler.model} at {sampler.base_url or 'api.openai.com'}",
-            "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
-            "embedder": embedder.name if embedder.name == "minilm" else f"{embedder.model} at {embedder.base_url}"}
 
 
 def recorded_limit(arms) -> int:

@@ -167,7 +167,11 @@ def _draw(request: AuditRequest, bar: RunProgress, backends: dict, live: str | N
     finally:
         bar.listener = before
     view.close()
-    return result if request.sequential is not None else run(request, progress=bar.update, **backends)
+    if request.sequential is not None:
+        return result
+    # The pair is in the store now: with no other arm, the run only reads it back (nothing for the bar to say).
+    return run(request, **backends) if len(request.perturbations) == 1 else run(request, progress=bar.update,
+                                                                                **backends)
 
 
 # ----------------------------------------------------------------- derived views

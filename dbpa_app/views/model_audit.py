@@ -6,7 +6,7 @@ from dbpa_core.audit.request import SamplerConfig
 from dbpa_core.requests.rut import RUTRequest
 from dbpa_core.data.uploads import read_target_responses
 from dbpa_core.paper.rut import DEFAULT_AUDIT
-from dbpa_core.present.readings import decision, format_pvalue, p_relation, read_mmd_beside_rut
+from dbpa_core.present.rut_audit import mmd_beside_rut
 from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
 from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
@@ -80,25 +80,13 @@ with guard():
                                         min(100, pools.reference.n_answers - 1), key="rut_m"))
         # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit), and
         # `dbpa rut` runs the same request (dbpa_core.requests.rut).
-        found = rut_audit(settings, RUTRequest(source="recorded", substitute=target, q=q, n=n_prompts, m=m,
-                                               score=score, alpha=alpha, n_resamples=1000, seed=settings.seed))
-        mmd, result, scores = found.mmd, found.rut, found.scores
+        request = RUTRequest(source="recorded", substitute=target, q=q, n=n_prompts, m=m, score=score,
+                             alpha=alpha, n_resamples=1000, seed=settings.seed)
+        found = rut_audit(settings, request)
+        result, scores = found.rut, found.scores
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
-        substituted = found.n_substituted
-        mmd_reading = read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=substituted)
-        extra = [f"{substituted} of {n_prompts} target answers actually came from the substitute.",
-                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
-                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples, exact=mmd.exact))} "
-                 + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
-                    else f"({mmd.n_resamples} random within-prompt re-splits)."),
-                 mmd_reading]
-        # The MMD's result beside the RUT's in the JSON (it sat under "settings", which holds the inputs)
-        beside = {"mmd": {"pvalue": mmd.pvalue, "n_resamples": mmd.n_resamples, "exact": bool(mmd.exact),
-                          "decision": decision(mmd.pvalue, alpha), "reading": mmd_reading},
-                  "substituted_answers": substituted}
-        settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
-                           "seed": settings.seed}
+        extra, beside = mmd_beside_rut(found, alpha)
     else:
         # The target and its system prompt on rows of their own: in a third of the width the choice read "Local
         # SmolLM2 with a" and the prompt "You are a pirate. Answer lik" at 1024 px.
@@ -140,7 +128,8 @@ with guard():
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
-        settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}
         result, scores = found.rut, found.scores
+    # The record's settings are the request's own (as `dbpa rut` writes them), α aside: it is shown beside.
+    settings_record = {"mode": mode, **{k: v for k, v in request.settings().items() if k != "alpha"}}
     show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
                 extra=extra, beside=beside)
