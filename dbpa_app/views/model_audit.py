@@ -87,6 +87,9 @@ with guard():
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
         extra, beside = mmd_beside_rut(found, alpha)
+        # The record's names for the run's settings (the CSV's "target choice", "prompts n", …: a published format)
+        settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
+                           "seed": settings.seed}
     else:
         # The target and its system prompt on rows of their own: in a third of the width the choice read "Local
         # SmolLM2 with a" and the prompt "You are a pirate. Answer lik" at 1024 px.
@@ -128,8 +131,7 @@ with guard():
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",
                         "upload": f"uploaded responses ({file.name})" if source == "upload" else ""}[source]
+        settings_record = {"mode": mode, "n_prompts": n_prompts, "m": m, "seed": settings.seed}
         result, scores = found.rut, found.scores
-    # The record's settings are the request's own (as `dbpa rut` writes them), α aside: it is shown beside.
-    settings_record = {"mode": mode, **{k: v for k, v in request.settings().items() if k != "alpha"}}
     show_result(result, scores, target_label=target_label, alpha=alpha, score=score, settings=settings_record,
                 extra=extra, beside=beside)
