@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import traceback
 from contextlib import contextmanager
@@ -10,16 +9,20 @@ from contextlib import contextmanager
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.formatting import (counted, format_number, format_pvalue, pvalue_floor_note,
-                                          significance_stars, unbroken)
-from dbpa_core.present.readings import (decision, null_splits, read_decision, read_effect, read_pvalue,
-                                        read_statistic, test_decision)
-from dbpa_core.stats.decision import declares_change
-from dbpa_core.present.verdicts import CHANGED, NO_CHANGE, plain_verdict
-from dbpa_core.samplers import EndpointError, SamplingCancelled
 from dbpa_core.data.scenarios import ScenarioError
-
-from dbpa_core.samplers import redact, redact_logs, redact_url
+from dbpa_core.present.formatting import counted, format_number, format_pvalue, pvalue_floor_note, significance_stars
+from dbpa_core.present.readings import (
+    decision,
+    null_splits,
+    read_decision,
+    read_effect,
+    read_pvalue,
+    read_statistic,
+    test_decision,
+)
+from dbpa_core.present.verdicts import CHANGED, NO_CHANGE, plain_verdict
+from dbpa_core.samplers import EndpointError, SamplingCancelled, redact, redact_logs, redact_url
+from dbpa_core.stats.decision import declares_change
 
 # Plotly (via dbpa_core.present.figures) is imported where a figure is drawn, not at page start.
 
@@ -269,328 +272,13 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
         st.warning(message)
 
 
-def downloads(*, table=None, record: dict | None = None, report_html=None, name: str, current: bool = True,
-              inputs: dict | None = None) -> None:
-    """CSV of a table, JSON of a result and the self-contained HTML report.
-
-    ``inputs`` (the record's settings, :mod:`dbpa_core.present.csv_inputs`) follow the table's columns in
-    the CSV only, so a CSV read on its own says what produced it; the screen's table stays as it is.
-
-    ``report_html`` is a callable: the report (≈5 MB with plotly.js inlined,
-    ≈0.5 s to build) is built when the user asks for it and kept for the
-    session, keyed by what it reports, so a later click always finds its file
-    (a deferred download once vanished between reruns: "MediaFileStorageError:
-    Deferred file … not found", issue 29); a report that cannot be built says
-    why instead of doing nothing.  An out-of-date result is never offered.
-    """
-    if not current:
-        st.caption("Downloads are offered for current results only: run again to export.")
-        return
-    columns = st.columns(3)
-    if table is not None:
-        from dbpa_core.present.csv_inputs import with_inputs
-        from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
-
-        csv = frame_csv(table if inputs is None else with_inputs(table, inputs))
-        columns[0].download_button("Download table (CSV)", csv.encode(), f"{name}.csv",
-                                   "text/csv", key=f"{name}_csv", on_click="ignore")
-    if record is not None:
-        columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
-                                   f"{name}.json", "application/json", key=f"{name}_json", on_click="ignore")
-    if report_html is not None:
-        from dbpa_core.present.exports import frame_csv  # what the report is about: the table as the CSV says it
-
-        with columns[2]:
-            report_download(report_html, name=name, about=(frame_csv(table) if table is not None else "", record))
-
-
-def report_download(report_html, *, name: str, about) -> None:
-    """The HTML report: built on the first click, kept in the session for what it reports (``about``), then
-    offered as an ordinary download of bytes that stay on the server for the session."""
-    import hashlib
-
-    def steady(value):  # the creation time and versions do not change what a report says
-        if isinstance(value, dict):
-            return {k: steady(v) for k, v in value.items() if k not in ("created", "versions")}
-        return [steady(v) for v in value] if isinstance(value, (list, tuple)) else value
-
-    def fingerprint(value) -> str:
-        return json.dumps(steady(value), sort_keys=True, default=str)
-
-    key = f"{name}_html_report"
-    token = hashlib.sha256(fingerprint(about).encode()).hexdigest()
-    kept = st.session_state.get(key)
-    if kept is None or kept[0] != token:
-        slot = st.empty()
-        if slot.button("Prepare report (HTML)", key=f"{name}_html_prepare",
-                       help="One file with the figures, readings and settings; opens without a network."):
-            slot.empty()
-            try:
-                with st.spinner("Building the report…"):
-                    st.session_state[key] = kept = (token, report_html().encode())
-            except Exception as error:  # noqa: BLE001 - say why, never fail silently
-                log.error("report %s failed\n%s", name, traceback.format_exc())
-                st.error(f"The HTML report could not be built ({type(error).__name__}: {error}). The CSV and JSON "
-                         "downloads hold the same numbers.")
-                return
-        else:
-            return
-    st.download_button("Download report (HTML)", kept[1], f"{name}.html", "text/html", key=f"{name}_html",
-                       on_click="ignore", help="One file with the figures, readings and settings; opens without a "
-                                               "network.")
-
-
-def family_downloads(family, settings, *, name: str, current: bool = True, explanations=None, models=None,
-                     request=None, **context) -> None:
-    """Downloads of a family run, every one built from ``family`` itself: the table (CSV), the full
-    record (JSON) and the HTML report say what the screen says (correction, α, k, B, seed, ω), and
-    with ``explanations`` (one per perturbation) what changed in each; ``models`` as in
-    :func:`report_settings`.  With ``request`` (the run's AuditRequest) the record takes its settings
-    from it: the scenario and the replicate ("Resample" r draws other outputs than the seed alone; a
-    home-page download after a Resample recorded neither and could not be re-run)."""
-    from dbpa_core.present.csv_inputs import family_inputs
-    from dbpa_core.present.exports import family_frame, family_html, family_record
-
-    if request is not None:
-        ran = {key: value for key, value in request.settings().items() if value is not None}
-        context = {**ran, **({"scenario": request.scenario} if request.scenario else {}), **context}
-    record = family_record(family, name=name, settings={**report_settings(settings, models=models), **context},
-                           explanations=explanations)
-    downloads(table=family_frame(family), record=record, report_html=lambda: family_html(family, record), name=name,
-              current=current, inputs=family_inputs(record))
-
-
-def report_settings(settings, *, models=None) -> dict:
-    """The sidebar settings as a report records them (no API key; requests hold no credentials).
-
-    ``models`` (label → SamplerConfig) is for a page that compares models: each drew its outputs with its
-    own sampler and temperature, so the record names those instead of the sidebar's (the alignment JSON
-    said "sampler: recorded" for a comparison of simulated models against the recorded one).
-    """
-    if models is not None:
-        recorded = {"models": {name: config.as_mapping() for name, config in models.items()},
-                    "embedder": settings.embedder.as_mapping(), "seed": settings.seed}
-        if any(config.backend == "simulated" for config in models.values()):
-            recorded["outputs"] = ("the simulated models' outputs are synthetic text (not a language model): a "
-                                   "teaching aid, not a finding about a real model")
-        return recorded
-    recorded = {"sampler": settings.sampler.as_mapping(), "embedder": settings.embedder.as_mapping(),
-                "temperature": settings.temperature, "max_tokens": settings.max_tokens, "seed": settings.seed}
-    if settings.sampler.backend == "simulated":  # a report read away from the screen must say so too
-        recorded["outputs"] = ("synthetic text from the simulated backend (not a language model): true effects "
-                               "are known by construction; a teaching aid, not a finding about a real model")
-    return recorded
-
-
-def settings_inputs(settings) -> dict:
-    """The sidebar settings as the inputs a shown result depends on (for :mod:`ui.freshness`)."""
-    sampler, embedder = settings.sampler, settings.embedder
-    return {"backend": sampler.backend if sampler.backend != "openai"
-            else f"{sampler.model} at {sampler.base_url or 'api.openai.com'}",
-            "temperature": settings.temperature, "max tokens": settings.max_tokens, "seed": settings.seed,
-            "embedder": embedder.name if embedder.name == "minilm" else f"{embedder.model} at {embedder.base_url}"}
-
-
-def show_table(frame) -> None:
-    """A result table on screen: every number written for people (:func:`dbpa_core.present.formatting.people_formatters`)
-    in a static table whose columns are sized to their content and whose cells wrap, so no header or cell is
-    ever cut at a projector's 1024 px (issue 29; the downloads keep the raw numbers).
-
-    A table whose columns carry their source (``"p · this project"``, ``"ω · paper (printed)"``) is too wide
-    for one screen at 1024 px: it is shown as one table per source, each headed by the source's name, with
-    the row labels repeated; the headers keep their suffix (a static table shows the frame's own column
-    names, which the downloads and tests read).
-    """
-    sources = list(dict.fromkeys(str(c).rsplit(" · ", 1)[1] for c in frame.columns if " · " in str(c)))
-    if len(frame.columns) <= 7 or not sources:
-        _static_table(frame)
-        return
-    keys = [c for c in frame.columns if " · " not in str(c)]
-    for source in sources:
-        part = frame[keys + [c for c in frame.columns if str(c).endswith(f" · {source}")]]
-        st.markdown(f"**{source}**")
-        _static_table(part)
-
-
-#: A static table of more columns than this has its cells' side padding halved (:func:`_static_table`).
-COMPACT_FROM = 8
-COMPACT_CELLS = "padding-left: 3px; padding-right: 3px;"
-
-
-def _static_table(frame) -> None:
-    from dbpa_core.present.formatting import people_formatters
-
-    # st.table renders its cells as Markdown: a lone "*" (one star) became a bullet and "***" a rule.
-    text = {column: markdown_text for column in frame.columns if frame[column].dtype == object
-            or str(frame[column].dtype) in ("str", "string")}
-    styled = frame.style.format({**text, **people_formatters(frame)})
-    if len(frame.columns) > COMPACT_FROM:
-        # Half the side padding (6 px → 3 px): nine columns at a projector's 1024 px overflowed the page by a
-        # few pixels and cut the last one ("FAIL TC / REJECT", a sequential family, trial 5).
-        styled = styled.set_table_styles([{"selector": cell, "props": COMPACT_CELLS} for cell in ("th", "td")])
-    st.table(styled, hide_index=True)
-
-
-def markdown_text(value) -> str:
-    """``value`` as literal text inside Markdown (stars, underscores, back-ticks, … escaped)."""
-    import re
-
-    return re.sub(r"([\\`*_#~|\[\]])", r"\\\1", str(value))
-
-
-def show_prompt(title: str, prompt: str, system: str = "") -> None:
-    """A prompt exactly as sent (as text, never rendered)."""
-    st.markdown(f"**{title}**")
-    if system:
-        st.caption("system prompt")
-        st.code(system, language=None, wrap_lines=True)
-    st.code(prompt, language=None, wrap_lines=True)
-
-
-def recorded_limit(arms) -> int:
-    """The largest k every arm, ``(prompt, system)`` as sent, has recorded responses for (0 if one has none)."""
-    from dbpa_core.audit.request import SamplerConfig
-
-    from .resources import sampler_for
-
-    sampler = sampler_for(SamplerConfig("recorded"))
-    return min(sampler.available(prompt, system) for prompt, system in arms)
-
-
-def recorded_cap_note(limit: int) -> str:
-    """What the page says under a k capped at what the recorded backend holds."""
-    return f"Recorded backend: {limit} responses per prompt were recorded, so k is at most {limit}."
-
-
-def k_input(column, settings, arms, *, default: int, key: str, smallest: int = 2, largest: int = 500) -> int:
-    """The "Samples per arm k" box of a run of ``arms`` (``(prompt, system)`` pairs as sent).
-
-    On the recorded backend it is capped at what was recorded for every arm, and the page says so: a k
-    above it failed only after seconds of work, naming the sampler's ``n`` (trial 5).  A k kept from
-    another backend is clamped into the box's range before the box is drawn (Streamlit refuses a value
-    above its maximum).
-    """
-    limit = largest
-    if settings.sampler.backend == "recorded":
-        limit = min(largest, recorded_limit(arms))
-        if limit < smallest:
-            raise ValueError(f"`Backend`: fewer than {smallest} responses were recorded for these prompts; pick "
-                             "a scenario's prompts or a live backend in the sidebar.")
-    st.session_state[key] = max(smallest, min(int(st.session_state.get(key, default)), limit))
-    k = int(column.number_input("Samples per arm k", smallest, limit, key=key))
-    if settings.sampler.backend == "recorded":
-        st.caption(recorded_cap_note(limit))
-    return k
-
-
-def cost_note(settings, prompts, k: int, *, models=None) -> None:
-    """The call, token and dollar estimate, shown before a run.
-
-    ``models`` (label → SamplerConfig), on a page that compares models: one line per model, each priced at its
-    own backend over ``prompts`` (a recorded model replays its answers, a simulated one is free), not at the
-    sidebar's (a trial read "makes 360 generation calls" for a recorded and a simulated model).
-    """
-    from dbpa_core.audit.costs import estimate_cost
-
-    from .models import with_model
-
-    lines = []
-    for label, sampler in (models or {"": settings.sampler}).items():
-        priced = with_model(settings, sampler)  # its output cap: the sidebar's, or the recording's
-        name = sampler.model if sampler.backend == "openai" else sampler.backend
-        estimate = estimate_cost(list(prompts), int(k), max_tokens=priced.max_tokens, sampler_model=name,
-                                 embedder_model=settings.embedder.model or "minilm")
-        lines.append(f"- **{label}**: {estimate.reading()}" if label else estimate.reading())
-    st.info("\n".join(lines))
-
-
-#: The FDR levels a "What changed" panel offers for its themes (Benjamini–Hochberg).
-FDR_LEVELS = (0.01, 0.05, 0.1, 0.2)
-
-
-def what_changed(audited, *, key: str, declared: bool | None, arms=("original", "perturbed"), coordinates=None,
-                 method: str = "pca", seed: int = 0, same_picture: bool = True):
-    """The "What changed" panel under a two-arm result: readings, themes table, theme cloud, representatives.
-
-    ``audited`` is a :class:`ui.runs.Audited` (the explanation is cached with
-    it); ``declared`` the decision the page shows for the same two arms (:func:`declares_change`; themes
-    found where the test declared no change are said to be a lead, not the finding); ``coordinates`` the 2-D projection the page's cloud drew (computed
-    here with ``method`` and ``seed`` when None); ``same_picture`` says that the
-    page drew that projection above (its caption then says so).  Only themes significant after
-    Benjamini–Hochberg are read as findings; with none, the readings say the
-    change, if any, is diffuse.  Returns the explanation, for the page's
-    downloads.
-    """
-    from dbpa_core.present import explanation as ex
-    from dbpa_core.present.explanation_readings import (read_explanation, read_explanation_method,
-                                                        read_representatives, read_themes_beside_test, theme_name)
-
-    from .runs import explanation, projection
-
-    original, perturbed = audited.result.original, audited.result.perturbed
-    with st.container(border=True, key=f"{key}_what_changed"):
-        st.subheader("What changed", anchor=False)
-        fdr = st.select_slider("False discovery rate of the themes", FDR_LEVELS, 0.1, key=f"{key}_fdr",
-                               help="Benjamini–Hochberg level across the themes: on average at most this share of "
-                                    "the themes declared are chance groupings. It only re-reads the same p-values.")
-        found = explanation(audited, fdr=fdr)
-        sentences = read_explanation(found, arms=arms)
-        if found.significant_themes:
-            for sentence in sentences:
-                st.markdown(sentence)
-            beside = read_themes_beside_test(found, declared=declared)
-            if beside:
-                st.info(beside, icon=":material/info:")
-        else:
-            st.info(sentences[0], icon=":material/blur_on:")
-        st.caption(read_explanation_method(found))
-        # The typical outputs are listed under the table, for the significant themes only (they are the
-        # findings): a column of long texts would squeeze the table at 1024 px.
-        table = ex.themes_table(found, arms=arms).drop(columns="typical output")
-        # p at its floor 1/(B+1) reads "≤ …" as on the p-value card; q is a BH adjustment, not a floor.
-        table["p"] = [unbroken(format_pvalue(value, found.n_resamples, exact=found.exact)) for value in table["p"]]
-        table["q (BH)"] = [format_pvalue(value) for value in table["q (BH)"]]
-        for column in (f"{arms[1]} (%)", f"{arms[0]} (%)"):
-            table[column] = [ex.shown_share(value) for value in table[column]]
-        st.table(table, hide_index=True)  # static: every cell wraps, nothing is cut
-        st.caption(f"Each row is a theme: the share of each arm's outputs in it, its permutation p and its q after "
-                   f"Benjamini–Hochberg; only rows marked *yes* (q ≤ {fdr:g}) are differences beyond chance, the "
-                   "others are groupings any two samples show.")
-        for theme in found.significant_themes:
-            with st.expander(f"Typical outputs of the theme *{theme_name(theme)}*"):
-                for text in theme.examples:
-                    st.code(text or "(empty output)", language=None, wrap_lines=True)
-        picture = ("The same 2-D picture as the outputs above:" if same_picture else
-                   f"{projection_caveat(np.shape(original.embeddings)[1])} Outputs in 2-D ({method.upper()}):")
-        if coordinates is None:
-            coordinates = projection(np.vstack([original.embeddings, perturbed.embeddings]), method, seed=seed)
-        texts = list(original.texts) + list(perturbed.texts)
-        st.plotly_chart(ex.theme_cloud(coordinates, found, texts, arms=arms, method=method.upper()),
-                        width="stretch", key=f"{key}_theme_cloud")
-        st.caption(f"{picture} each output coloured by its theme (grey: not significant); circles are {arms[0]} "
-                   f"outputs, diamonds {arms[1]}. Hover a point to read it and its theme.")
-        st.plotly_chart(ex.theme_shares(found, arms=arms), width="stretch", key=f"{key}_theme_shares")
-        st.caption("The share of each arm's outputs in each theme; a star marks a theme whose difference is beyond "
-                   "chance after Benjamini–Hochberg.")
-        st.markdown("**Representative outputs**")
-        st.caption(read_representatives(arms=arms))
-        for column, arm, name in zip(st.columns(2), ("x", "y"), arms):
-            column.markdown(f"Most characteristic of the **{name}** outputs")
-            chosen = found.representative[arm]
-            for rank, (text, witness) in enumerate(zip(chosen.texts, chosen.witness), start=1):
-                column.caption(f"{rank} · witness {witness:+.3f}")
-                column.code(text or "(empty output)", language=None, wrap_lines=True)
-    return found
-
-
-def result_downloads(test, *, alpha: float, label: str, name: str, title: str, current: bool = True,
-                     explanation=None, arms=("original", "perturbed"), **context) -> None:
-    """JSON and HTML of one two-arm test, with its "What changed" when ``explanation`` is given."""
-    from dbpa_core.present.exports import explanation_record, result_html
-    from dbpa_core.present.records import result_to_dict
-
-    if explanation is not None:
-        context["explanation"] = explanation_record(explanation, arms=arms, declared=declares_change(test, alpha))
-    record = result_to_dict(test, alpha=alpha, decision=test_decision(test, alpha), **context)
-    downloads(record=record, report_html=lambda: result_html(test, record, title=title, alpha=alpha, label=label),
-              name=name, current=current)
+# Re-exported: the pages (and their tests) import these from here.
+from .downloads import (  # noqa: E402, F401
+    downloads,
+    family_downloads,
+    report_download,
+    report_settings,
+    result_downloads,
+)
+from .inputs import cost_note, k_input, recorded_cap_note, recorded_limit  # noqa: E402, F401
+from .tables import COMPACT_FROM, markdown_text, show_prompt, show_table  # noqa: E402, F401

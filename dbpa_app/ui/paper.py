@@ -19,7 +19,7 @@ from dbpa_core.present.readings import read_decision, read_pvalue, read_statisti
 
 from .components import downloads, show_table
 from .resources import embedder_for, store
-from .runs import one_run_at_a_time, shared_figure
+from .cache import shared_figure, the_cache, waiting_for_another_session
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
                "appendix": "Appendix C.2–C.4", "sample_size": "§3.2 · sample size"}
@@ -88,7 +88,7 @@ def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
                 "every later run opens in seconds.")
         if not st.button("Embed the responses and run", type="primary", key=f"{key}_embed"):
             st.stop()
-        with one_run_at_a_time(f"embed {experiment}"):  # a room clicking at once embeds them once
+        with the_cache().one_at_a_time(("embed", experiment), waiting=waiting_for_another_session):  # a room clicking at once embeds them once
             bar = st.progress(0.0, text="Embedding…")
             for texts, shipped in embedding_sources(experiment):
                 embed_groups({experiment: texts}, embedder=_minilm(), store=store(), shipped=shipped,

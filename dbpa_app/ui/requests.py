@@ -3,13 +3,14 @@
 Each function builds nothing but the resources a session lends (the shared
 samplers, embedder and scorer, the session's key for an endpoint) and keys
 its result by the request's own digest in the shared, bounded cache of
-:mod:`ui.runs` (one run per request for the whole room: :func:`ui.runs.shared`).
+:mod:`ui.cache` (one run per request for the whole room: :func:`ui.cache.shared`).
 """
 
 from __future__ import annotations
 
 from .resources import embedder_for, sampler_for, store
-from .runs import RunProgress, _value, shared
+from .cache import shared
+from .progress import RunProgress
 from .settings import Settings
 
 
@@ -19,30 +20,42 @@ def session_sampler_for(settings: Settings):
     return lambda config: sampler_for(config, settings.keys.sampler if config.backend == "openai" else "")
 
 
-def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, similarity: str, discrepancy: str,
-                  n_resamples: int):
-    """The test of an uploaded file's two arms: a :class:`~dbpa_core.requests.two_sample.TwoSampleRequest` run
-    through :func:`dbpa_core.requests.dispatch.run` (as ``python -m dbpa_core test``), shared.
+def two_sample_request(settings: Settings, table, original: str, perturbed: str, *, similarity: str,
+                       discrepancy: str, n_resamples: int):
+    """The :class:`~dbpa_core.requests.two_sample.TwoSampleRequest` of an uploaded file's two arms (as
+    ``python -m dbpa_core test`` builds it) with the sidebar's embedder and seed.
+
+    It refuses a text measure on a file without texts, or a test too large, before anything is embedded
+    (issue 30), as on the command line.
+    """
+    from dbpa_core.requests.two_sample import TwoSampleRequest
+
+    return TwoSampleRequest.from_table(table, original, perturbed, embedder=settings.embedder, similarity=similarity,
+                                       discrepancy=discrepancy, n_resamples=n_resamples, seed=settings.seed)
+
+
+def two_sample_result(settings: Settings, request):
+    """The :class:`~dbpa_core.audit.results.PerturbationResult` of ``request``, run through
+    :func:`dbpa_core.requests.dispatch.run` (as ``python -m dbpa_core test``), shared.
 
     Keyed by the request's digest (the file's rows, every byte of any embeddings, the arms chosen, the
     embedder, the test's settings and the seed) — a class given one example file tests it once.  The
-    embedder's key is used, never part of the key.  Returns the
-    :class:`~dbpa_core.audit.results.PerturbationResult`.
+    embedder's key is used, never part of the key.
     """
     from dbpa_core.requests.dispatch import run
-    from dbpa_core.requests.two_sample import TwoSampleRequest
-
-    # The request refuses a text measure on a file without texts, or a test too large, before anything is
-    # embedded (issue 30), as on the command line.
-    request = TwoSampleRequest.from_table(table, original, perturbed, embedder=settings.embedder,
-                                          similarity=similarity, discrepancy=discrepancy, n_resamples=n_resamples,
-                                          seed=settings.seed)
 
     def compute():
         embedder = None if request.embedded else embedder_for(request.embedder, settings.keys.embedder)
         return run(request, store=store(), embedder=embedder).result
 
-    return _value(request.key, compute)
+    return shared("two_sample", request, compute)
+
+
+def uploaded_test(settings: Settings, table, original: str, perturbed: str, *, similarity: str, discrepancy: str,
+                  n_resamples: int):
+    """:func:`two_sample_result` of :func:`two_sample_request` (the test of an uploaded file's two arms)."""
+    return two_sample_result(settings, two_sample_request(settings, table, original, perturbed, similarity=similarity,
+                                                          discrepancy=discrepancy, n_resamples=n_resamples))
 
 
 def rut_audit(settings: Settings, request, *, run: bool = True):
@@ -70,4 +83,4 @@ def rut_audit(settings: Settings, request, *, run: bool = True):
                             progress=lambda u: progress.report(u.done / max(u.total, 1),
                                                                f"{u.done}/{u.total} prompts"))
 
-    return shared("rut", request.key, compute if run else None)
+    return shared("rut", request, compute if run else None)

@@ -15,7 +15,8 @@ from dbpa_core.present.formatting import format_percent, format_rut_pvalue
 from dbpa_core.present.rut_readings import read_share_bound
 
 from .components import show_table
-from .runs import RunProgress, shared, shared_figure
+from .cache import shared, shared_figure
+from .progress import RunProgress
 
 STUDY_TRIALS = (100, 500)
 
@@ -33,15 +34,13 @@ def rut_study_result(*, n_trials: int, n_resamples: int, seed: int):
     from dbpa_core.paper.rut import rut_study
     from dbpa_core.rut.pools import POOLS_FILE
 
-    key = repr((str(POOLS_FILE), n_trials, n_resamples, seed))
-
     def compute():
         with RunProgress("Simulating audits from the recorded answers") as progress:
             return rut_study(pools=rut_pools(), n_trials=n_trials, n_resamples=n_resamples, seed=seed,
                              progress=lambda stage, done, total: progress.report(done / max(total, 1),
                                                                                  f"{done}/{total} audits per q"))
 
-    return shared("rut_study", key, compute)
+    return shared("rut_study", (str(POOLS_FILE), n_trials, n_resamples, seed), compute)
 
 
 def labels(study) -> dict:

@@ -4,7 +4,7 @@ The recorded study (:func:`dbpa_core.paper.stability.stability_study` on the
 shipped searches) and a live run (:func:`dbpa_core.stability.runs.live_runs`
 on a user's model and questions) are each computed once per input and shared
 by every session (bounded): the recorded one with ``st.cache_data``, the live
-one through :func:`ui.runs.shared` under a :class:`~ui.runs.RunProgress`.
+one through :func:`ui.cache.shared` under a :class:`~ui.runs.RunProgress`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from dbpa_core.requests.stability import target_name  # noqa: F401 - the page's 
 
 from .components import show_table
 from .resources import embedder_for, store
-from .runs import RunProgress, shared
+from .cache import shared
+from .progress import RunProgress
 
 #: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
 #: 1024-1280 px, half a row wide), the whole explanation in the widget's help (:data:`ASSISTANT_HELP`).
@@ -75,7 +76,7 @@ def stability_result(settings, request, *, run: bool = True):
                             embedder=embedder_for(request.embedder, settings.keys.embedder),
                             token_count=token_counter())
 
-    return shared("stability", request.key, compute if run else None)
+    return shared("stability", request, compute if run else None)
 
 
 def live_study(settings, request, *, run: bool):

@@ -7,8 +7,8 @@ from dbpa_core.audit.request import Prompt
 from dbpa_core.present.exports import alignment_table
 from dbpa_core.present.figures import discrepancy_bars
 from dbpa_core.present.readings import read_family
-from dbpa_app.ui.components import cost_note, family_downloads, guard, settings_inputs, show_prompt, show_table
-from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.components import cost_note, family_downloads, guard, show_prompt, show_table
+from dbpa_app.ui.freshness import keep, requests_inputs, result_area
 from dbpa_app.ui.models import model_options
 from dbpa_app.ui.paper import paper_or_live
 from dbpa_app.ui.resources import scenarios
@@ -40,14 +40,13 @@ with guard():
 
     compared = {name: options[name] for name in (reference, *others)}  # each model's own sampler
     cost_note(settings, [scenario.prompt], k, models=compared)
-    inputs = {**settings_inputs(settings), "prompt": scenario.title, "reference": reference, "models": others,
-              "k": k, "B": n_resamples}
+    prompt = Prompt(scenario.prompt, scenario.system)
+    requests = {name: models_request(settings, prompt, options[reference], options[name], label=name, k=k,
+                                     n_resamples=n_resamples) for name in others}
+    inputs = requests_inputs(requests.values(), reference=reference, models=others)
     if st.button("Compare", type="primary", key="align_run"):
-        prompt = Prompt(scenario.prompt, scenario.system)
-        results = [family(settings, models_request(settings, prompt, options[reference], options[name], label=name,
-                                                   k=k, n_resamples=n_resamples),
-                          label=f"Sampling {reference} and {name}", k_label="Samples per model k").results[0]
-                   for name in others]
+        results = [family(settings, request, label=f"Sampling {reference} and {name}",
+                          k_label="Samples per model k").results[0] for name, request in requests.items()]
         keep("align", inputs, alignment_family(results, settings={"reference": reference}))
 
     with result_area("align", inputs, how_to_update="Press **Compare** to update it.") as shown:

@@ -8,9 +8,9 @@ from dbpa_core.audit.request import Prompt, SequentialPlan
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES, get_discrepancy
 from dbpa_core.stats.similarity import SIMILARITIES
 from dbpa_app.ui.components import (clouds, cost_note, guard, k_input, null_and_similarities, provenance,
-                           report_settings, result_downloads, result_strip, sequential_strip, settings_inputs,
-                           show_prompt, what_changed)
-from dbpa_app.ui.freshness import keep, result_area
+                           report_settings, result_downloads, result_strip, sequential_strip, show_prompt)
+from dbpa_app.ui.changes import what_changed
+from dbpa_app.ui.freshness import keep, request_inputs, result_area
 from dbpa_app.ui.resources import scenarios
 from dbpa_app.ui.runs import Audited, family, scenario_request, typed_request
 from dbpa_app.ui.sidebar import current_settings
@@ -72,18 +72,12 @@ with guard():
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
                           format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
 
-    labels = ({"scenario": scenario.title, "perturbation": perturbation.label, "perturbation kind": perturbation.kind}
-              if source == "From a scenario" else {"perturbation": "typed prompts"})
-    inputs = {**settings_inputs(settings), **labels, "x₀": original.prompt, "x₁": perturbed.prompt,
-              "system prompt": original.system, "perturbed system prompt": perturbed.system, "k": int(k),
-              "B": int(n_resamples), "similarity": similarity, "ω": discrepancy}
-    if sequential:  # its boundaries are set by α before sampling: a new α needs a new run
-        inputs.update({"mode": "sequential", "batch": batch, "α": alpha})
+    test = dict(k=int(k), n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
+                alpha=alpha, sequential=SequentialPlan(k_max=int(k), batch_size=batch) if sequential else None)
+    one = (scenario_request(settings, scenario, [perturbation.id], **test) if source == "From a scenario"
+           else typed_request(settings, original, perturbed, **test))
+    inputs = request_inputs(one)
     if st.button("Run the test", type="primary", key="one_run"):
-        test = dict(k=int(k), n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
-                    alpha=alpha, sequential=SequentialPlan(k_max=int(k), batch_size=batch) if sequential else None)
-        one = (scenario_request(settings, scenario, [perturbation.id], **test) if source == "From a scenario"
-               else typed_request(settings, original, perturbed, **test))
         label = "Sampling until the answer is clear" if sequential else "Sampling"
         keep("one_result", inputs, Audited.of_request(one, 0, family(settings, one, label=label,
                                                                      live=one.perturbations[0].id)))

@@ -9,10 +9,10 @@ from dbpa_core.stats.decision import declares_change
 from dbpa_core.data.uploads import MAX_BYTES, MAX_ROWS, MAX_SAMPLES, read_samples
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.similarity import SIMILARITIES
-from dbpa_app.ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip,
-                           what_changed)
-from dbpa_app.ui.freshness import keep, result_area
-from dbpa_app.ui.requests import uploaded_test
+from dbpa_app.ui.components import (clouds, guard, null_and_similarities, result_downloads, result_strip)
+from dbpa_app.ui.changes import what_changed
+from dbpa_app.ui.freshness import keep, request_inputs, result_area
+from dbpa_app.ui.requests import two_sample_request, two_sample_result
 from dbpa_app.ui.runs import Audited, shared_call
 from dbpa_app.ui.settings import EMBEDDER_LABELS
 from dbpa_app.ui.sidebar import current_settings, sampler_ignored
@@ -52,20 +52,19 @@ with guard():
     for message in table.warnings:  # kept as they are, but said (as the command line says them)
         st.warning(message, icon=":material/warning:")
 
-    digest = hashlib.sha256(upload.getvalue()).hexdigest()
     # The sidebar's name for the embedder ("MiniLM-L6 (offline)", or the API's model), as on every page.
     embedded_by = ("from the file" if table.embeddings else
                    settings.embedder.model or EMBEDDER_LABELS.get(settings.embedder.name, settings.embedder.name))
-    inputs = {"file": f"{upload.name} (sha256 {digest[:12]})", "original arm": original_name,
-              "similarity": similarity, "ω": discrepancy, "B": n_resamples, "seed": settings.seed,
-              "embedder": embedded_by}
-    if st.button("Run the test", type="primary", key="byo_run"):
-        result = uploaded_test(settings, table, original_name, perturbed_name, similarity=similarity,
-                               discrepancy=discrepancy, n_resamples=n_resamples)
-        # The explanation is keyed by the file's content, not its name: the same file shares it.
-        keep("byo_result", inputs, Audited.of_upload(digest, result, original_arm=original_name,
-                                                     embedder=embedded_by, n_resamples=n_resamples,
-                                                     seed=settings.seed))
+    run = st.button("Run the test", type="primary", key="byo_run")
+    # Refuses an arm too small or a text measure without texts (naming the fix) before anything is embedded.
+    request = two_sample_request(settings, table, original_name, perturbed_name, similarity=similarity,
+                                 discrepancy=discrepancy, n_resamples=n_resamples)
+    # The request holds the file's rows, not its name: the warning names the file as the user knows it.
+    file_id = f"{upload.name} (sha256 {hashlib.sha256(upload.getvalue()).hexdigest()[:12]})"
+    inputs = request_inputs(request, file=file_id, embedder=embedded_by)
+    if run:
+        # The explanation is keyed by the request (the file's content, not its name): the same file shares it.
+        keep("byo_result", inputs, Audited.of_two_sample(request, two_sample_result(settings, request)))
     with result_area("byo_result", inputs, how_to_update="Press **Run the test** to test this file.") as shown:
         if shown.result is not None:
             result = shown.result.result

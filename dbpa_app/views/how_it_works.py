@@ -15,7 +15,7 @@ st.write(
     "**DBPA** (Rauba, Wei & van der Schaar, ICML 2025) draws many outputs for an original prompt *x₀* and a "
     "perturbed prompt *x₁*, embeds them, and asks a permutation test whether the two clouds differ more than chance."
 )
-from dbpa_app.ui.lesson import LESSON_CSS, lesson_k, presenting, verdict_strip  # noqa: E402
+from dbpa_app.ui.lesson import LESSON_CSS, lesson_k, verdict_strip  # noqa: E402
 
 st.html(LESSON_CSS)
 # The verdict strip: first on the page and sticky (ui.lesson), filled once the result exists and redrawn in
@@ -25,18 +25,22 @@ strip.caption("Testing …")
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
-from dbpa_core.present.formatting import format_pvalue  # noqa: E402
-from dbpa_core.present.readings import null_splits, read_alone_beside_family, read_family  # noqa: E402
-from dbpa_core.stats.decision import declares_change  # noqa: E402
-from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard,  # noqa: E402
-                           provenance, recorded_cap_note, show_prompt, show_table, what_changed)
-from dbpa_app.ui.exposition import (STATISTICS, exposition_table, home_request, load_embedder_in_background,  # noqa: E402
-                                    missed_notes, scenario_recorded_limit, seed_first_view, show_result,
-                                    stream_in_place, truth_note)
-from dbpa_app.ui.resources import scenarios, store  # noqa: E402
+from dbpa_app.ui.changes import what_changed  # noqa: E402
+from dbpa_app.ui.components import cost_note, guard, provenance, recorded_cap_note, show_prompt  # noqa: E402
+from dbpa_app.ui.exposition import (  # noqa: E402
+    STATISTICS,
+    home_request,
+    load_embedder_in_background,
+    scenario_recorded_limit,
+    seed_first_view,
+    truth_note,
+)
 from dbpa_app.ui.live import is_live  # noqa: E402
+from dbpa_app.ui.resources import scenarios, store  # noqa: E402
 from dbpa_app.ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
 from dbpa_app.ui.runs import family as run_family  # noqa: E402
+from dbpa_core.present.readings import read_alone_beside_family  # noqa: E402
+from dbpa_core.stats.decision import declares_change  # noqa: E402
 
 all_scenarios = scenarios()
 QUICK_PICKS = 9  # keys 1–9 pick the interventions (every one of the shipped scenarios: the strongest is 6th)
@@ -56,41 +60,9 @@ def set_state(key, value):
 def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside="", draw_strip=None):
     """Section 02; streaming reruns only this fragment, the clouds and null in place, the strip at the top."""
     with guard():
-        _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, draw_strip)
+        from dbpa_app.ui.home import outputs_and_null_section
 
-
-def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, draw_strip):
-    from dbpa_core.present.figures import null_histogram
-    from dbpa_app.ui.components import clouds
-    from dbpa_app.ui.runs import shared_figure
-
-    label = STATISTICS[statistic][0]
-    st.subheader("02 · Outputs and the permutation null")
-    buttons = st.columns([1, 1, 1])
-    stream = buttons[0].button("Stream", icon=":material/play_arrow:", key="home_stream", shortcut="space",
-                               help="Replays the drawn outputs a few at a time: the clouds, the null and the "
-                                    "p-value grow as evidence accumulates.")
-    if buttons[1].button("Resample", icon=":material/casino:", key="home_resample_button", shortcut="D",
-                         help="Draw new outputs for every arm (a new seed)."):
-        st.session_state["home_resample"] += 1
-        st.rerun(scope="app")
-    # Presentation mode stacks the two charts full width: larger on a projector.
-    left, right = (st.container(), st.container()) if presenting() else st.columns(2)
-    cloud_slot, null_slot = left.empty(), right.empty()
-    right.caption(f"Grey: {label} on {null_splits(result.test.exact)} (chance); orange: splits at least as extreme "
-                  "as observed, whose share is p; dashed: the observed statistic.")
-    if stream:
-        stream_in_place(result, request, statistic=statistic, seed=seed, slots=(cloud_slot, null_slot),
-                        draw_strip=draw_strip)
-    # The strip is written here, by the fragment, on every run: a fragment may redraw a container created outside
-    # it only if it wrote to it in the last full run (StreamlitInvalidLayoutContextError otherwise).
-    draw_strip(result, "")
-    with cloud_slot.container():
-        clouds(result.original, result.perturbed, method="pca", key="home_clouds", seed=seed)
-    null_slot.plotly_chart(shared_figure(null_histogram, result.test, label=label, replay_frames=10),
-                           width="stretch", key="home_null")
-    with st.expander("The numbers behind the verdict: statistic, effect, p-value, each read"):
-        show_result(result, alpha, statistic=statistic, inputs=inputs, beside=beside)
+        outputs_and_null_section(result, request, alpha, statistic, inputs, seed, beside, draw_strip)
 
 
 with guard():
@@ -195,44 +167,11 @@ with guard():
     if st.toggle("What changed: the themes that moved between the two arms", key="home_show_changed"):
         fdr = what_changed(shown, key="home", declared=declares_change(result.test, alpha), seed=settings.seed).fdr
 
-    from dbpa_app.ui.runs import self_comparison
+    from dbpa_app.ui.home import family_section, one_output_is_not_enough
 
-    original = result.original
-    same = self_comparison(original, request)
-    with st.expander("Why one output is not enough (paper §2.2)"):
-        first, second = st.columns(2)
-        similarity = float(original.embeddings[0] @ original.embeddings[1])
-        first.caption("output 1 for x₀")
-        first.code(original.texts[0], language=None, wrap_lines=True)
-        second.caption("output 2 for the *same* prompt x₀")
-        second.code(original.texts[1], language=None, wrap_lines=True)
-        half = same.test.n_original
-        shown_p = format_pvalue(same.test.pvalue, same.test.n_resamples, exact=same.test.exact)
-        st.write(f"Nothing changed between these two outputs, yet they differ (cosine similarity {similarity:.2f}, "
-                 f"where 1 means the same meaning). Comparing one output per prompt would mistake this "
-                 f"sampling noise for an effect. The test on two halves of x₀'s own outputs ({half} against "
-                 f"{half}) gives p {shown_p if shown_p.startswith('≤') else '= ' + shown_p}: "
-                 + ("no change declared, as it should be." if same.test.pvalue > alpha else
-                    "a false alarm, which happens with probability α when nothing changed."))
-
-    st.subheader("03 · A family of perturbations")
-    # The method working at a glance, whichever intervention is picked above: a detection beside a control.
-    detection_and_control(family.recorrected("bonferroni", alpha))
-    table = exposition_table(family, label=label, simulated=simulated, k=k)
-    # A static table: its cells wrap, so every column stays visible at a projector's 1024 px.
-    show_table(table)
-    m = len(table)
-    if simulated:
-        for note in missed_notes(family, k):
-            st.caption(note)
-    st.caption(f"Bonferroni multiplies each p by {m} (capped at 1), so that the chance of *any* false alarm among "
-               f"the {m} stays below α. " + read_family(family.adjusted.n_rejected, m, alpha, "bonferroni",
-                                                        n_resamples=family.results[0].test.n_resamples,
-                                                        exact=family.results[0].test.exact) + " "
-               + ("True effect: the share of answer content the simulated model moves, known by construction."
-                  if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=fdr),
-                     request=request)
+    one_output_is_not_enough(result, request, alpha)
+    family_section(family, settings, request, label=label, simulated=simulated, k=k, alpha=alpha,
+                   explanations=lambda: family_explanations(shown, fdr=fdr))
 
     from dbpa_app.ui.lesson import show_method
 

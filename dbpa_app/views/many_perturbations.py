@@ -2,21 +2,30 @@
 
 import streamlit as st
 
-from dbpa_core.present.formatting import discrepancy_symbol, format_percent
+from dbpa_app.ui.cache import shared
+from dbpa_app.ui.changes import what_changed
+from dbpa_app.ui.components import (
+    cost_note,
+    detection_and_control,
+    family_downloads,
+    guard,
+    k_input,
+    provenance,
+    show_table,
+)
+from dbpa_app.ui.freshness import keep, request_inputs, result_area
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import Audited, family_explanations, scenario_request
+from dbpa_app.ui.runs import family as run_family
+from dbpa_app.ui.sidebar import current_settings
 from dbpa_core.present.exports import family_frame
+from dbpa_core.present.family_readings import read_uncorrected_fwer
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
+from dbpa_core.present.formatting import discrepancy_symbol, format_percent
 from dbpa_core.present.readings import read_family, read_power_check, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.power import gaussian_shift, required_sample_size, resamples_for, simulate_power
-from dbpa_app.ui.components import (cost_note, detection_and_control, family_downloads, guard, k_input, provenance,
-                           settings_inputs, show_table, what_changed)
-from dbpa_app.ui.freshness import keep, result_area
-from dbpa_app.ui.resources import scenarios
-from dbpa_app.ui.runs import Audited, family_explanations, scenario_request
-from dbpa_app.ui.runs import family as run_family
-from dbpa_app.ui.runs import shared
-from dbpa_app.ui.sidebar import current_settings
 
 #: Beyond these a check by simulation of the planner (60 audits at each of 4 sample sizes) takes minutes.
 MAX_SIMULATED_RESAMPLES, MAX_SIMULATED_K = 20_000, 400
@@ -74,20 +83,17 @@ with guard():
     batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="many_batch")) if sequential else None
 
     cost_note(settings, [prompt for prompt, _ in arms], k)
-    # What the tests depend on; the correction and α only re-adjust the same p-values, so a change of
-    # either recomputes the family's decisions instead of marking them out of date.
-    inputs = {**settings_inputs(settings), "scenario": scenario.title, "perturbations": chosen, "k": k,
-              "B": n_resamples, "ω": discrepancy}
-    if sequential:  # each test's boundaries are set by α/m before sampling: a new α needs a new run
-        inputs.update({"mode": "sequential", "batch": batch, "α": alpha})
+    from dbpa_core.audit.request import SequentialPlan
+
+    # The request whether or not it runs: the result's inputs are its settings (the correction and α of a
+    # fixed-k family only re-adjust the same p-values: a change of either re-reads the kept family).
+    request = scenario_request(settings, scenario, chosen or None, k=k, n_resamples=n_resamples,
+                               discrepancy=discrepancy, correction=correction, alpha=alpha,
+                               sequential=SequentialPlan(k_max=k, batch_size=batch) if sequential else None)
+    inputs = request_inputs(request, **({} if chosen else {"perturbations": []}))
     if st.button("Run the family", type="primary", key="many_run"):
         if not chosen:
             raise ValueError("Choose at least one perturbation for the family.")
-        from dbpa_core.audit.request import SequentialPlan
-
-        request = scenario_request(settings, scenario, chosen, k=k, n_resamples=n_resamples, discrepancy=discrepancy,
-                                   correction=correction, alpha=alpha,
-                                   sequential=SequentialPlan(k_max=k, batch_size=batch) if sequential else None)
         keep("many_family", inputs, (request, run_family(
             settings, request,
             label=f"Sampling {len(chosen) + 1} arms" + (" until each answer is clear" if sequential else ""))))
@@ -101,8 +107,7 @@ with guard():
             detection_and_control(family)
             show_table(table)
             m = len(family.results)
-            st.caption(f"With {m} tests each at α = {alpha:g}, the chance of at least one false alarm could reach "
-                       f"{format_percent(min(1, 1 - (1 - alpha) ** m))} without correction. "
+            st.caption(read_uncorrected_fwer(alpha, m) + " "
                        + read_family(family.adjusted.n_rejected, m, alpha, correction,
                                      n_resamples=None if stops else family.results[0].test.n_resamples,
                                      exact=not stops and family.results[0].test.exact))
@@ -172,8 +177,8 @@ with guard():
             bar.empty()
             return simulated
 
-        key = repr(sorted((k, v) for k, v in plan.items() if k != "generator")) + f"|shift={effect!r}"
-        curve = shared("power", key, simulate)  # computed once per plan, for everyone
+        inputs = (*sorted((k, v) for k, v in plan.items() if k != "generator"), ("shift", effect))
+        curve = shared("power", inputs, simulate)  # computed once per plan, for everyone
         st.plotly_chart(power_curve(curve, target_power=power), width="stretch", key="plan_curve")
         st.markdown(read_power_check(curve, needed, power))
         st.caption(f"Each point is the share of simulated audits that reject at α/m = {plan_alpha / m:.2g} "

@@ -2,20 +2,26 @@
 
 import streamlit as st
 
-from dbpa_core.audit.request import SamplerConfig
-from dbpa_core.requests.rut import RUTRequest
-from dbpa_core.data.uploads import read_target_responses
-from dbpa_core.paper.rut import DEFAULT_AUDIT
-from dbpa_core.present.formatting import format_pvalue, p_relation
-from dbpa_core.present.readings import decision
-from dbpa_core.present.rut_readings import read_mmd_beside_rut
-from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
-from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
-from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 from dbpa_app.ui.components import downloads, guard
 from dbpa_app.ui.requests import rut_audit
-from dbpa_app.ui.rut import STUDY_TRIALS, rut_pools, rut_study_result, show_power, show_result, show_selection, show_share_bound
+from dbpa_app.ui.rut import (
+    STUDY_TRIALS,
+    rut_pools,
+    rut_study_result,
+    show_power,
+    show_result,
+    show_selection,
+    show_share_bound,
+)
 from dbpa_app.ui.sidebar import current_settings
+from dbpa_core.audit.request import SamplerConfig
+from dbpa_core.data.uploads import read_target_responses
+from dbpa_core.paper.rut import DEFAULT_AUDIT
+from dbpa_core.present.rut_audit import mmd_beside_rut
+from dbpa_core.present.rut_study import power_curve_frame, recording_line, rut_study_record
+from dbpa_core.requests.rut import RUTRequest
+from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, TARGET_SOURCES, target_request
+from dbpa_core.rut.scoring import SCORE_NAMES, SCORES
 
 # One recorded audit first: its answer is on the first screen in seconds; the power study (the paper's §5,
 # half a minute the first time, its answer ≈ 3,000 px down) is one click away (issue 45).
@@ -82,23 +88,14 @@ with guard():
                                         min(100, pools.reference.n_answers - 1), key="rut_m"))
         # The paper view's default audit is this one at its settings (recorded_audit: one stream, one audit), and
         # `dbpa rut` runs the same request (dbpa_core.requests.rut).
-        found = rut_audit(settings, RUTRequest(source="recorded", substitute=target, q=q, n=n_prompts, m=m,
-                                               score=score, alpha=alpha, n_resamples=1000, seed=settings.seed))
-        mmd, result, scores = found.mmd, found.rut, found.scores
+        request = RUTRequest(source="recorded", substitute=target, q=q, n=n_prompts, m=m, score=score,
+                             alpha=alpha, n_resamples=1000, seed=settings.seed)
+        found = rut_audit(settings, request)
+        result, scores = found.rut, found.scores
         target_label = (names[target] if target == "reference" else
                         f"{names[target]} for a share q = {q:g} of answers") + " — recorded answers of SmolLM2"
-        substituted = found.n_substituted
-        mmd_reading = read_mmd_beside_rut(mmd.pvalue, result.pvalue, alpha, substituted=substituted)
-        extra = [f"{substituted} of {n_prompts} target answers actually came from the substitute.",
-                 f"MMD (Hamming kernel on the answers' tokens, Gao et al.) on the same audit: "
-                 f"p {p_relation(format_pvalue(mmd.pvalue, mmd.n_resamples, exact=mmd.exact))} "
-                 + (f"(all {mmd.n_resamples} within-prompt splits, enumerated: p is exact)." if mmd.exact
-                    else f"({mmd.n_resamples} random within-prompt re-splits)."),
-                 mmd_reading]
-        # The MMD's result beside the RUT's in the JSON (it sat under "settings", which holds the inputs)
-        beside = {"mmd": {"pvalue": mmd.pvalue, "n_resamples": mmd.n_resamples, "exact": bool(mmd.exact),
-                          "decision": decision(mmd.pvalue, alpha), "reading": mmd_reading},
-                  "substituted_answers": substituted}
+        extra, beside = mmd_beside_rut(found, alpha)
+        # The record's names for the run's settings (the CSV's "target choice", "prompts n", …: a published format)
         settings_record = {"mode": mode, "target": target, "q": q, "n_prompts": n_prompts, "m": m,
                            "seed": settings.seed}
     else:

@@ -8,8 +8,8 @@ from dbpa_core.present.csv_inputs import family_inputs
 from dbpa_core.present.exports import persona_record
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from dbpa_core.present.formatting import discrepancy_symbol
-from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
-from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, show_table
+from dbpa_app.ui.freshness import keep, requests_inputs, result_area
 from dbpa_app.ui.models import model_options, with_model
 from dbpa_app.ui.paper import paper_or_live
 from dbpa_app.ui.resources import scenarios
@@ -40,15 +40,18 @@ with guard():
 
     cost_note(settings, [scenario.prompt] + [scenario.apply(p)[0] for p in personas], k,
               models={name: options[name] for name in models})
-    inputs = {**settings_inputs(settings), "models": models, "k": k, "B": n_resamples, "ω": discrepancy}
+
+    def request_of(name):
+        model = with_model(settings, options[name])
+        return model, scenario_request(model, scenario, [p.id for p in personas], k=k, n_resamples=n_resamples,
+                                       discrepancy=discrepancy)
+
+    inputs = requests_inputs([request_of(name)[1] for name in models], models=models)
     if st.button("Run the study", type="primary", key="persona_run"):
         with RunProgress("Persona study", len(models)) as progress:
 
             def run_family(name):
-                model = with_model(settings, options[name])
-                result = family(model, scenario_request(model, scenario, [p.id for p in personas], k=k,
-                                                        n_resamples=n_resamples, discrepancy=discrepancy),
-                                progress=progress)
+                result = family(*request_of(name), progress=progress)
                 progress.next_step()
                 return result
 

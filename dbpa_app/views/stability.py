@@ -12,7 +12,7 @@ from dbpa_core.stability.criterion import COSTS
 from dbpa_core.stability.runs import SEARCH_SETTINGS, TARGET_MAX_TOKENS, TARGETS
 from dbpa_core.stability.tasks import TASK_LABELS, TASKS, UPLOAD_COLUMNS, load_items, read_items
 from dbpa_app.ui.components import downloads, guard
-from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.freshness import keep, request_inputs, result_area
 from dbpa_app.ui.sidebar import current_settings
 from dbpa_core.requests.stability import StabilityRequest
 from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, live_study,
@@ -107,16 +107,12 @@ with guard():
                                    target_system=system.strip(), compare=tuple(compare), assistant=assistant,
                                    judge=judge, embedder=settings.embedder, n_candidates=n_candidates, depth=depth,
                                    seed=settings.seed, n_resamples=n_live_resamples)
-        inputs = {"target": target_name(settings.sampler), "task": TASK_LABELS[task], "items": items_label,
-                  "first n": len(items), "system prompt": system.strip(),
-                  # By name: an "Out of date" warning prints these, old → new, and the JSON names them so too
-                  "also run": [target_label(t) for t in compare], "assistant": ASSISTANTS[assistant],
-                  "judge": JUDGES[judge], "target answers": "greedy (T = 0)",
-                  "target max tokens": TARGET_MAX_TOKENS[task],
-                  "rewrites": f"T = {SEARCH_SETTINGS['assistant_temperature']:g}, "
-                              f"≤ {SEARCH_SETTINGS['assistant_max_tokens']} tokens",
-                  "embedder": settings.embedder.model or settings.embedder.name,
-                  "K": n_candidates, "rounds": depth, "seed": settings.seed, "B": n_live_resamples}
+        # The request's settings, the models, task and helpers named as the page names them (an "Out of date"
+        # warning prints these, old → new, and the JSON names them so too).
+        inputs = request_inputs(request, target=target_name(settings.sampler), task=TASK_LABELS[task],
+                                items=items_label, **{"first n": len(items), "also run": [target_label(t) for t in compare],
+                                                      "assistant": ASSISTANTS[assistant], "judge": JUDGES[judge],
+                                                      "embedder": settings.embedder.model or settings.embedder.name})
         targets = 1 + len(compare)
         rewrites = n_candidates * depth
         st.caption(f"{counted(len(items), 'item')} × {counted(targets, 'target')}: "
@@ -137,6 +133,9 @@ with guard():
                     show_ranking(live, live.tasks[0])
                 # The file names the run's inputs (the inputs above keyed the result; here in words).
                 # The target is asked greedily (dbpa_core.stability.search): not at the sidebar's temperature.
-                asked = {**inputs, "item prompts": [item.prompt for item in items]}
+                asked = {**inputs, "target answers": "greedy (T = 0)", "target max tokens": TARGET_MAX_TOKENS[task],
+                         "rewrites": f"T = {SEARCH_SETTINGS['assistant_temperature']:g}, "
+                                     f"≤ {SEARCH_SETTINGS['assistant_max_tokens']} tokens",
+                         "item prompts": [item.prompt for item in items]}
                 downloads(table=table1_frame(live), record=stability_record(live, inputs=asked), name="stability_live",
                           current=shown.current)

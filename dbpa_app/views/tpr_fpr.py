@@ -2,19 +2,19 @@
 
 import streamlit as st
 
+from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, show_table
+from dbpa_app.ui.freshness import keep, requests_inputs, result_area
+from dbpa_app.ui.models import model_options, with_model
+from dbpa_app.ui.paper import recorded_or_live, show_best
+from dbpa_app.ui.resources import scenarios
+from dbpa_app.ui.runs import RunProgress, family, scenario_request
+from dbpa_app.ui.sidebar import current_settings
 from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present.exports import rates_record
 from dbpa_core.present.figures import rates_over_alpha, roc_curves
 from dbpa_core.present.formatting import format_percent
 from dbpa_core.present.paper_readings import read_chance_aucs
-from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, settings_inputs, show_table
-from dbpa_app.ui.freshness import keep, result_area
-from dbpa_app.ui.models import model_options, with_model
-from dbpa_app.ui.paper import recorded_or_live, show_best
-from dbpa_app.ui.resources import scenarios
-from dbpa_app.ui.runs import RunProgress, family, scenario_request
-from dbpa_app.ui.sidebar import current_settings
 
 settings = current_settings()
 st.title("True and false positives")
@@ -48,16 +48,20 @@ with guard():
                [all_scenarios[s].prompt] + [all_scenarios[s].apply(p)[0] for p in all_scenarios[s].perturbations]]
     compared = {name: options[name] for name in models}  # each model's own sampler
     cost_note(settings, prompts * replicates, k, models=compared)
-    inputs = {**settings_inputs(settings), "scenarios": chosen_scenarios, "models": models, "k": k,
-              "replicates": replicates, "B": n_resamples}
+
+    def request_of(name, replicate, scenario_id):
+        model = with_model(settings, options[name])
+        return model, scenario_request(model, all_scenarios[scenario_id], k=k, n_resamples=n_resamples,
+                                       replicate=replicate)
+
+    inputs = requests_inputs([request_of(name, replicate, scenario_id)[1] for name in models
+                              for replicate in range(replicates) for scenario_id in chosen_scenarios],
+                             scenarios=chosen_scenarios, models=models, replicates=replicates)
     if st.button("Run", type="primary", key="roc_run"):
         with RunProgress("Controls and targets", len(models) * replicates * len(chosen_scenarios)) as progress:
 
             def run_family(name, replicate, scenario_id):
-                model = with_model(settings, options[name])
-                result = family(model, scenario_request(model, all_scenarios[scenario_id], k=k,
-                                                        n_resamples=n_resamples, replicate=replicate),
-                                progress=progress)
+                result = family(*request_of(name, replicate, scenario_id), progress=progress)
                 progress.next_step()
                 return result
 

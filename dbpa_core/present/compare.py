@@ -16,7 +16,7 @@ def compare_table(result) -> list[dict]:
     A flagged prompt's row also has ``themes`` (its significant themes, :func:`theme_rows`),
     ``themes_tested`` (the clusters its outputs formed) and ``what_changed`` (the sentences).
     """
-    from .readings import read_explanation
+    from dbpa_core.present.explanation_readings import read_explanation
 
     a, b = result.arms
     rows = []
@@ -107,9 +107,9 @@ def prompt_clouds(panels, arms, *, method: str = "PCA"):
 
 def compare_readings(result) -> list[str]:
     """Plain sentences: the verdict, what p means, the effect, and where it moved."""
+    from ..stats.discrepancy import get_discrepancy
     from .formatting import format_percent, format_pvalue
     from .readings import read_effect
-    from ..stats.discrepancy import get_discrepancy
 
     test, request = result.test, result.request
     a, b = result.arms

@@ -98,3 +98,16 @@ def adjust_pvalues(pvalues, method: str = "bonferroni", *, alpha: float = 0.05) 
 
     reject, adjusted, _, _ = multipletests(pvalues, alpha=alpha, method=method)
     return AdjustedPValues(pvalues, np.minimum(adjusted, 1.0), reject, method, alpha)
+
+
+def uncorrected_fwer(alpha: float, m: int) -> float:
+    """The family-wise error rate of ``m`` independent tests each run at ``alpha`` without correction.
+
+    ``1 − (1 − α)^m``: the chance of at least one false alarm when no
+    perturbation changes anything (paper §3.3, why the family is corrected).
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be in (0, 1), got {alpha}.")
+    if int(m) < 1:
+        raise ValueError(f"`m` must be at least 1, got {m}.")
+    return min(1.0, 1.0 - (1.0 - alpha) ** int(m))
