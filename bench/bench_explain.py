@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dbpa_core.data.store import text_hash  # noqa: E402
 from dbpa_core.stats import explain as module  # noqa: E402
+from dbpa_core.stats import themes  # noqa: E402
 
 from dbpa_core import paper  # noqa: E402
 
@@ -79,21 +80,21 @@ def main() -> None:
     pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
     texts = texts_x + texts_y
     k0, labels, c = len(texts_x), result.labels, result.n_clusters
-    with module._controller().limit(limits=1):
+    with themes._controller().limit(limits=1):
         distance = np.sqrt(np.clip(2.0 - 2.0 * (pooled @ pooled.T), 0.0, None))
         np.fill_diagonal(distance, 0.0)
         steps = {
-            "clustering (KMeans × k, silhouette)": lambda: module._cluster(pooled, distance, module.MAX_CLUSTERS,
+            "clustering (KMeans × k, silhouette)": lambda: themes._cluster(pooled, distance, themes.MAX_CLUSTERS,
                                                                           np.random.default_rng(0)),
-            "permutation p-values (vectorised)": lambda: module._share_pvalues(labels, k0, c, args.B, None,
+            "permutation p-values (vectorised)": lambda: themes._share_pvalues(labels, k0, c, args.B, None,
                                                                                np.random.default_rng(0)),
-            "theme names (class-based TF-IDF)": lambda: module._class_tfidf_terms(texts, labels, c, 5),
+            "theme names (class-based TF-IDF)": lambda: themes._class_tfidf_terms(texts, labels, c, 5),
             "representatives (MMD witness)": lambda: module._witness_representatives(pooled, distance, texts, k0, 3),
         }
         for name, step in steps.items():
             step_wall, step_cpu, _ = timed(step, args.repeats)
             print(f"  {name:40} {step_wall * 1000:7.1f} ms wall, {step_cpu * 1000:7.1f} ms CPU")
-    fast_wall, _, (fast, _) = timed(lambda: module._share_pvalues(labels, k0, c, args.B, None,
+    fast_wall, _, (fast, _) = timed(lambda: themes._share_pvalues(labels, k0, c, args.B, None,
                                                                   np.random.default_rng(1)), args.repeats)
     slow_wall, _, slow = timed(lambda: naive_pvalues(labels, k0, c, args.B, np.random.default_rng(1)), args.repeats)
     print(f"permutation step: vectorised {fast_wall * 1000:.2f} ms vs naive per-re-split loop "
