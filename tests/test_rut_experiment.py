@@ -278,6 +278,9 @@ def test_a_tie_reads_in_plain_names_on_one_line_and_in_ids_in_the_json():
 
     assert lines[1].startswith(f"Highest power AUC in this run, beyond {RUN_ERROR}: ")
     assert "reuses the same pool of prompts" in RUN_ERROR
+    from dbpa_core.rut.pool_error import POOL_FINDING
+
+    assert lines[2] == POOL_FINDING and "not against the requantizations" in POOL_FINDING
     assert "Every method fails" in lines[-1] and "against near" in lines[-1]
     from dbpa_core.present.rut_study import REFERENCE_BITS
 

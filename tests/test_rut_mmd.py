@@ -115,3 +115,71 @@ def test_bad_inputs(target, reference, match):
 def test_bad_n_resamples():
     with pytest.raises(ValueError, match="`n_resamples`"):
         hamming_mmd_test(np.ones((2, 3), int), np.ones((2, 2, 3), int), n_resamples=0)
+
+
+def brute_force_character_mmd(target_texts, reference_texts):
+    """Zhu et al. §5.7's character-level Hamming MMD written out on Python strings, pair by pair.
+
+    Strings are padded with a character that is in none of them to the longest one's length L; the kernel is
+    the share of the L positions where two answers to the same prompt hold the same character.
+    """
+    texts = list(target_texts) + [t for row in reference_texts for t in row]
+    length = max(len(t) for t in texts)
+    fill = "\x00"
+
+    def k(a, b):
+        a, b = a.ljust(length, fill), b.ljust(length, fill)
+        return sum(ca == cb for ca, cb in zip(a, b, strict=True)) / length
+
+    n, m = len(target_texts), len(reference_texts[0])
+    yy = [k(reference_texts[i][p], reference_texts[i][q]) for i in range(n) for p in range(m) for q in range(m)
+          if p != q]
+    xy = [k(target_texts[i], reference_texts[i][j]) for i in range(n) for j in range(m)]
+    return float(np.mean(yy) - 2 * np.mean(xy)), k
+
+
+def test_character_kernel_equals_a_brute_force_on_tiny_strings():
+    from dbpa_core.rut.mmd import KERNELS, pad_characters
+
+    assert KERNELS == ("token", "character")
+    target = ["Paris", " Paris", "né"]
+    reference = [["Paris.", "Pari"], ["Paris", "Lyon"], ["ne", "né!"]]
+    expected, k = brute_force_character_mmd(target, reference)
+    length = max(len(t) for t in target + [t for row in reference for t in row])
+    chars_t = pad_characters(target, length)
+    chars_r = np.stack([pad_characters(row, length) for row in reference])
+    result = hamming_mmd_test(chars_t, chars_r, n_resamples=1000, rng=0)
+    assert result.statistic == pytest.approx(expected, abs=1e-15)
+    # The kernel itself, entry by entry, and the leading-space case of §5.7: " Paris" shares no position with
+    # "Paris" beyond the padding (every character moved by one), "Paris" shares 5 of 6 with "Paris.".
+    flat = [*target, *(t for row in reference for t in row)]
+    codes = pad_characters(flat, length)
+    np.testing.assert_allclose(hamming_kernel(codes, codes), [[k(a, b) for b in flat] for a in flat], atol=1e-15)
+    assert k("Paris", " Paris") == 0 and k("Paris", "Paris.") == 5 / 6
+    # Exact p over the (m + 1)^n = 27 re-splits, counted by brute force from the same pairwise definition.
+    null = []
+    for picks in np.ndindex(3, 3, 3):
+        t = [([*reference[i], target[i]])[j] for i, j in enumerate(picks)]
+        r = [[a for c, a in enumerate([*reference[i], target[i]]) if c != j] for i, j in enumerate(picks)]
+        null.append(brute_force_character_mmd(t, r)[0])
+    assert result.exact and result.pvalue == pytest.approx(np.mean(np.array(null) >= expected - 1e-12), abs=1e-15)
+
+
+def test_character_pools_swap_tokens_for_code_points_and_check_the_texts():
+    from dbpa_core.rut.pools import Arm, RUTPools, character_pools
+    from dbpa_core.rut.scoring import SCORES
+
+    def arm(name, n):
+        return Arm(name, "reference" if name == "ref" else "quantization", name, np.zeros((2, n, 3), dtype=np.int64),
+                   {s: np.zeros((2, n)) for s in SCORES})
+
+    pools = RUTPools(("p", "q"), arm("ref", 2), {"sub": arm("sub", 1)})
+    texts = {("ref", "p"): ["ab", "abc"], ("ref", "q"): ["x", ""], ("sub", "p"): [" ab"], ("sub", "q"): ["é"]}
+    chars = character_pools(pools, texts)
+    assert chars.reference.tokens.tolist() == [[[97, 98, PAD], [97, 98, 99]], [[120, PAD, PAD], [PAD] * 3]]
+    assert chars.substitutes["sub"].tokens.tolist() == [[[32, 97, 98]], [[233, PAD, PAD]]]
+    assert chars.reference.scores is pools.reference.scores and chars.prompts == pools.prompts
+    with pytest.raises(ValueError, match="`texts` has no answers"):
+        character_pools(pools, {k: v for k, v in texts.items() if k != ("sub", "q")})
+    with pytest.raises(ValueError, match="`texts` of arm 'ref'"):
+        character_pools(pools, {**texts, ("ref", "q"): ["x"]})

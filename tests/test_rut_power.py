@@ -176,3 +176,23 @@ def test_monte_carlo_error_of_the_power_auc_is_calibrated():
         assert first.auc_difference(method, method) == (0.0, 0.0)
     difference, se = runs[0].auc_difference("rut", "ks")
     assert difference == pytest.approx(runs[0].power_auc["rut"] - runs[0].power_auc["ks"], abs=1e-12) and se > 0
+
+
+def test_character_kernel_is_the_token_path_on_code_points():
+    """kernel="character" runs the same study on the answers' characters: texts whose characters are the
+    synthetic tokens (as letters) give the token study's MMD rejections exactly; RUT and KS do not change."""
+    from dbpa_core.rut.power import recorded_audit
+
+    pools = synthetic_pools(3, prompts=30, reference=12, answers=4)
+    arms = [pools.reference, *pools.substitutes.values()]
+    texts = {(arm.name, p): ["".join(chr(97 + t) for t in answer) for answer in arm.tokens[i]]
+             for arm in arms for i, p in enumerate(pools.prompts)}
+    kwargs = dict(n_prompts=10, m=5, q_values=[0.0, 0.5, 1.0], n_trials=20, n_resamples=49, rng=4)
+    tokens, characters = power_study(pools, **kwargs), power_study(pools, kernel="character", texts=texts, **kwargs)
+    for name in pools.substitutes:
+        for method in ("rut", "mmd", "ks"):
+            np.testing.assert_array_equal(tokens[name].rejections[method], characters[name].rejections[method])
+    one = recorded_audit(pools, "far", 1.0, n_prompts=10, m=5, kernel="character", texts=texts)
+    assert one.mmd.statistic == pytest.approx(recorded_audit(pools, "far", 1.0, n_prompts=10, m=5).mmd.statistic)
+    with pytest.raises(ValueError, match="`kernel`"):
+        power_study(pools, kernel="word", **kwargs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..paper.rut import RUTStudy
+from ..rut.pool_error import POOL_FINDING
 from ..rut.scoring import SCORE_NAMES
 from .formatting import format_rut_pvalue
 from .rut_readings import read_share_bound
@@ -28,8 +29,8 @@ REFERENCE_BITS = ("but the comparison is not like for like: here the reference i
                   "(Q4_1), so an '8-bit' substitute re-encodes a 4-bit model almost losslessly, where the paper "
                   "quantizes a 16-bit model to 8 bits.")
 #: What "beyond Monte Carlo error" in the findings measures, said where it is claimed.
-RUN_ERROR = ("its Monte Carlo error, which counts the trials but not that every trial reuses the same pool of "
-             "prompts (a lead of a few thousandths may not hold on another seed)")
+RUN_ERROR = ("twice its Monte Carlo error, which counts the trials but not that every trial reuses the same pool "
+             "of prompts (the next finding counts it)")
 
 
 def power_auc_frame(study: RUTStudy):
@@ -146,6 +147,7 @@ def findings(study: RUTStudy) -> list[str]:
     # not hold across seeds (issue 42), so the sentence claims no more than this run shows.
     out.append(f"Highest power AUC in this run, beyond {RUN_ERROR}: " + ("; ".join(parts) or "none")
                + (f"; ties: {', '.join(tied)}" if tied else "") + ".")
+    out.append(POOL_FINDING)  # measured by a prompt bootstrap (dbpa_core.rut.pool_error), not by this run
     below = sum(study.curves[n].power_auc["ks"] < study.curves[n].power_auc["rut"] for n in names)
     out.append(f"KS on the same ranks has a lower power AUC than Cramér–von Mises against {below} of {len(names)} "
                "substitutes (point estimates: where the line above reports a tie, the gap is within Monte Carlo "

@@ -4,6 +4,7 @@
 uniformity         the test: randomized ranks, Cramér–von Mises / KS, and a
                    lower confidence bound on the share of substituted answers
 mmd                the baseline: Gao et al.'s Hamming-kernel MMD on tokens
+                   or, as the paper describes it, characters
 scoring            the reference scorer: a response's tokens under the
                    claimed model (log-rank, log-likelihood, entropy, …)
 collect            drawing and scoring reference and target responses (live)

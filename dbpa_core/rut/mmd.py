@@ -1,11 +1,18 @@
-r"""MMD with the Hamming kernel on token sequences: the RUT paper's MMD baseline.
+r"""MMD with the Hamming kernel on character or token sequences: the RUT paper's MMD baseline.
 
 Gao, Liang & Guestrin, "Model equality testing: which model is this API
 serving?", ICLR 2025 (arXiv:2410.20247; their ``mmd_hamming``), used by Zhu et
 al. (ICLR 2026, §5) as the baseline RUT is compared with.
 
-Kernel.  An answer is a (prompt, token sequence) pair, the sequence padded to
-a common length L.  Gao et al. count the positions where two sequences agree,
+Kernel.  An answer is a (prompt, sequence) pair, the sequence padded to a
+common length L.  Zhu et al. (§5.7, §6) describe the baseline as
+"character-level Hamming distance": the sequence is the answer's characters
+(:func:`pad_characters`, one Unicode code point per position), which is why a
+provider that strips one leading space shifts every position and moved its
+power from 0.21 to 1.0 in their §5.7.  A sequence of token ids
+(:func:`pad_tokens`) is offered too, named: the shipped power tables were
+computed with it (:data:`KERNELS`).  The kernel and the test below are the
+same for both; only what a position holds differs.  Gao et al. count the positions where two sequences agree,
 set the kernel to 0 for answers to different prompts, and normalize it so that
 k(a, a) = 1; with sequences of one length L that is
 
@@ -51,8 +58,11 @@ import numpy as np
 
 from .._validation import check_positive_int, check_rng
 
-#: Token id that fills a sequence up to the common length L (never a real token id).
+#: Value that fills a sequence up to the common length L (never a real token id or code point).
 PAD = -1
+#: What a position of the Hamming kernel holds: "character" (a Unicode code point, the paper's baseline) or
+#: "token" (a token id of the reference model's tokenizer; the shipped tables' and this project's default).
+KERNELS = ("token", "character")
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +108,24 @@ def pad_tokens(sequences, length: int | None = None) -> np.ndarray:
     for i, s in enumerate(sequences):
         out[i, : min(len(s), length)] = s[:length]
     return out
+
+
+def pad_characters(texts, length: int | None = None) -> np.ndarray:
+    """Texts as one (n, L) integer array of their characters' code points, filled with :data:`PAD`.
+
+    The input of the character-level Hamming kernel (Zhu et al. §5.7; Gao et
+    al.'s ``mmd_hamming`` on strings).
+
+    Parameters
+    ----------
+    texts : sequence of str
+    length : int, optional
+        L; default the longest text (a longer text is cut at L characters).
+    """
+    texts = list(texts)
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError("`texts` must be strings (the answers' texts).")
+    return pad_tokens([[ord(c) for c in t] for t in texts], length)
 
 
 def hamming_matches(a, b) -> np.ndarray:

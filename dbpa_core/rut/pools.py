@@ -108,3 +108,30 @@ def load_rut_texts(path: str | Path | None = None) -> dict:
     with lzma.open(path, "rt", encoding="utf-8") as handle:
         rows = [json.loads(line) for line in handle]
     return {(row["arm"], row["prompt"]): list(row["texts"]) for row in rows}
+
+
+def character_pools(pools: RUTPools, texts: dict | None = None) -> RUTPools:
+    """The same pools with each answer's token ids replaced by its characters' code points.
+
+    For the character-level Hamming kernel the RUT paper describes (§5.7;
+    :func:`~dbpa_core.rut.mmd.pad_characters`): every function that reads
+    ``Arm.tokens`` (the power study, one drawn audit) then compares characters.
+    Scores are unchanged.  ``texts`` default: the shipped :data:`TEXTS_FILE`.
+    """
+    from .mmd import pad_characters
+
+    texts = load_rut_texts() if texts is None else texts
+    arms = [pools.reference, *pools.substitutes.values()]
+    try:
+        rows = {arm.name: [texts[arm.name, p] for p in pools.prompts] for arm in arms}
+    except KeyError as missing:
+        raise ValueError(f"`texts` has no answers for (arm, prompt) {missing.args[0]!r}; pass the texts recorded "
+                         "with these pools (load_rut_texts).") from None
+    for arm in arms:
+        if any(len(answers) != arm.n_answers for answers in rows[arm.name]):
+            raise ValueError(f"`texts` of arm {arm.name!r} do not match its pool ({arm.n_answers} answers per "
+                             "prompt); pass the texts recorded with these pools.")
+    length = max(len(t) for answers in rows.values() for prompt in answers for t in prompt)
+    swapped = [Arm(arm.name, arm.kind, arm.label, np.stack([pad_characters(a, length) for a in rows[arm.name]]),
+                   arm.scores) for arm in arms]
+    return RUTPools(pools.prompts, swapped[0], {a.name: a for a in swapped[1:]}, pools.meta)

@@ -9,8 +9,9 @@ area under power(q) over q ∈ [0, 1].  Three tests see the same audits:
 - ``rut``: randomized ranks of the log-rank score, Cramér–von Mises
   (:mod:`dbpa_core.rut.uniformity`);
 - ``ks``: Kolmogorov–Smirnov on the same ranks;
-- ``mmd``: the Hamming-kernel MMD on the answers' tokens with within-prompt
-  re-splits (:mod:`dbpa_core.rut.mmd`).
+- ``mmd``: the Hamming-kernel MMD on the answers' tokens (``kernel="token"``,
+  the default) or characters (``kernel="character"``, as the paper describes
+  it) with within-prompt re-splits (:mod:`dbpa_core.rut.mmd`).
 
 Trials draw from the pools without replacement: the n prompts, then per prompt
 m + 1 distinct reference answers (m for the reference sample, one as the target
@@ -37,8 +38,8 @@ import numpy as np
 from scipy import stats
 
 from .._validation import check_choice, check_positive_int, check_probability, check_rng
-from .mmd import MMDResult, hamming_matches, hamming_mmd_test
-from .pools import RUTPools
+from .mmd import KERNELS, MMDResult, hamming_matches, hamming_mmd_test
+from .pools import RUTPools, character_pools
 from .scoring import SCORES
 from .uniformity import RUTResult, rank_uniformity_test, substituted_share_bound
 
@@ -128,7 +129,8 @@ class ScoreSelection:
 
 def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: int = 100, q_values=Q_GRID,
                 n_trials: int = 500, alpha: float = 0.05, n_resamples: int = 1000, score: str = "log_rank",
-                rng=None, progress: Callable[[float], object] | None = None) -> dict[str, PowerCurves]:
+                rng=None, progress: Callable[[float], object] | None = None, kernel: str = "token",
+                texts: dict | None = None) -> dict[str, PowerCurves]:
     """Power curves of RUT, MMD and KS against each substitute (module docstring).
 
     Parameters
@@ -149,6 +151,13 @@ def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: i
         RUT's score function (the paper's: log-rank).
     rng : Generator, int or None
     progress : callable(fraction), optional
+    kernel : {"token", "character"}
+        What the MMD's Hamming kernel compares position by position
+        (:data:`~dbpa_core.rut.mmd.KERNELS`): token ids (default; the shipped
+        tables) or characters (the paper's description, §5.7).
+    texts : dict, optional
+        The answers' texts for ``kernel="character"`` (default: the shipped
+        ``rut_texts.jsonl.xz``, :func:`~dbpa_core.rut.pools.load_rut_texts`).
 
     Returns
     -------
@@ -156,6 +165,8 @@ def power_study(pools: RUTPools, *, substitutes=None, n_prompts: int = 100, m: i
         substitute name → :class:`PowerCurves`.
     """
     names, q_values = _study_iv(pools, substitutes, q_values)
+    if check_choice(kernel, "kernel", KERNELS) == "character":
+        pools = character_pools(pools, texts)
     score = check_choice(score, "score", SCORES)
     n_pool, n_reference = pools.reference.scores[score].shape
     n_prompts = check_positive_int(n_prompts, "n_prompts", minimum=2, maximum=n_pool)
@@ -303,15 +314,18 @@ class RecordedAudit:
 
 
 def recorded_audit(pools: RUTPools, substitute: str, q: float, *, n_prompts: int = 100, m: int = 100,
-                   score: str = "log_rank", n_resamples: int = 1000, seed: int = 0, method: str = "cvm"
-                   ) -> RecordedAudit:
+                   score: str = "log_rank", n_resamples: int = 1000, seed: int = 0, method: str = "cvm",
+                   kernel: str = "token", texts: dict | None = None) -> RecordedAudit:
     """One audit of ``substitute`` at share ``q`` (:func:`draw_audit`), tested by MMD and then RUT.
 
     One stream, ``default_rng(seed)``, draws the answers, then the MMD's re-splits, then RUT's tie-breaking
     uniforms: the paper view's default audit and the one-audit view at the same settings are one audit,
     the same numbers (they were two draws of one stream at different points: 46 and 47 substituted).
-    ``method`` is the uniformity test of the ranks ("cvm", the paper's, or "ks").
+    ``method`` is the uniformity test of the ranks ("cvm", the paper's, or "ks"); ``kernel`` and ``texts`` choose
+    what the MMD compares, as in :func:`power_study` (the draws are the same for both kernels).
     """
+    if check_choice(kernel, "kernel", KERNELS) == "character":
+        pools = character_pools(pools, texts)
     rng = np.random.default_rng(seed)
     audit = draw_audit(pools, substitute, q, n_prompts=n_prompts, m=m, score=score, rng=rng)
     mmd = hamming_mmd_test(audit.target_tokens, audit.reference_tokens, n_resamples=n_resamples, rng=rng)

@@ -10,17 +10,30 @@ smallest k whose simulated power reaches the target.
 
 How the arms are simulated, and why (bench/bench_planner.py measures it):
 
+* DBPA is not symmetric in its arms: the original arm is the reference (P0
+  is its within-arm similarities).  The simulated original arm is therefore
+  drawn from the original pilot alone, and the simulated perturbed arm is a
+  share w of draws from the perturbed pilot, the rest from the original one
+  (a change in a share of the outputs).  Mixing both arms instead (the
+  previous design) made the difference P0 − P1 second order in the kept
+  share and planned over 3× the k needed on the paper's answers.
 * A pilot overstates the difference between the arms: two pilots of 20 drawn
-  from one population already differ.  Each simulated arm is therefore a
-  mixture of both pilots (its own with weight λ, the other's with 1 − λ), λ
-  set so that the mixtures' energy distance equals the unbiased estimate of
-  the populations' (the pilots' plug-in distance counts each output against
-  itself: Székely & Rizzo 2013).  A pilot that shows only noise gets λ = ½,
-  exchangeable arms, and plans for no effect.
+  from one population already differ.  The simulated arms' energy distance
+  is w² times the pilots' plug-in one; w² is set so that it equals the
+  populations' energy distance, estimated without the plug-in's self-pairs
+  (the U-statistic, Székely & Rizzo 2013).  That estimate is noisy at small
+  pilots and below zero in about one pilot of five (10 per arm, the paper's
+  answers), where the clipped estimate planned for no effect at all; the
+  planner uses instead its posterior mean under a flat prior on [0, ∞) with
+  the jackknife's standard error (a truncated normal), which never falls to
+  zero and moves a clear estimate by almost nothing.  A pilot that shows only
+  noise gets a small w and plans a large k (or none up to ``k_max``).
 * Each picked output is jittered inside its pilot's own spread (a smoothed
-  bootstrap), so that no two simulated outputs are identical: a duplicate has
-  similarity 1, a mass that a real population does not have and that would
-  read as a difference growing with k.
+  bootstrap that keeps the covariance), so that no two simulated outputs are
+  identical: a duplicate has similarity 1, a mass that a real population does
+  not have and that would read as a difference growing with k.  The jitter's
+  share of the variance, 0.4, is Silverman's bandwidth h²/(1 + h²) in the
+  pilot's residual span (0.37–0.43 for pilots of 10–40).
 
 A Gaussian fitted to each arm and simulated as is (``method="gaussian"``, kept
 as the naive baseline) takes the pilot's apparent difference at face value
@@ -41,18 +54,21 @@ from .._validation import check_choice, check_embeddings, check_positive_int, ch
 
 __all__ = ["METHODS", "SampleSizePlan", "compare_discrepancies", "plan_sample_size"]
 
-#: How arms are simulated from the pilot: "mixture" (a shrunk mixture of both pilots; the default) or
+#: How arms are simulated from the pilot: "mixture" (the perturbed arm a share w of its own pilot, the rest the
+#: original's; the default) or
 #: "gaussian" (a Gaussian per arm at the pilot's own mean and covariance: the naive baseline).
 METHODS = ("mixture", "gaussian")
-#: Share of a simulated residual's variance drawn as Gaussian jitter in the residuals' span (breaks ties).
-_JITTER = 0.2
+#: Share of a simulated residual's variance drawn as Gaussian jitter in the residuals' span (breaks ties):
+#: Silverman's rule, h = (4/(d + 2))^(1/(d + 4)) n^(−1/(d + 4)) with d = n − 1, gives h²/(1 + h²) = 0.37–0.43
+#: for pilots of 10–40.
+_JITTER = 0.4
 #: The fewest pilot outputs per arm: fewer cannot estimate a spread, let alone a shift beside it.
 MIN_PILOT = 5
-#: What bench/bench_planner.py measured (pilots of 20 per arm, target 80 %, JSD on cosine, 10 pilots per row; see
+#: What bench/bench_planner.py measured (pilots of 20 per arm, target 80 %, JSD on cosine, 12 pilots per row; see
 #: bench/RESULTS.md): the sentence every plan's reading ends with.
 CALIBRATION = ("A plan from a small pilot is itself an estimate: with pilots of 20 per arm, the true power at the "
-               "planned k had a median of 82 % (10–90 %: 55–91 %) on a synthetic family and 99 % on the paper's "
-               "answers, where half of the plans asked for more than 200 outputs, over 3× the k needed "
+               "planned k had a median of 76 % (10–90 %: 49–89 %) on a synthetic family and 82 % (63–98 %) on "
+               "the paper's answers, and 1 plan in 12 on the answers asked for over 3× the k needed "
                "(bench/bench_planner.py).")
 #: ω whose power :func:`compare_discrepancies` estimates by default (the JS distance is a monotone
 #: function of the JSD: the same test, so it is not listed twice).
@@ -84,9 +100,10 @@ class SampleSizePlan:
     target_power : float
     similarity, discrepancy, method : str
     shrinkage : float
-        2λ − 1: the share of the pilots' difference kept in the simulated
-        arms (1 = taken at face value, 0 = the pilots differ no more than
-        noise).
+        w: the share of the perturbed arm's simulated outputs drawn from its
+        own pilot (the rest from the original's), so the simulated arms keep
+        w² of the pilots' energy distance (1 = taken at face value, near 0 =
+        the pilots differ no more than noise).
     k_max : int
     """
 
@@ -115,8 +132,9 @@ class SampleSizePlan:
                     f"{self.sample_sizes[best]} per arm {self.power[best] * 100:.0f} % of simulated tests "
                     f"found the change. The pilot shows little difference beyond its own noise for "
                     f"{self.discrepancy}; try another ω or a larger pilot.")
-        return (f"Plan k = {self.k} outputs per arm: arms simulated from the pilot (keeping "
-                f"{self.shrinkage * 100:.0f} % of the pilots' difference, the rest being their noise) were found "
+        return (f"Plan k = {self.k} outputs per arm: arms simulated from the pilot ({self.shrinkage * 100:.0f} % of "
+                f"the perturbed arm drawn from its own pilot, the rest from the original's, as the part of the "
+                f"pilots' difference that is not their noise) were found "
                 f"different by {self.discrepancy} at α = {self.alpha:g} in {target} of tests from that size on. "
                 f"{CALIBRATION}")
 
@@ -151,20 +169,37 @@ def _plan_iv(pilot_x, pilot_y, power, alpha, m, similarity, discrepancy, n_resam
 
 
 def _energy_ratio(x: np.ndarray, y: np.ndarray) -> float:
-    """Unbiased over plug-in energy distance of the two pilots (0 when the pilots differ no more than noise).
+    """The populations' energy distance over the pilots' plug-in one: w², the share of the difference kept.
 
     The energy distance is a squared MMD: its plug-in (V-) estimate is the
     true value plus a noise term that counts each output against itself; the
-    U-estimate drops those terms and is unbiased (Székely & Rizzo 2013).
+    U-estimate drops those terms and is unbiased (Székely & Rizzo 2013).  It
+    is noisy, and below zero for many small pilots; the ratio uses its
+    posterior mean under a flat prior on [0, ∞) given the estimate and its
+    jackknife standard error σ, U + σ φ(U/σ)/Φ(U/σ): near U when U is many σ
+    above zero, about 0.8 σ when U is at zero.
     """
     from scipy.spatial.distance import cdist
+    from scipy.stats import norm
 
     nx, ny = len(x), len(y)
-    across = cdist(x, y).mean()
-    within_x, within_y = cdist(x, x).sum(), cdist(y, y).sum()
-    plug_in = 2 * across - within_x / nx**2 - within_y / ny**2
-    unbiased = 2 * across - within_x / (nx * (nx - 1)) - within_y / (ny * (ny - 1))
-    return float(min(1.0, max(0.0, unbiased / plug_in))) if plug_in > 0 else 0.0
+    dxy, dxx, dyy = cdist(x, y), cdist(x, x), cdist(y, y)
+    sxy, sxx, syy = dxy.sum(), dxx.sum(), dyy.sum()
+    plug_in = 2 * sxy / (nx * ny) - sxx / nx**2 - syy / ny**2
+    if plug_in <= 0:
+        return 0.0
+    within_x, within_y = sxx / (nx * (nx - 1)), syy / (ny * (ny - 1))
+    unbiased = 2 * sxy / (nx * ny) - within_x - within_y
+    # Leave-one-out U-estimates (one output of either arm left out), from the distance matrices' row sums.
+    out_x = 2 * (sxy - dxy.sum(1)) / ((nx - 1) * ny) - (sxx - 2 * dxx.sum(1)) / ((nx - 1) * (nx - 2)) - within_y
+    out_y = 2 * (sxy - dxy.sum(0)) / (nx * (ny - 1)) - within_x - (syy - 2 * dyy.sum(1)) / ((ny - 1) * (ny - 2))
+    se = math.sqrt((nx - 1) / nx * np.sum((out_x - out_x.mean()) ** 2)
+                   + (ny - 1) / ny * np.sum((out_y - out_y.mean()) ** 2))
+    if se > 0:
+        z = unbiased / se
+        # φ/Φ through logs: Φ(z) underflows for a very negative z.
+        unbiased = unbiased + se * math.exp(norm.logpdf(z) - norm.logcdf(z))
+    return float(min(1.0, max(0.0, unbiased / plug_in)))
 
 
 def _simulator(x: np.ndarray, y: np.ndarray, method: str, similarity: str):
@@ -178,31 +213,27 @@ def _simulator(x: np.ndarray, y: np.ndarray, method: str, similarity: str):
             wy = rng.standard_normal((k, len(ry))) / math.sqrt(len(ry) - 1)
             return mx + wx @ rx, my + wy @ ry
         return draw_gaussian, 1.0
-    # Each simulated arm mixes both pilots: its own with weight λ, the other's with 1 − λ.  The two mixtures
-    # differ by (2λ − 1)(F̂x − F̂y), so their energy distance is (2λ − 1)² times the pilots' plug-in one; λ is
-    # set so that it equals the unbiased estimate of the populations' (λ = ½, the pooled bootstrap, when the
-    # pilots differ no more than noise: then the simulated arms are exchangeable and power is α).
+    # The original arm is drawn from its pilot; the perturbed arm takes a share w of its draws from its own pilot
+    # and the rest from the original's.  The two differ by w (F̂y − F̂x), so their energy distance is w² times the
+    # pilots' plug-in one; w² is the estimated share of that distance that is not noise (w = 0: the same arm twice,
+    # power α).
     geometry = (lambda a: a / np.linalg.norm(a, axis=1, keepdims=True)) if similarity == "cosine" else (lambda a: a)
     shrinkage = math.sqrt(_energy_ratio(geometry(x), geometry(y)))
-    own = (1 + shrinkage) / 2
-    pilots = np.vstack([x, y])
-    means = np.vstack([np.repeat(mx[None], len(x), 0), np.repeat(my[None], len(y), 0)])
-    residuals = pilots - means
     keep = math.sqrt(1 - _JITTER)
 
-    def arm(k, rng, first: bool):
-        mine = rng.random(k) < own
-        from_x = mine if first else ~mine
-        picked = np.where(from_x, rng.integers(len(x), size=k), len(x) + rng.integers(len(y), size=k))
-        # A smoothed bootstrap of each pilot: the picked output is shrunk towards its arm's mean and Gaussian
+    def smoothed(pilot, mean, residuals, k, rng):
+        # A smoothed bootstrap of one pilot: the picked output is shrunk towards its arm's mean and Gaussian
         # jitter with that arm's covariance added, so its spread is kept and no two simulated outputs are
         # identical (a duplicate's similarity 1 would be a difference between the arms that grows with k).
-        noise_x = rng.standard_normal((k, len(rx))) @ rx * math.sqrt(_JITTER / (len(rx) - 1))
-        noise_y = rng.standard_normal((k, len(ry))) @ ry * math.sqrt(_JITTER / (len(ry) - 1))
-        return means[picked] + keep * residuals[picked] + np.where(from_x[:, None], noise_x, noise_y)
+        picked = pilot[rng.integers(len(pilot), size=k)]
+        noise = rng.standard_normal((k, len(residuals))) @ residuals * math.sqrt(_JITTER / (len(residuals) - 1))
+        return mean + keep * (picked - mean) + noise
 
     def draw(k, rng):
-        return arm(k, rng, True), arm(k, rng, False)
+        original = smoothed(x, mx, rx, k, rng)
+        changed = rng.random(k) < shrinkage
+        perturbed = np.where(changed[:, None], smoothed(y, my, ry, k, rng), smoothed(x, mx, rx, k, rng))
+        return original, perturbed
 
     return draw, shrinkage
 
