@@ -70,6 +70,12 @@ CALIBRATION = ("A plan from a small pilot is itself an estimate: with pilots of 
                "planned k had a median of 76 % (10–90 %: 49–89 %) on a synthetic family and 82 % (63–98 %) on "
                "the paper's answers, and 1 plan in 12 on the answers asked for over 3× the k needed "
                "(bench/bench_planner.py).")
+#: Below this many pilot outputs per arm the planner under-plans on the synthetic family (bench/RESULTS.md).
+RELIABLE_PILOT = 20
+#: What the same bench measured with pilots of 10 per arm: said beside every plan from a pilot under RELIABLE_PILOT.
+SMALL_PILOT = ("This pilot has fewer than 20 outputs per arm: with pilots of 10 the planned k delivered a median "
+               "of 47 % power (10–90 %: 29–82 %) on the synthetic family, though 80 % on the paper's answers, so "
+               "read this k as a lower bound or draw a larger pilot.")
 #: ω whose power :func:`compare_discrepancies` estimates by default (the JS distance is a monotone
 #: function of the JSD: the same test, so it is not listed twice).
 COMPARED = ("jsd", "energy", "mmd", "wasserstein")
@@ -99,6 +105,9 @@ class SampleSizePlan:
         The level each test is read at (α/m for a family of m with Bonferroni).
     target_power : float
     similarity, discrepancy, method : str
+    pilot_size : int
+        The smaller pilot's number of outputs (plans from fewer than
+        ``RELIABLE_PILOT`` say they may under-plan).
     shrinkage : float
         w: the share of the perturbed arm's simulated outputs drawn from its
         own pilot (the rest from the original's), so the simulated arms keep
@@ -121,6 +130,7 @@ class SampleSizePlan:
     method: str
     shrinkage: float
     k_max: int
+    pilot_size: int = RELIABLE_PILOT
 
     @property
     def reading(self) -> str:
@@ -136,7 +146,7 @@ class SampleSizePlan:
                 f"the perturbed arm drawn from its own pilot, the rest from the original's, as the part of the "
                 f"pilots' difference that is not their noise) were found "
                 f"different by {self.discrepancy} at α = {self.alpha:g} in {target} of tests from that size on. "
-                f"{CALIBRATION}")
+                f"{CALIBRATION}" + (f" {SMALL_PILOT}" if self.pilot_size < RELIABLE_PILOT else ""))
 
 
 def _plan_iv(pilot_x, pilot_y, power, alpha, m, similarity, discrepancy, n_resamples, n_simulations, k_min, k_max,
@@ -340,7 +350,7 @@ def plan_sample_size(pilot_x, pilot_y, *, power: float = 0.8, alpha: float = 0.0
                           ci_low=np.array([c.low for c in intervals]), ci_high=np.array([c.high for c in intervals]),
                           n_simulations=n_simulations, alpha=level, target_power=target, similarity=similarity,
                           discrepancy=omega.label if hasattr(omega, "label") else str(discrepancy), method=method,
-                          shrinkage=shrinkage, k_max=k_max)
+                          shrinkage=shrinkage, k_max=k_max, pilot_size=min(len(x), len(y)))
 
 
 def compare_discrepancies(pilot_x, pilot_y, discrepancies: Sequence = COMPARED, *, rng=None, **options) -> dict:
