@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from dbpa_core.__main__ import main
-from test_app import open_page, start, tables
+from test_app import start, tables
 
 # Not the home page's scenario: its shipped first-view vectors were embedded in one large batch, and MiniLM's
 # vectors move in the 8th digit with the batch a text is padded in; here both sides embed arm by arm.
@@ -30,7 +30,7 @@ CHOSEN = ["paraphrase_1", "very_late", "terse_system"]
 
 def app_family(tmp_path, monkeypatch, *, backend="simulated", seed=3, k=10, sequential=False):
     """The Many perturbations page's table for these inputs (holm, α = 0.1, B = 199, energy)."""
-    at = open_page(start(tmp_path / "app", monkeypatch, backend=backend, seed=seed), "many_perturbations")
+    at = start(tmp_path / "app", monkeypatch, backend=backend, seed=seed, page="many_perturbations")
     at.selectbox(key="many_scenario").set_value(SCENARIO).run()
     at.multiselect(key=f"many_chosen_{SCENARIO}").set_value(CHOSEN).run()
     at.number_input(key="many_k").set_value(k).run()
@@ -114,7 +114,7 @@ def test_the_paper_page_and_reproduce_agree(tmp_path, monkeypatch):
     """The paper's responses (Table 2): the Reproduce page's table is the `reproduce` command's, row by row."""
     from dbpa_core.present.formatting import format_pvalue
 
-    at = open_page(start(tmp_path / "app", monkeypatch), "reproduce")
+    at = start(tmp_path / "app", monkeypatch, page="reproduce")
     at.number_input(key="reproduce_b").set_value(200).run()
     at.number_input(key="reproduce_seed").set_value(2).run()
     assert not at.exception

@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar):
-    """A fresh app; sidebar widget values are set before the first run (AppTest re-executes
-    only the page script on later runs of a st.navigation app, so the shared sidebar in
+def prepare(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar) -> AppTest:
+    """A fresh app (its own store, empty caches), not yet run; sidebar widget values are set before the first
+    run (AppTest re-executes only the page script on later runs of a st.navigation app, so the shared sidebar in
     app.py reads its widgets on the first run).  ``timeout``: seconds allowed to each run."""
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     st.cache_data.clear()
@@ -22,14 +22,24 @@ def start(tmp_path, monkeypatch, *, timeout: float = 600, **sidebar):
     at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=timeout)
     for key, value in sidebar.items():
         at.session_state[key] = value
+    return at
+
+
+def start(tmp_path, monkeypatch, *, timeout: float = 600, page: str | None = None, **sidebar):
+    """A fresh app run once: on the home page, or straight on ``page`` (app.py and that page only, as a
+    user opening the page's URL: the home page's draw before it cost every page test seconds, issue 46)."""
+    at = prepare(tmp_path, monkeypatch, timeout=timeout, **sidebar)
+    if page is not None:
+        at.switch_page(f"views/{page}.py")  # before the first run: the page's file name is its URL path
     at.run()
-    assert not at.exception
+    assert not at.exception, at.exception
     return at
 
 
 @pytest.fixture
 def app(tmp_path, monkeypatch):
-    return start(tmp_path, monkeypatch)
+    """A fresh app not yet run: the test's first :func:`open_page` runs app.py and that page only."""
+    return prepare(tmp_path, monkeypatch)
 
 
 def metric(at, label):
@@ -75,6 +85,7 @@ def unspaced_percents(at) -> list[str]:
 
 
 def open_page(at, name):
+    """Switch to the page ``views/<name>.py`` and run it (on an app not yet run: its first run)."""
     at.switch_page(f"views/{name}.py").run()
     assert not at.exception, at.exception
     return at
@@ -195,8 +206,8 @@ def test_recorded_backend_caps_k_at_what_was_recorded(tmp_path, monkeypatch):
     """On the recorded backend (20 responses per prompt) both pages cap "Samples per arm k" at 20 and say so, so
     their default run works (trial 5: k = 40 and 30 failed after seconds naming the sampler's `n`); the cost box
     says the answers are replayed, not generated."""
-    at = start(tmp_path, monkeypatch, backend="recorded", one_k=40)  # a k kept from the simulated backend
-    open_page(at, "audit_one")
+    # one_k = 40: a k kept from the simulated backend
+    at = start(tmp_path, monkeypatch, page="audit_one", backend="recorded", one_k=40)
     assert at.number_input(key="one_k").value == 20 and at.number_input(key="one_k").max == 20
     assert any("20 responses per prompt were recorded, so k is at most 20" in c.value for c in at.caption)
     (cost,) = [i.value for i in at.info if "recorded answers" in i.value]
@@ -651,9 +662,8 @@ def test_stability_live_choices_fit_their_boxes(tmp_path, monkeypatch):
     in each widget's help."""
     from servers import free_port
 
-    at = start(tmp_path, monkeypatch, backend="openai", openai_base_url=f"http://127.0.0.1:{free_port()}/v1",
-               openai_api_key="test-key")
-    at = open_page(at, "stability")
+    at = start(tmp_path, monkeypatch, page="stability", backend="openai",
+               openai_base_url=f"http://127.0.0.1:{free_port()}/v1", openai_api_key="test-key")
     at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
     at.radio(key="stab_live_source").set_value("shipped").run()
     assert not at.exception
@@ -671,9 +681,8 @@ def test_stability_live_search_on_the_local_model(tmp_path, monkeypatch):
     import sqlite3
 
     sent = capture_downloads(monkeypatch)
-    # The home page draws by itself on the local backend: keep its draw tiny.
-    at = start(tmp_path, monkeypatch, backend="local", max_tokens_local=8, home_k=5, home_b=100, timeout=1500)
-    at = open_page(at, "stability")
+    # Opened straight on the page: the home page, which draws by itself on the local backend, is not run first.
+    at = start(tmp_path, monkeypatch, page="stability", backend="local", max_tokens_local=8, timeout=1500)
     at.radio(key="stab_mode").set_value("Live run: your model and questions").run()
     at.radio(key="stab_live_source").set_value("shipped").run()
     at.number_input(key="stab_live_n").set_value(2).run()
@@ -748,8 +757,8 @@ def test_a_failed_run_leaves_no_progress_bar_or_cancel_button(tmp_path, monkeypa
     from servers import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: the connection is refused at once
-    at = start(tmp_path, monkeypatch, backend="openai", openai_base_url=url, openai_api_key="test-key")
-    at = open_page(at, "audit_one")
+    at = start(tmp_path, monkeypatch, page="audit_one", backend="openai", openai_base_url=url,
+               openai_api_key="test-key")
     at.number_input(key="one_k").set_value(4).run()
     at.button(key="one_run").click().run()
     assert not at.exception

@@ -1,8 +1,10 @@
 """Browser test: the real app in headless Chromium, every page visited and photographed.
 
-Screenshots go to test-artifacts/screenshots/ (kept as test artifacts, gitignored).  The
-clipped-text guard (issue 29, ``test_no_clipped_text``) runs each page's main action and
-fails on any cut-off text at 1024, 1280 and 1600 px (tests/clipping.js says what counts).
+Screenshots go to test-artifacts/screenshots/ (kept as test artifacts, gitignored).  One pass over every page
+(``test_no_clipped_text``, issue 46: it carries what test_every_page and test_audit_run_and_upload checked): each
+page opened, then each of its main actions, drawn at 1280 px and photographed; the clipped-text guard (issue 29)
+on every view at 1024, 1280 and 1600 px by resizing the same page, never reloading it (tests/clipping.js says what
+counts).  Every wait is on a condition (a text, the app idle, the layout settled), never a fixed sleep.
 """
 
 from __future__ import annotations
@@ -53,29 +55,53 @@ def page():
         browser.close()
 
 
+#: True once the page has been still for four polls in a row: no script running (the app's script state, as
+#: Streamlit's own browser tests read it, and its status widget), every chart in view drawn (Plotly draws after
+#: its script chunk loads) and every grid in view painted, and the sizes of the main block, its elements, charts
+#: and grids unchanged (charts and grids re-lay out after a resize; a page draws its title before importing the
+#: statistics stack).  The poll keeps its last reading on ``window``.
+SETTLED_JS = """() => {
+  const quiet = () => { window.__dbpaQuiet = 0; return false; };
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testScriptState !== 'notRunning') return quiet();
+  if (document.querySelector('[data-testid="stStatusWidget"]')) return quiet();
+  const visible = el => el.getClientRects().length > 0 && el.getBoundingClientRect().width > 0;
+  for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+    if (visible(chart) && !chart.querySelector('.main-svg')) return quiet();
+  for (const grid of document.querySelectorAll('[data-testid="stDataFrame"]'))
+    if (visible(grid) && !grid.querySelector('canvas')) return quiet();
+  const boxes = document.querySelectorAll('[data-testid="stMainBlockContainer"], [data-testid="stElementContainer"], '
+                                          + '.js-plotly-plot .main-svg, [data-testid="stDataFrame"] canvas');
+  const reading = [innerWidth, innerHeight, ...[...boxes].map(el => {
+    const box = el.getBoundingClientRect();
+    return Math.round(box.width) + 'x' + Math.round(box.height);
+  })].join(',');
+  if (reading !== window.__dbpaLayout) { window.__dbpaLayout = reading; return quiet(); }
+  window.__dbpaQuiet = (window.__dbpaQuiet || 0) + 1;
+  return window.__dbpaQuiet >= 4;
+}"""
+
+
+def settle(page, timeout=240_000):
+    """Until the page is idle and its layout still (:data:`SETTLED_JS`, polled every 150 ms)."""
+    page.evaluate("() => { window.__dbpaQuiet = 0; window.__dbpaLayout = null; }")
+    page.wait_for_function(SETTLED_JS, polling=150, timeout=timeout)
+
+
 def wait_until_idle(page, timeout=240_000):
-    """Streamlit shows a 'running' status widget while a script runs."""
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout)
+    """Streamlit shows a 'running' status widget while a script runs: until it has gone and the page is still
+    (a rerun just asked for shows the widget only after a moment, so an instant's absence is not enough)."""
+    settle(page, timeout)
 
 
-def settled_count(locator, *, quiet_ms=2000, timeout_ms=120_000):
-    """The number of elements once it has not changed for ``quiet_ms``.
+def settled_count(locator, *, timeout_ms=120_000):
+    """The number of elements once the page is still (:func:`settle`).
 
     Streamlit draws a page's later sections (the "What changed" charts) after the
     status widget has gone, so a count taken at once can miss them.
     """
-    page = locator.page
-    waited, last, quiet = 0, locator.count(), 0
-    while quiet < quiet_ms:
-        page.wait_for_timeout(250)
-        waited += 250
-        current = locator.count()
-        quiet = quiet + 250 if current == last else 0
-        last = current
-        assert waited < timeout_ms, f"the count of {locator} kept changing for {timeout_ms} ms"
-    return last
+    settle(locator.page, timeout_ms)
+    return locator.count()
 
 
 def assert_no_exception(page, name):
@@ -125,45 +151,13 @@ def test_null_replay_stays_in_place(app_url, page):
     chart.scroll_into_view_if_needed()  # so that the click below scrolls nothing by itself
     top_before = chart.bounding_box()["y"]
     chart.get_by_text("Watch the null build up").click()
-    page.wait_for_timeout(600)  # mid-replay
+    # mid-replay: the slider's counter has moved on from its start and not yet reached all B re-splits
+    chart.get_by_text(re.compile(r"b = (?!800 )\d+ / 800")).first.wait_for(timeout=30_000)
     assert page.get_by_text("02 · Outputs and the permutation null").count() == 1
     assert page.locator("[data-testid='stPlotlyChart']").count() == charts_before
     assert abs(chart.bounding_box()["y"] - top_before) < 5
-    page.wait_for_timeout(3500)  # the replay ends on all B re-splits
-    assert chart.get_by_text("b = 800 / 800").count() >= 1  # the counter of the slider
+    chart.get_by_text("b = 800 / 800").first.wait_for(timeout=30_000)  # the replay ends on all B re-splits
     assert_no_exception(page, "home after replay")
-
-
-def test_every_page(app_url, page):
-    """Every page at a projector's 1024 px and a wide 1600 px, photographed in full."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for width in (1024, 1600):
-        # Streamlit scrolls inside its main block: a tall viewport photographs the whole page.
-        page.set_viewport_size({"width": width, "height": 4000})
-        for slug, _link, heading in PAGES:
-            page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
-            page.get_by_role("heading", name=heading).first.wait_for(timeout=240_000)
-            wait_until_idle(page)
-            page.wait_for_timeout(1500)  # pages draw their title before importing the statistics stack
-            wait_until_idle(page)
-            if slug == "":
-                page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)  # Plotly draws asynchronously
-            height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]')"
-                                   ".getBoundingClientRect().height + 200")
-            page.set_viewport_size({"width": width, "height": int(max(900, height))})
-            page.wait_for_timeout(1000)
-            shot = ARTIFACTS / f"{slug or 'home'}_{width}.png"
-            shot.unlink(missing_ok=True)  # an earlier run's picture must not pass for this one
-            page.screenshot(path=str(shot), full_page=True)
-            assert_screenshot(shot, width)
-            page.set_viewport_size({"width": width, "height": 4000})
-            assert_no_exception(page, slug or "home")
-        if slug == "":
-            # the decision, the clouds and the null histogram are drawn
-            page.get_by_text("FAIL TO REJECT H₀").or_(page.get_by_text("REJECT H₀")).first.wait_for()
-            page.locator("[data-testid='stDataFrame']").first.wait_for(timeout=120_000)
-            page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
-            page.screenshot(path=str(ARTIFACTS / f"home_{width}.png"), full_page=True)
 
 
 def test_what_changed_panel(app_url, page):
@@ -184,10 +178,10 @@ def test_what_changed_panel(app_url, page):
     for width in (1024, 1280, 1600):
         # Streamlit scrolls inside its main block: a tall viewport draws the whole panel for the picture.
         page.set_viewport_size({"width": width, "height": 5000})
-        page.wait_for_timeout(1000)
+        settle(page)
         panel.scroll_into_view_if_needed()
         panel.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
-        page.wait_for_timeout(1000)  # Plotly redraws at the new width
+        settle(page)  # Plotly redraws at the new width
         shot = ARTIFACTS / f"what_changed_{width}.png"
         shot.unlink(missing_ok=True)
         panel.screenshot(path=str(shot))
@@ -267,39 +261,6 @@ def test_a_local_draw_streams_live_and_cancel_keeps_it(app_url, page):
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 
-def test_audit_run_and_upload(app_url, page, tmp_path):
-    page.goto(f"{app_url}/audit_one", wait_until="domcontentloaded")
-    page.get_by_role("button", name="Run the test").click()
-    page.get_by_text("Decision").first.wait_for(timeout=240_000)
-    wait_until_idle(page)
-    assert_no_exception(page, "audit_one after run")
-    # Plotly draws after its script chunk loads, asynchronously: wait for the third chart
-    # (clouds, null histogram, similarity histograms) rather than counting at once.
-    page.locator(".js-plotly-plot").nth(2).wait_for(timeout=60_000)
-    assert page.locator(".js-plotly-plot").count() >= 3
-    page.screenshot(path=str(ARTIFACTS / "audit_one_result.png"), full_page=True)
-
-    rows = [{"arm": "original", "text": f"Stop smoking and take a statin, option {i}."} for i in range(8)]
-    rows += [{"arm": "perturbed", "text": f"<b>Why</b> did the statin cross the road? Joke {i}."} for i in range(8)]
-    upload = tmp_path / "samples.jsonl"
-    upload.write_text("\n".join(json.dumps(r) for r in rows))
-    page.goto(f"{app_url}/byo_samples", wait_until="domcontentloaded")
-    page.locator("input[type='file']").set_input_files(str(upload))
-    page.get_by_role("button", name="Run the test").wait_for(timeout=60_000)
-    page.get_by_role("button", name="Run the test").click()
-    page.get_by_text("REJECT H₀").first.wait_for(timeout=240_000)
-    wait_until_idle(page)
-    assert_no_exception(page, "byo after run")
-    page.screenshot(path=str(ARTIFACTS / "byo_result.png"), full_page=True)
-
-    bad = tmp_path / "bad.csv"
-    bad.write_text("arm,text\noriginal,fine\n,no arm here\n")
-    page.locator("input[type='file']").set_input_files(str(bad))
-    page.get_by_text("row 3: column").first.wait_for(timeout=60_000)
-    page.screenshot(path=str(ARTIFACTS / "byo_bad_file.png"), full_page=True)
-    assert_no_exception(page, "byo bad file")
-
-
 # --------------------------------------------------------------------------- the clipped-text guard (issue 29)
 CLIPPING_JS = (Path(__file__).parent / "clipping.js").read_text()
 WIDTHS = (1024, 1280, 1600)
@@ -308,13 +269,11 @@ WIDTHS = (1024, 1280, 1600)
 def wait_for_results(page, timeout=300_000):
     """Until the script is idle and no run is in flight (runs sample in a thread with a progress bar and a
     Cancel button while the script waits)."""
-    wait_until_idle(page, timeout)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stProgress\"]') && ![...document.querySelectorAll("
         "'button')].some(b => b.innerText.trim() === 'Cancel') && "
         "!document.querySelector('[data-testid=\"stStatusWidget\"]') && "
         "!document.querySelector('[data-testid=\"stSpinner\"]')", timeout=timeout)
-    page.wait_for_timeout(500)
     wait_until_idle(page, timeout)
 
 
@@ -355,13 +314,34 @@ def then(*actions):
 
 
 def upload_samples(page, tmp_path):
+    """A class's file, its perturbed outputs holding HTML (``<b>Why</b>``: shown as text, never a traceback)."""
     rows = [{"arm": "original", "text": f"Stop smoking and take a statin, option {i}."} for i in range(12)]
-    rows += [{"arm": "perturbed", "text": f"Why did the statin cross the road? Joke {i}."} for i in range(12)]
+    rows += [{"arm": "perturbed", "text": f"<b>Why</b> did the statin cross the road? Joke {i}."} for i in range(12)]
     upload = tmp_path / "samples.jsonl"
     upload.write_text("\n".join(json.dumps(r) for r in rows))
     page.locator("input[type='file']").set_input_files(str(upload))
     page.get_by_role("button", name="Run the test").wait_for(timeout=60_000)
     wait_until_idle(page)
+
+
+def upload_bad_file(page, tmp_path):
+    """A CSV whose third row has no arm: the page names the row and the column."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arm,text\noriginal,fine\n,no arm here\n")
+    page.locator("input[type='file']").set_input_files(str(bad))
+    page.get_by_text("row 3: column").first.wait_for(timeout=60_000)
+    wait_until_idle(page)
+
+
+def charts(n: int, *also: str):
+    """The view's first ``n`` Plotly charts are drawn (Plotly draws after its script chunk loads, asynchronously)
+    and each text of ``also`` is shown."""
+    def action(page, tmp_path):
+        page.locator(".js-plotly-plot").nth(n - 1).wait_for(timeout=60_000)
+        assert page.locator(".js-plotly-plot").count() >= n
+        for text in also:
+            page.get_by_text(text).first.wait_for(timeout=120_000)
+    return action
 
 
 def shown(ready: str):
@@ -373,17 +353,26 @@ def shown(ready: str):
 
 
 #: Per page, the views a user reaches by its main actions: (view name, how to get there from the previous view).
+#: The first view of each page is the page as it opens (``open`` where the page's main action comes next).
 VIEWS = {
-    "": [("first", shown("03 · A family of perturbations"))],
-    "audit_one": [("run", click("Run the test", "Download result (JSON)"))],
-    "many_perturbations": [("run", click("Run the family", "Download table (CSV)")),
+    # the decision, the clouds and the null histogram are drawn (what test_every_page meant to check: its block
+    # stood after its loop over the pages, so it ran on the last page, never on the home page)
+    "": [("first", then(shown("03 · A family of perturbations"), charts(2, "REJECT H₀")))],
+    "audit_one": [("open", shown("Run the test")),
+                  # the clouds, the null histogram and the similarity histograms (test_audit_run_and_upload)
+                  ("run", then(click("Run the test", "Download result (JSON)"), charts(3, "Decision")))],
+    "many_perturbations": [("open", shown("Run the family")),
+                           ("run", click("Run the family", "Download table (CSV)")),
                            ("planner", click("Check by simulation", "Each point is the share"))],
     "tpr_fpr": [("paper", shown("no one on this project wrote")),
                 ("recorded", choose("Recorded: local models", "Agreement with the paper")),
                 ("live", then(choose("Sample now", "Run"), click("Run", "Download table (CSV)")))],
     "alignment": [("paper", shown("Results for:")),
                   ("live", then(choose("Sample now", "Compare"), click("Compare", "Download table (CSV)")))],
-    "byo_samples": [("run", then(upload_samples, click("Run the test", "Download result (JSON)")))],
+    "byo_samples": [("open", shown("Bring your own samples")),
+                    ("run", then(upload_samples, click("Run the test", "Download result (JSON)"),
+                                 charts(1, "REJECT H₀"))),
+                    ("bad file", upload_bad_file)],
     "persona_study": [("paper", shown("Results for:")),
                       ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
@@ -404,37 +393,46 @@ def clipped_text(page) -> list[dict]:
 
 def photograph(page, path: Path, width: int) -> None:
     """The whole page at ``width``: Streamlit scrolls inside its main block, so the viewport is made as
-    tall as that block first."""
+    tall as that block first (and put back afterwards)."""
     height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]')"
                            ".getBoundingClientRect().height + 200")
+    before = page.viewport_size
     page.set_viewport_size({"width": width, "height": int(max(900, height))})
-    page.wait_for_timeout(800)
+    settle(page)
     path.unlink(missing_ok=True)  # an earlier run's picture must not pass for this one
     page.screenshot(path=str(path), full_page=True)
     assert_screenshot(path, width)
+    page.set_viewport_size(before)
+
+
+#: The width of the one pass (each view is reached, checked and photographed there); the clipped-text guard
+#: runs at every width of WIDTHS on the same page, resized.  The page as it opens is photographed at each width.
+PASS_WIDTH = 1280
 
 
 @pytest.mark.parametrize("slug", list(VIEWS), ids=[slug or "home" for slug in VIEWS])
 def test_no_clipped_text(app_url, page, slug, tmp_path):
-    """Each page after each of its main actions, at 1024, 1280 and 1600 px: no text is cut off (ellipsis,
-    metric values, tabs, select values, table and dataframe cells, chart text), no exception; every
-    view photographed at every width into test-artifacts/screenshots/."""
+    """Every page as it opens and after each of its main actions: drawn without an exception, photographed (the
+    opened page at 1024, 1280 and 1600 px, each later view at 1280 px) into test-artifacts/screenshots/, and at
+    1024, 1280 and 1600 px no text is cut off (ellipsis, metric values, tabs, select values, table and dataframe
+    cells, chart text).  One browser session: the widths are reached by resizing the page, not reloading it."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
+    page.set_viewport_size({"width": PASS_WIDTH, "height": 900})
     page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
     page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(timeout=240_000)
-    page.wait_for_timeout(1500)  # pages draw their title before importing the statistics stack
     wait_until_idle(page)
     problems = []
-    for view, action in VIEWS[slug]:
-        page.set_viewport_size({"width": 1280, "height": 900})
+    for number, (view, action) in enumerate(VIEWS[slug]):
+        page.set_viewport_size({"width": PASS_WIDTH, "height": 900})
         action(page, tmp_path)
-        page.wait_for_timeout(1500)  # Plotly draws asynchronously
+        settle(page)
         assert_no_exception(page, f"{slug or 'home'} {view}")
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 900})
-            page.wait_for_timeout(700)  # charts and grids re-lay out on resize
+            settle(page)  # charts and grids re-lay out on resize
             problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
                          for p in clipped_text(page)]
-            photograph(page, ARTIFACTS / f"{slug or 'home'}_{view}_{width}.png", width)
+            if width == PASS_WIDTH or number == 0:
+                photograph(page, ARTIFACTS / f"{slug or 'home'}_{view}_{width}.png", width)
+        assert_no_exception(page, f"{slug or 'home'} {view} after resizing")
     assert not problems, f"clipped text on {slug or 'home'}:\n" + "\n".join(problems)

@@ -106,7 +106,7 @@ def test_views_that_do_not_sample_say_so_and_typed_prompts_are_warned(tmp_path, 
     from dbpa_app.ui.sidebar import SAMPLER_IGNORED
     from dbpa_core.present.verdicts import TYPED_ON_SIMULATED
 
-    at = open_page(start(tmp_path, monkeypatch), "byo_samples")
+    at = start(tmp_path, monkeypatch, page="byo_samples")
     assert not at.exception
     notes = [i.value for i in at.sidebar.info]
     assert notes == [SAMPLER_IGNORED.format(why="it tests the outputs you upload")]

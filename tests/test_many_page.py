@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from test_app import metric, open_page, start
+from test_app import metric, start
 
 
 def test_example_verdict_table_and_downloads(tmp_path, monkeypatch):
-    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at = start(tmp_path, monkeypatch, page="many_prompts")
     assert at.selectbox(key="mp_discrepancy").value == "energy"
     at.button(key="mp_run").click().run()
     assert not at.exception, at.exception
@@ -25,7 +25,7 @@ def test_example_verdict_table_and_downloads(tmp_path, monkeypatch):
 
 
 def test_bad_upload_says_why(tmp_path, monkeypatch):
-    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at = start(tmp_path, monkeypatch, page="many_prompts")
     at.radio(key="mp_source").set_value("Upload an eval log").run()
     assert not at.exception
     assert any("No file yet" in c.value for c in at.caption)
@@ -36,7 +36,7 @@ def test_example_clouds_and_what_changed(tmp_path, monkeypatch):
     """After the run: the 6 most changed prompts' clouds side by side and the flagged prompts' themes."""
     import json
 
-    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at = start(tmp_path, monkeypatch, page="many_prompts")
     at.button(key="mp_run").click().run()
     assert not at.exception, at.exception
     charts = at.get("plotly_chart")
@@ -54,7 +54,7 @@ def test_example_clouds_and_what_changed(tmp_path, monkeypatch):
 
 def test_plan_the_next_audit(tmp_path, monkeypatch):
     """The planner across prompts from the example as a pilot: the table of power by design and its readings."""
-    at = open_page(start(tmp_path, monkeypatch), "many_prompts")
+    at = start(tmp_path, monkeypatch, page="many_prompts")
     at.button(key="mp_run").click().run()
     at.button(key="mp_plan_run").click().run()
     assert not at.exception, at.exception

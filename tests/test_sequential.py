@@ -354,10 +354,10 @@ def test_reading_and_figure_of_a_sequential_result():
 
 # ------------------------------------------------------------------ the app's sequential mode
 def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
-    from test_app import capture_downloads, open_page, start
+    from test_app import capture_downloads, start
 
     sent = capture_downloads(monkeypatch)
-    at = open_page(start(tmp_path, monkeypatch), "audit_one")
+    at = start(tmp_path, monkeypatch, page="audit_one")
     at.selectbox(key="one_scenario").set_value("seasons_question").run()
     at.selectbox(key="one_perturbation").set_value("mars").run()
     at.number_input(key="one_k").set_value(100).run()
@@ -389,9 +389,9 @@ def test_app_audit_one_sequential_mode(tmp_path, monkeypatch):
 
 
 def test_app_many_perturbations_sequential_mode(tmp_path, monkeypatch):
-    from test_app import open_page, start
+    from test_app import start
 
-    at = open_page(start(tmp_path, monkeypatch), "many_perturbations")
+    at = start(tmp_path, monkeypatch, page="many_perturbations")
     at.selectbox(key="many_scenario").set_value("seasons_question").run()
     at.multiselect(key="many_chosen_seasons_question").set_value(["paraphrase_1", "mars"]).run()
     at.number_input(key="many_k").set_value(40).run()

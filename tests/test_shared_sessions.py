@@ -75,11 +75,10 @@ def work(monkeypatch) -> Counter:
 def session(page: str | None = None) -> AppTest:
     """A new session of the running app (the shared caches are left as they are)."""
     at = AppTest.from_file(str(REPO / "dbpa_app" / "app.py"), default_timeout=600)
+    if page is not None:  # straight on the page, as its URL opens it (not the home page first: issue 46)
+        at.switch_page(f"views/{page}.py")
     at.run()
     assert not at.exception, at.exception
-    if page is not None:
-        at.switch_page(f"views/{page}.py").run()
-        assert not at.exception, at.exception
     return at
 
 
@@ -400,7 +399,7 @@ def test_a_session_keeps_a_digest_not_the_result():
     the inputs and a digest (the result lives once in the shared cache)."""
     from dbpa_app.ui.freshness import Kept
 
-    st.cache_data.clear()
+    st.cache_resource.clear()
     sessions = []
     for value in ("A", "B"):
         at = AppTest.from_function(_keeping_app)
@@ -416,7 +415,7 @@ def test_a_session_keeps_a_digest_not_the_result():
         assert [field.name for field in dataclasses.fields(kept)] == ["inputs", "key"]
     sessions[0].text_input(key="value").set_value("C").run()  # an input changed: the kept result is out of date
     assert ("current", "False") in [(m.label, m.value) for m in sessions[0].metric]
-    st.cache_data.clear()  # the shared cache dropped it: the page says so and shows nothing stale
+    st.cache_resource.clear()  # the shared cache dropped it: the page says so and shows nothing stale
     sessions[1].run()
     assert not sessions[1].metric
     assert any("dropped from the server's memory" in c.value for c in sessions[1].caption)
@@ -465,7 +464,11 @@ async def _open_at_once(url: str, views: list[tuple[str, str]]) -> list[int]:
         page = await context.new_page()
         await page.goto(url + path, wait_until="commit")
         await page.get_by_text(ready).first.wait_for(timeout=240_000)
-        await page.wait_for_timeout(1000)
+        # the script has ended (the app's script state, as Streamlit's own browser tests read it): an exception it
+        # met is on the page by now
+        await page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'",
+            timeout=240_000)
         return await page.locator("[data-testid='stException']").count()
 
     async with async_playwright() as playwright:
