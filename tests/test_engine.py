@@ -265,13 +265,14 @@ KERNEL_SCRIPT = textwrap.dedent("""
     import numpy as np
     from dbpa_core.samplers import get_sampler, sample_seed
     from dbpa_core.samplers.engine import gemm_kernel
+    from dbpa_core.samplers.engine import default_threads
     from dbpa_core.samplers.local import get_engine, resolve_model
     digest = hashlib.sha256()
     def rows(logits, tokens):
         digest.update(logits.tobytes())
         return (logits[:, 0],)
     for model in ("smollm2", "smollm2-q8_0"):  # Q4_1 weights and a Q8_0 output matrix; Q8_0 everywhere
-        engine = get_engine(resolve_model(model, None), 2048, 2)
+        engine = get_engine(resolve_model(model, None), 2048, default_threads())  # its share of the cores
         prompt = engine.chat_prompt(get_sampler("local").messages({prompt!r}, None))
         drawn = engine.generate(prompt, [sample_seed(9, i) for i in range(15)], temperature=1.0, max_tokens=24,
                                 logprobs=True, width=15)
