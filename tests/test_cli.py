@@ -16,7 +16,7 @@ import yaml
 
 from dbpa_core.__main__ import main
 from dbpa_core.audit import run_audit
-from dbpa_core.present.exports import SCHEMA_PATH
+from dbpa_core.present.records import SCHEMA_PATH
 from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.samplers.simulated import SimulatedSampler
 from dbpa_core.audit.spec import parse_spec

@@ -299,7 +299,7 @@ def test_the_tiled_kernels_run_and_change_no_number():
     row."""
     import platform
 
-    from dbpa_core.samplers.engine import GEMM_KERNELS, gemm_kernel
+    from dbpa_core.samplers.llama_build import GEMM_KERNELS, gemm_kernel
 
     if gemm_kernel() == GEMM_KERNELS[0]:
         reason = (f"llama-cpp-python here is a stock build ({platform.machine()}): the tiled kernels are built on "

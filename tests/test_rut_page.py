@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from dbpa_core.present.exports import rut_record
-from dbpa_core.present.figures import rank_ecdf, rank_histogram
+from dbpa_core.present.records import rut_record
+from dbpa_core.present.rut_figures import rank_ecdf, rank_histogram
 from dbpa_core.present.formatting import format_rut_pvalue
 from dbpa_core.present.rut_readings import read_rut_decision, rut_strip
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, target_request
@@ -259,7 +259,7 @@ def test_a_rut_csv_and_record_never_carry_the_endpoints_credentials():
     import pandas as pd
 
     from dbpa_core.present.csv_inputs import rut_inputs, with_inputs
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
     from test_exports import SECRET_KEY, SECRET_PASSWORD, assert_no_secret, read_csv
 
     rng = np.random.default_rng(0)

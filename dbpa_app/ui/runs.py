@@ -196,7 +196,7 @@ def calls_a_paid_api(settings: Settings, request: AuditRequest) -> bool:
     and local backends (free, on this machine).  A page that runs by itself
     (the home page) asks before such a run instead of spending unasked.
     """
-    from dbpa_core.audit.runner import NotStored
+    from dbpa_core.audit.arms import NotStored
 
     if all(config.backend != "openai" for config in (request.sampler, request.sampler_of(True))):
         return False
@@ -237,7 +237,7 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
     same p-values) and re-corrected here.  ``k_label`` is the page's name of
     its k box, which an error about k names.
     """
-    from dbpa_core.audit.runner import NotStored
+    from dbpa_core.audit.arms import NotStored
 
     tested = request.tests_only()
     backends = _backends(settings, tested)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dbpa_core.present.formatting import discrepancy_symbol, format_percent
-from dbpa_core.present.exports import family_frame
+from dbpa_core.present.tables import family_frame
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
 from dbpa_core.present.readings import read_family, read_power_check, read_sequential
 from dbpa_core.stats.corrections import METHOD_NAMES, METHODS
