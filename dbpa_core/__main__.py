@@ -67,7 +67,7 @@ def _audit(args) -> int:
     from .present.records import family_record
     from .present.readings import read_family
     from .audit.spec import load_spec
-    from .data.store import SampleStore
+    from .cli import open_store
 
     from .audit import request_warnings
     from .stats.permutation import ResolutionWarning
@@ -78,7 +78,7 @@ def _audit(args) -> int:
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     request = spec.request  # every size checked before anything is opened or drawn
     out = writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     for message in request_warnings(request):
         _warn(message)
     with warnings.catch_warnings():
@@ -161,7 +161,7 @@ def _failure(error: BaseException) -> str:
 def _reproduce(args) -> int:
     """The paper's experiments: this project's values beside the reference run's and the paper's printed ones."""
     from .paper.registry import REPRODUCERS
-    from .data.store import SampleStore
+    from .cli import open_store
     from .present.records import json_default
     from .present.reproduction import reproduction_record, summary_lines
 
@@ -170,7 +170,7 @@ def _reproduce(args) -> int:
     check_n_resamples(args.n_resamples, "--n-resamples")
     check_positive_int(args.seed, "--seed", minimum=0)
     json_path = writable_file(Path(args.json), "--json") if args.json else None
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
                                           progress=ProgressBar())
     print("\n".join(summary_lines(result)))

@@ -14,7 +14,7 @@ def batch_command(args) -> int:
     """``batch export`` / ``batch import``: an audit's samples through batch inference files."""
     from ..audit.batch import MAX_LINES, export_requests, import_results, write_requests
     from ..audit.spec import load_spec
-    from ..data.store import SampleStore
+    from . import open_store
     from ..present.batch import read_export, read_import
 
     if args.batch_command in ("submit", "status", "fetch"):
@@ -25,7 +25,7 @@ def batch_command(args) -> int:
                                        maximum=MAX_LINES,
                                        why="OpenAI's limit of requests in one batch file")
         writable_file(Path(args.out), "--out")
-        store = SampleStore(args.store) if args.store else SampleStore()
+        store = open_store(args.store)
         export = export_requests(spec, store=store, embeddings=args.embeddings)
         print(read_export(export))
         written = write_requests(export, args.out, max_lines=max_lines)
@@ -36,7 +36,7 @@ def batch_command(args) -> int:
             print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
                   f"({requests[0].endpoint}).")
         return EXIT_OK
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     result = import_results(args.results, store=store, spec=spec)
     print("\n".join(map(shown, read_import(result).split("\n"))))  # each line one line: no forged ones
     if result.n_stored + result.n_already_stored == 0:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .._validation import redact
 from ..data.files import writable_file, writable_folder, write_report_files, write_text
-from . import EXIT_CHANGE, EXIT_OK
+from . import EXIT_CHANGE, EXIT_OK, open_store
 
 
 
@@ -27,9 +27,7 @@ def _warn(message: str) -> None:
 
 
 def _store(args):
-    from ..data.store import SampleStore
-
-    return SampleStore(args.store) if getattr(args, "store", None) else SampleStore()
+    return open_store(getattr(args, "store", None))
 
 
 # ------------------------------------------------------------------ test

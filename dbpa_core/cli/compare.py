@@ -26,7 +26,7 @@ def compare_command(args) -> int:
     from ..present.compare import compare_readings, compare_record, compare_table
     from functools import partial
 
-    from ..data.store import SampleStore
+    from . import open_store
     from ..paper.embeddings import load_shipped_embeddings
     from ..present.formatting import format_pvalue
 
@@ -42,7 +42,7 @@ def compare_command(args) -> int:
                              similarity=args.similarity, discrepancy=args.discrepancy,
                              n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha, fdr=args.fdr,
                              embedder=args.embedder)
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     result = run_compare(request, store=store, progress=_progress_bar(),
                          known_vectors=partial(load_shipped_embeddings, store=store))
     for note in (*result.log.notes, *result.test.warnings):

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import is_secret_name, redact, redact_known
+from . import store_rows as rows_
+from .files import check_path_length
 from .store_files import APPLICATION_ID, SCHEMA_VERSION, opens_for_writing, recognise, writable
 from .store_files import kind_of as _kind_of, non_regular as _non_regular
 
@@ -160,6 +162,7 @@ class SampleStore:
         self.path = Path(path) if path is not None else default_store_path()
         # Type before open: a device, a named pipe or a socket is never opened (a FIFO would block, and
         # "an empty file" would otherwise describe /dev/null), and nothing but a regular file is ever written.
+        check_path_length(self.path, "store")
         info = _kind_of(self.path)
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
@@ -248,7 +251,9 @@ class SampleStore:
             return {}
         rows = self._select_in("SELECT sample_index, text, token_logprobs FROM samples WHERE request_key = ? "
                                "AND sample_index IN ({})", key, indices)
-        return {index: (text, json.loads(logprobs) if logprobs is not None else None)
+        where = "samples, index {}"
+        return {index: (rows_.sample_text(self.path, where.format(index), text),
+                        rows_.logprobs(self.path, where.format(index), logprobs))
                 for index, text, logprobs in rows}
 
     def _select_in(self, sql: str, key: str, values: list) -> list[tuple]:
@@ -288,7 +293,8 @@ class SampleStore:
             stored, logprobs = connection.execute(
                 "SELECT text, token_logprobs FROM samples WHERE request_key = ? AND sample_index = ?",
                 (key, int(index))).fetchone()
-        return stored, json.loads(logprobs) if logprobs is not None else None
+        where = f"samples, index {int(index)}"
+        return rows_.sample_text(self.path, where, stored), rows_.logprobs(self.path, where, logprobs)
 
     def count_samples(self, description: dict) -> int:
         with self._transaction(write=False) as connection:
@@ -302,7 +308,7 @@ class SampleStore:
         hashes = sorted({text_hash(t) for t in texts})
         rows = self._select_in("SELECT text_hash, vector FROM embeddings WHERE embedder_key = ? AND text_hash IN ({})",
                                embedder_key, hashes)
-        return {digest: np.frombuffer(blob, dtype=np.float32) for digest, blob in rows}
+        return rows_.vectors(self.path, embedder_key, rows)
 
     def embedding_dimension(self, embedder_key: str) -> int | None:
         """The dimension of the vectors stored for ``embedder_key`` (None when there are none)."""
@@ -337,8 +343,12 @@ class SampleStore:
                 chunk = ids[start : start + 500]
                 rows += connection.execute("SELECT custom_id, kind, target, item FROM batch_requests WHERE "
                                            f"custom_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-        return {custom_id: (kind, json.loads(target) if kind == "sample" else target, json.loads(item))
-                for custom_id, kind, target, item in rows}
+        found = {}
+        for custom_id, kind, target, item in rows:
+            where = f"batch_requests, custom_id {str(custom_id)[:40]}"
+            found[custom_id] = (kind, rows_.json_value(self.path, where, target) if kind == "sample" else target,
+                                rows_.json_value(self.path, where, item))
+        return found
 
     def put_samples(self, rows: Iterable[tuple[dict, int, str]]) -> int:
         """Write many (description, index, text) samples in one transaction; returns how many were new.

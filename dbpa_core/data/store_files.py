@@ -6,6 +6,7 @@ written."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
@@ -22,6 +23,9 @@ def kind_of(path: Path) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            raise ValueError(f"`store`: the path is too long ({len(os.fsencode(str(path))):,} bytes, or a name in "
+                             "it over 255); give a shorter one.") from None
         raise ValueError(f"`store`: {path} cannot be used ({error.strerror}); give another file path.") from None
 
 
