@@ -220,8 +220,8 @@ def test_bad_paths_exit_2_before_any_work(tmp_path, capsys):
     cases = [
         (["audit", spec, "--out", str(a_file)], "`--out`: " + str(a_file) + " is a file"),
         (["audit", spec, "--out", str(a_file / "sub")], "`--out`: " + str(a_file) + " is a file"),
-        (["audit", spec, "--store", str(tmp_path)], f"`store`: {tmp_path} is a folder"),
-        (["audit", spec, "--store", str(a_file)], f"`store`: {a_file} is not a sample store"),
+        (["audit", spec, "--store", str(tmp_path)], f"`--store`: {tmp_path} is a folder"),
+        (["audit", spec, "--store", str(a_file)], f"`--store`: {a_file} is not a sample store"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv
