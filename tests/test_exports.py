@@ -141,7 +141,7 @@ def test_the_family_table_marks_p_at_its_floor_on_screen():
 
     family = make_family()
     table = family_frame(family)
-    assert table.attrs["pvalue_floor"] == (499, False)
+    assert table.attrs["resampling"] == (499, False)
     shown = people_formatters(table)
     at_floor = [i for i, r in enumerate(family.results) if r.test.pvalue == 1 / 500]
     assert at_floor and all(shown["p"](table["p"][i]) == "≤\u00a00.002" for i in at_floor)  # never wrapped after ≤

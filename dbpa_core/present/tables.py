@@ -60,7 +60,7 @@ def family_frame(family):
     if len(floors) == 1:
         # One permutation floor for the whole p column: on screen a p at it reads "≤ 0.001" as on the card
         # (present.formatting.people_formatters); the CSV keeps the number.
-        table.attrs["pvalue_floor"] = floors.pop()
+        table.attrs["resampling"] = floors.pop()
     return table
 
 
