@@ -4,7 +4,7 @@
 
 Prints which kernels llama.cpp multiplies the packaged SmolLM2's weights
 with (scripts/install.sh builds tiled ones into it:
-``dbpa_core.samplers.engine.gemm_kernel``), then, side by side in one run
+``dbpa_core.samplers.llama_build.gemm_kernel``), then, side by side in one run
 (rounds interleaved, so that a change in the machine's load hits every
 configuration alike; medians over rounds):
 - tokens/s of SmolLM2-135M drawing k = 1, 8, 16, 32 samples of one prompt
@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from dbpa_core.rut.scoring import ReferenceScorer  # noqa: E402
 from dbpa_core.samplers import get_sampler, sample_seed  # noqa: E402
-from dbpa_core.samplers.engine import gemm_kernel  # noqa: E402
+from dbpa_core.samplers.llama_build import gemm_kernel  # noqa: E402
 from dbpa_core.samplers.local import get_engine, load_llama, resolve_model, smollm2_path  # noqa: E402
 
 PROMPT = "Explain in a few sentences why the sky is blue."

@@ -33,7 +33,6 @@ import json
 import os
 import sqlite3
 import sys
-import time
 import warnings
 from dataclasses import replace
 from contextlib import contextmanager
@@ -43,35 +42,8 @@ from ._validation import check_positive_int, shown
 from .data.files import writable_file, writable_folder, write_text
 from .data.store import StoreError
 
-EXIT_OK, EXIT_CHANGE, EXIT_BAD_INPUT, EXIT_FAILED = 0, 1, 2, 3
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr (redrawn in place on a terminal)."""
-
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
-        self.last = 0.0
-
-    def __call__(self, stage: str, done: int, total: int):
-        now = time.monotonic()
-        if done < total and now - self.last < 0.1:
-            return None
-        self.last = now
-        width = 30
-        filled = int(width * done / max(total, 1))
-        line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {shown(stage)}"
-        end = "\r" if self.stream.isatty() and done < total else "\n"
-        if end == "\n" and done < total and not self.stream.isatty():
-            return None  # a log file gets one line per finished stage
-        self.stream.write(f"\r{line[:120]:<120}{end}" if self.stream.isatty() else line + "\n")
-        self.stream.flush()
-        return None
-
-    def update(self, update) -> None:
-        """The bar of a :class:`dbpa_core.audit.runner.RunUpdate` (the audit runner's progress hook)."""
-        if update.stage in ("sampling", "embedding"):  # not each output, nor each drawn arm
-            self(update.text, update.done, update.total)
+from .cli.progress import ProgressBar
+from .cli import EXIT_BAD_INPUT, EXIT_CHANGE, EXIT_FAILED, EXIT_OK  # noqa: F401  (tests read them here)
 
 
 def _warn(message: str) -> None:
@@ -91,10 +63,11 @@ def _naming(path: Path):
 
 def _audit(args) -> int:
     from .audit import run_audit
-    from .present.exports import family_record, write_reports
+    from .present.exports import write_reports
+    from .present.records import family_record
     from .present.readings import read_family
     from .audit.spec import load_spec
-    from .data.store import SampleStore
+    from .cli import open_store
 
     from .audit import request_warnings
     from .stats.permutation import ResolutionWarning
@@ -105,21 +78,14 @@ def _audit(args) -> int:
         spec = replace(spec, sequential={"k_max": spec.k, "batch_size": min(10, spec.k)})
     request = spec.request  # every size checked before anything is opened or drawn
     out = writable_folder(Path(args.out) if args.out else Path(f"audit-{spec.name}"), "--out")
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     for message in request_warnings(request):
         _warn(message)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResolutionWarning)  # said once, above
         family = run_audit(spec, store=store, progress=ProgressBar().update)
-    explanations = None
-    if spec.explain is not None:
-        from .stats.explain import explain_change
-
-        explanations = [explain_change(r.original.texts, r.perturbed.texts, r.original.embeddings,
-                                       r.perturbed.embeddings, fdr=spec.explain["fdr"], n_resamples=spec.n_resamples,
-                                       rng=spec.seed) for r in family.results]
-    record = family_record(family, name=spec.name, settings=spec.settings(),
-                           explanations=explanations)
+    # "What changed" (the SPEC's explain) is computed by the runner, as for the app: family.explanations.
+    record = family_record(family, name=spec.name, settings=spec.settings(), explanations=family.explanations)
     with _naming(out):
         paths = write_reports(family, record, out)
     for perturbation in record["perturbations"]:
@@ -168,77 +134,6 @@ def _add_sibling_parsers(commands) -> None:
     add_stability_parser(commands)
 
 
-def _compare(args) -> int:
-    from .audit.compare import CompareRequest, run_compare
-    from .present.compare import compare_readings, compare_record, compare_table
-    from functools import partial
-
-    from .data.store import SampleStore
-    from .paper.embeddings import load_shipped_embeddings
-    from .present.formatting import format_pvalue
-
-    from ._validation import check_probability
-    from .stats.permutation import MAX_RESAMPLES
-
-    check_positive_int(args.n_resamples, "--n-resamples", maximum=MAX_RESAMPLES)
-    check_probability(args.alpha, "--alpha")
-    check_probability(args.fdr, "--fdr")
-    check_positive_int(args.seed, "--seed", minimum=0)
-    json_path = writable_file(Path(args.json), "--json") if args.json else None
-    request = CompareRequest(paths=tuple(args.files), fmt=args.fmt, arms=tuple(args.arms) if args.arms else None,
-                             similarity=args.similarity, discrepancy=args.discrepancy,
-                             n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha, fdr=args.fdr,
-                             embedder=args.embedder)
-    store = SampleStore(args.store) if args.store else SampleStore()
-    if args.fmt in (None, "spec"):  # many43: `dbpa compare SPEC.yaml` samples the prompts now
-        from .requests.many import compare_spec_result
-
-        result = compare_spec_result(args, store)
-    else:
-        result = run_compare(request, store=store, progress=ProgressBar(),
-                             known_vectors=partial(load_shipped_embeddings, store=store))
-    for note in (*result.log.notes, *result.test.warnings):
-        _warn(note)
-    test, (a, b) = result.test, result.arms
-    print(f"{a} → {b}: {test.n_prompts} prompts   ω ({args.discrepancy}) = {test.statistic:.4g}   "
-          f"p = {format_pvalue(test.pvalue, test.n_resamples, exact=test.exact)}   effect = {test.effect_size:+.3g} ({test.standardized_effect:+.1f} null sd)")
-    print(*compare_readings(result), sep="\n")
-    print(f"\n{'q':>7} {'p':>7} {'k ' + a[:8]:>10} {'k ' + b[:8]:>10}  prompt")
-    for row in compare_table(result):
-        prompt = " ".join(row["prompt"].split())
-        print(f"{row['qvalue']:7.3f} {row['pvalue']:7.3f} {row['k'][a]:10d} {row['k'][b]:10d}  "
-              f"{prompt[:70] + ('…' if len(prompt) > 70 else '')}{'  *' if row['changed'] else ''}")
-    from .present.compare import compare_theme_lines  # many43: what changed in each flagged prompt
-
-    print(*compare_theme_lines(result), sep="\n")
-    if json_path is not None:
-        write_text(json_path, json.dumps(compare_record(result), indent=2, ensure_ascii=False))
-    return EXIT_CHANGE if args.fail_on_change and result.change else EXIT_OK
-
-
-def _add_compare(commands, similarities, discrepancies, max_resamples) -> None:
-    from .audit.compare import COMPARE_DISCREPANCY
-
-    compare = commands.add_parser("compare", help="one perturbation across many prompts, from an eval log "
-                                  "(re-splits each prompt's outputs within that prompt)")
-    compare.add_argument("files", nargs="+", metavar="FILE", help="one log holding both arms, or two (one arm each)")
-    compare.add_argument("--from", dest="fmt", choices=("promptfoo", "lm-eval", "inspect", "jsonl", "spec"),
-                         help="the log's format; omit it (or spec) for a compare SPEC.yaml, sampled now")
-    compare.add_argument("--arms", nargs=2, metavar=("A", "B"), help="the original arm, then the perturbed one")
-    compare.add_argument("--similarity", default="cosine", choices=similarities, type=str.lower)
-    compare.add_argument("--discrepancy", default=COMPARE_DISCREPANCY, choices=discrepancies, type=str.lower,
-                         help=f"ω (default {COMPARE_DISCREPANCY}: the most power with few outputs per prompt)")
-    compare.add_argument("--n-resamples", type=int, default=1000, help=f"B, at most {max_resamples:,}")
-    compare.add_argument("--seed", type=int, default=0)
-    compare.add_argument("--alpha", type=float, default=0.05)
-    compare.add_argument("--fdr", type=float, default=0.1, help="false discovery rate of the per-prompt flags")
-    compare.add_argument("--embedder", default="minilm", choices=("minilm",))
-    compare.add_argument("--store", help="sample store (SQLite) caching the vectors; default $DBPA_STORE or "
-                         "~/.cache/dbpa_explorer")
-    compare.add_argument("--json", help="write the result as JSON here")
-    compare.add_argument("--fail-on-change", action="store_true", help="exit 1 when p <= alpha")
-
-
 def _failure(error: BaseException) -> str:
     """One paragraph for a run that could not finish: what, where, and what to do."""
     from .samplers import EndpointError
@@ -263,101 +158,11 @@ def _failure(error: BaseException) -> str:
             "report it. Samples drawn so far are in the store.")
 
 
-def _batch(args) -> int:
-    """``batch export`` / ``batch import``: an audit's samples through batch inference files."""
-    from .audit.batch import MAX_LINES, export_requests, import_results, write_requests
-    from .audit.spec import load_spec
-    from .data.store import SampleStore
-    from .present.batch import read_export, read_import
-
-    if args.batch_command in ("submit", "status", "fetch"):
-        return _batch_api(args)
-    spec = load_spec(args.spec) if args.spec else None  # the SPEC is checked before the store is opened
-    if args.batch_command == "export":
-        max_lines = check_positive_int(MAX_LINES if args.max_lines is None else args.max_lines, "--max-lines",
-                                       maximum=MAX_LINES,
-                                       why="OpenAI's limit of requests in one batch file")
-        writable_file(Path(args.out), "--out")
-        store = SampleStore(args.store) if args.store else SampleStore()
-        export = export_requests(spec, store=store, embeddings=args.embeddings)
-        print(read_export(export))
-        written = write_requests(export, args.out, max_lines=max_lines)
-        if not written:
-            print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
-                  f"Run `python -m dbpa_core audit {args.spec}`.")
-        for path, requests in written.items():
-            print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
-                  f"({requests[0].endpoint}).")
-        return EXIT_OK
-    store = SampleStore(args.store) if args.store else SampleStore()
-    result = import_results(args.results, store=store, spec=spec)
-    print("\n".join(map(shown, read_import(result).split("\n"))))  # each line one line: no forged ones
-    if result.n_stored + result.n_already_stored == 0:
-        return EXIT_BAD_INPUT  # not one line of the file fits this store (or SPEC)
-    return EXIT_OK if result.complete else EXIT_FAILED
-
-
-def _batch_api(args) -> int:
-    """``batch submit`` / ``status`` / ``fetch``: OpenAI's Batch endpoints through the ``openai`` client."""
-    from .audit.batch import batch_client, batch_status, fetch_results, submit_batch
-    from .present.batch import read_batch_status
-
-    client = batch_client(args.base_url)
-    if args.batch_command == "submit":
-        job = submit_batch(args.requests, client=client)
-        print(f"{shown(read_batch_status(job))} Check it with `python -m dbpa_core batch status {job.id}`; "
-              f"when it is completed, `python -m dbpa_core batch fetch {job.id} --out results.jsonl`.")
-        return EXIT_OK
-    if args.batch_command == "status":
-        print(shown(read_batch_status(batch_status(args.batch_id, client=client))))
-        return EXIT_OK
-    writable_file(Path(args.out), "--out")  # checked before the network call
-    job, lines = fetch_results(args.batch_id, args.out, client=client)
-    print(shown(read_batch_status(job)))
-    if lines is None:
-        problems = "; ".join(f"{e.code}: {e.message}" for e in (job.errors.data or [])) if job.errors else ""
-        print(f"No results to fetch yet{': ' + shown(problems) if problems else ''}. Run the same command again "
-              "later.")
-        return EXIT_FAILED
-    print(f"Wrote {args.out}: {lines:,} result lines. Next: `python -m dbpa_core batch import {args.out} "
-          "--spec SPEC.yaml`.")
-    return EXIT_OK
-
-
-def _add_batch_parser(commands) -> None:
-    batch = commands.add_parser("batch", help="batch inference files (OpenAI Batch API, vLLM run_batch)",
-                                description="Export the requests an audit still needs as an OpenAI batch input "
-                                            "file, run it with OpenAI's Batch API or vLLM's run_batch, import "
-                                            "the results; then `audit` runs from the store.")
-    steps = batch.add_subparsers(dest="batch_command", required=True)
-    export = steps.add_parser("export", help="write one request line per sample the store is missing")
-    export.add_argument("spec", help="the SPEC file (YAML)")
-    export.add_argument("--out", required=True, help="the requests file to write (JSONL)")
-    export.add_argument("--embeddings", action="store_true",
-                        help="export /v1/embeddings requests for stored samples instead (openai embedder)")
-    export.add_argument("--max-lines", type=int, help="split into files of at most this many lines "
-                                                      "(default 50 000, OpenAI's limit)")
-    export.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
-    imported = steps.add_parser("import", help="store the results of a batch output file")
-    imported.add_argument("results", help="the output (or error) file of the batch engine (JSONL)")
-    imported.add_argument("--spec", help="accept only results of this SPEC's requests")
-    imported.add_argument("--store", help="sample store (SQLite); default $DBPA_STORE or ~/.cache/dbpa_explorer")
-    base_url = {"help": "an OpenAI-compatible server with Batch endpoints; default api.openai.com (OPENAI_API_KEY)"}
-    submit = steps.add_parser("submit", help="upload a requests file to OpenAI's Batch API and start the batch")
-    submit.add_argument("requests", help="a requests file written by `batch export`")
-    submit.add_argument("--base-url", **base_url)
-    status = steps.add_parser("status", help="show a submitted batch's progress")
-    status.add_argument("batch_id")
-    status.add_argument("--base-url", **base_url)
-    fetch = steps.add_parser("fetch", help="download a finished batch's output and error lines")
-    fetch.add_argument("batch_id")
-    fetch.add_argument("--out", required=True, help="the results file to write (JSONL), for `batch import`")
-    fetch.add_argument("--base-url", **base_url)
 def _reproduce(args) -> int:
     """The paper's experiments: this project's values beside the reference run's and the paper's printed ones."""
     from .paper.registry import REPRODUCERS
-    from .data.store import SampleStore
-    from .present.exports import json_default
+    from .cli import open_store
+    from .present.records import json_default
     from .present.reproduction import reproduction_record, summary_lines
 
     from ._validation import check_n_resamples
@@ -365,7 +170,7 @@ def _reproduce(args) -> int:
     check_n_resamples(args.n_resamples, "--n-resamples")
     check_positive_int(args.seed, "--seed", minimum=0)
     json_path = writable_file(Path(args.json), "--json") if args.json else None
-    store = SampleStore(args.store) if args.store else SampleStore()
+    store = open_store(args.store)
     result = REPRODUCERS[args.experiment](store=store, n_resamples=args.n_resamples, seed=args.seed,
                                           progress=ProgressBar())
     print("\n".join(summary_lines(result)))
@@ -439,16 +244,19 @@ def main(argv=None) -> int:
     test.add_argument("--explain", action="store_true", help="also say what changed: themes whose share differs "
                       "between the files (Benjamini-Hochberg at --fdr) and representative outputs")
     test.add_argument("--fdr", type=float, default=0.1, help="false discovery rate of --explain's themes")
-    _add_batch_parser(commands)
+    from .cli.batch import add_batch_parser, batch_command
+    from .cli.compare import add_compare_parser, compare_command
+
+    add_batch_parser(commands)
     _add_reproduce(commands)
-    _add_compare(commands, SIMILARITIES, DISCREPANCY_NAMES, MAX_RESAMPLES)
+    add_compare_parser(commands, SIMILARITIES, DISCREPANCY_NAMES, MAX_RESAMPLES)
     _add_sibling_parsers(commands)
     from .cli.plan import add_plan_parser, plan_command
 
     add_plan_parser(commands, SIMILARITIES)
     args = parser.parse_args(argv)
     try:
-        return {"audit": _audit, "test": _test, "batch": _batch, "reproduce": _reproduce, "compare": _compare,
+        return {"audit": _audit, "test": _test, "batch": batch_command, "reproduce": _reproduce, "compare": compare_command,
                 "rut": _rut, "stability": _stability, "plan": plan_command}[args.command](args)
     except (ValueError, KeyError) as error:
         print(f"error: {_one_line(str(error).strip(chr(39)))}", file=sys.stderr)

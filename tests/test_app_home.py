@@ -440,7 +440,7 @@ def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():
     def script():
         import streamlit as st
 
-        from dbpa_core.audit.runner import RunUpdate
+        from dbpa_core.audit.arms import RunUpdate
         from dbpa_app.ui.runs import RunProgress
 
         bar = RunProgress("Drawing")

@@ -16,7 +16,7 @@ import yaml
 
 from dbpa_core.__main__ import main
 from dbpa_core.audit import run_audit
-from dbpa_core.present.exports import SCHEMA_PATH
+from dbpa_core.present.records import SCHEMA_PATH
 from dbpa_core.samplers import SamplingCancelled
 from dbpa_core.samplers.simulated import SimulatedSampler
 from dbpa_core.audit.spec import parse_spec
@@ -220,8 +220,8 @@ def test_bad_paths_exit_2_before_any_work(tmp_path, capsys):
     cases = [
         (["audit", spec, "--out", str(a_file)], "`--out`: " + str(a_file) + " is a file"),
         (["audit", spec, "--out", str(a_file / "sub")], "`--out`: " + str(a_file) + " is a file"),
-        (["audit", spec, "--store", str(tmp_path)], f"`store`: {tmp_path} is a folder"),
-        (["audit", spec, "--store", str(a_file)], f"`store`: {a_file} is not a sample store"),
+        (["audit", spec, "--store", str(tmp_path)], f"`--store`: {tmp_path} is a folder"),
+        (["audit", spec, "--store", str(a_file)], f"`--store`: {a_file} is not a sample store"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv

@@ -265,7 +265,7 @@ KERNEL_SCRIPT = textwrap.dedent("""
     import numpy as np
     from dbpa_core.samplers import get_sampler, sample_seed
     from dbpa_core.samplers.engine import gemm_kernel
-    from dbpa_core.samplers.engine import default_threads
+    from dbpa_core.samplers.llama_build import default_threads
     from dbpa_core.samplers.local import get_engine, resolve_model
     digest = hashlib.sha256()
     def rows(logits, tokens):
@@ -300,7 +300,7 @@ def test_the_tiled_kernels_run_and_change_no_number():
     row."""
     import platform
 
-    from dbpa_core.samplers.engine import GEMM_KERNELS, gemm_kernel
+    from dbpa_core.samplers.llama_build import GEMM_KERNELS, gemm_kernel
 
     if gemm_kernel() == GEMM_KERNELS[0]:
         reason = (f"llama-cpp-python here is a stock build ({platform.machine()}): the tiled kernels are built on "

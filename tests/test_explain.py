@@ -23,7 +23,9 @@ from dbpa_core.__main__ import main
 from dbpa_core.audit.spec import SpecError, parse_spec
 from dbpa_core.data.store import text_hash
 from dbpa_core.present import explanation as figures
-from dbpa_core.present.exports import SCHEMA_PATH, csv_safe, explanation_csv, explanation_html, explanation_record
+from dbpa_core.present.exports import explanation_html
+from dbpa_core.present.records import SCHEMA_PATH, explanation_record
+from dbpa_core.present.tables import csv_safe, explanation_csv
 from dbpa_core.present.explanation_readings import read_explanation, read_explanation_method, read_theme
 from dbpa_core.stats import explain as module
 from dbpa_core.stats.discrepancy import MMD

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from dbpa_core.audit import Arm, compare_family
-from dbpa_core.present.exports import (alignment_table, family_csv, family_frame, family_html, family_record,
-                                       json_default)
+from dbpa_core.present.exports import family_html
+from dbpa_core.present.records import family_record, json_default
+from dbpa_core.present.tables import alignment_table, family_csv, family_frame
 
 
 def make_family():
@@ -65,7 +66,7 @@ def test_record_is_valid_json_that_round_trips():
     """The record serialises without a fallback, validates against the report schema, and reads back equal."""
     import jsonschema
 
-    from dbpa_core.present.exports import SCHEMA_PATH
+    from dbpa_core.present.records import SCHEMA_PATH
 
     family = make_family()
     record = family_record(family, name="t", settings={"sampler": {"backend": "simulated"},
@@ -110,7 +111,8 @@ def test_exports_reproduce_the_screen_after_resample():
 def test_result_html_carries_the_test_and_what_changed():
     """One two-arm test's report: its decision and readings, and the explanation's readings when the record has
     one (theme names in italics); without one, no "What changed" section."""
-    from dbpa_core.present.exports import explanation_record, result_html
+    from dbpa_core.present.exports import result_html
+    from dbpa_core.present.records import explanation_record
     from dbpa_core.present.readings import read_pvalue
     from dbpa_core.present.records import result_to_dict
     from dbpa_core.stats.explain import explain_change
@@ -139,7 +141,7 @@ def test_the_family_table_marks_p_at_its_floor_on_screen():
 
     family = make_family()
     table = family_frame(family)
-    assert table.attrs["pvalue_floor"] == (499, False)
+    assert table.attrs["resampling"] == (499, False)
     shown = people_formatters(table)
     at_floor = [i for i, r in enumerate(family.results) if r.test.pvalue == 1 / 500]
     assert at_floor and all(shown["p"](table["p"][i]) == "≤\u00a00.002" for i in at_floor)  # never wrapped after ≤
@@ -235,7 +237,7 @@ def test_inputs_columns_never_overwrite_a_result_column_and_pass_csv_safe():
     import pandas as pd
 
     from dbpa_core.present.csv_inputs import with_inputs
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
 
     frame = pd.DataFrame({"seed": [1, 2], "p": [0.5, 0.01]})
     read = read_csv(frame_csv(with_inputs(frame, {"seed": 7, "scenario": "=HYPERLINK(1)", "token": "abcdefghijk"})))
@@ -250,7 +252,8 @@ def test_the_roc_csv_carries_the_runs_settings():
     record says them; a recorded setup's CSV its setup, design, allowed FPR and settings."""
     from dbpa_core.audit.experiments import rates_experiment
     from dbpa_core.present.csv_inputs import roc_inputs, with_inputs
-    from dbpa_core.present.exports import frame_csv, rates_record
+    from dbpa_core.present.records import rates_record
+    from dbpa_core.present.tables import frame_csv
 
     comparison = rates_experiment(lambda model, replicate, scenario: make_family(), ["a", "b"], ["s1", "s2"],
                                   replicates=2)

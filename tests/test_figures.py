@@ -66,7 +66,7 @@ def test_replay_frames_build_the_null_in_order(results):
 
 def test_one_colour_per_model_and_an_alpha_line():
     from dbpa_core import roc_analysis
-    from dbpa_core.present.figures import rates_over_alpha, roc_curves
+    from dbpa_core.present.roc_figures import rates_over_alpha, roc_curves
 
     rng = np.random.default_rng(3)
     target = np.r_[np.zeros(20, bool), np.ones(20, bool)]
@@ -87,7 +87,8 @@ def test_nine_models_never_share_a_colour():
     """The paper's nine models (Fig. 1) once wrapped round an eight-colour palette: GPT-2 and GPT-4 in the
     same green.  Each model has its own colour; more models than colours is an error, not a lookalike."""
     from dbpa_core import roc_analysis
-    from dbpa_core.present.figures import MODEL_COLOURS, model_colour, rates_over_alpha, roc_curves
+    from dbpa_core.present.figures import MODEL_COLOURS, model_colour
+    from dbpa_core.present.roc_figures import rates_over_alpha, roc_curves
 
     rng = np.random.default_rng(4)
     target = np.r_[np.zeros(10, bool), np.ones(10, bool)]
@@ -114,7 +115,7 @@ def test_log_axes_are_labelled_with_plain_numbers():
 def test_best_model_bars_outline_only_a_declared_best():
     """Fig. 2: TPR at each allowed FPR per model; the best is outlined, none on a tie."""
     from dbpa_core import roc_analysis
-    from dbpa_core.present.figures import best_model_bars
+    from dbpa_core.present.roc_figures import best_model_bars
 
     strong = roc_analysis([0.001, 0.002, 0.5, 0.6, 0.7], [True, True, False, False, False])
     weak = roc_analysis([0.3, 0.002, 0.001, 0.6, 0.7], [True, True, False, False, False])

@@ -40,7 +40,7 @@ def test_a_family_csv_names_its_statistic(minilm):
     """A column "ω" held the centroid distance T; now it says which statistic it holds."""
     from dbpa_core.audit import AuditRequest, SamplerConfig, run
     from dbpa_core.data.scenarios import load_scenarios
-    from dbpa_core.present.exports import family_frame, statistic_name
+    from dbpa_core.present.tables import family_frame, statistic_name
 
     scenario = load_scenarios()["seasons_question"]
     for discrepancy, column in (("centroid", "centroid T"), ("jsd", "ω")):

@@ -17,10 +17,11 @@ import yaml
 
 from dbpa_core.__main__ import main
 from dbpa_core.audit import run
-from dbpa_core.audit.request import AuditRequest, EmbedderConfig, Prompt, PerturbedPrompt, SamplerConfig
+from dbpa_core.audit.configs import EmbedderConfig, SamplerConfig
+from dbpa_core.audit.request import AuditRequest, PerturbedPrompt, Prompt
 from dbpa_core.data.provenance import get_sample_meta
 from dbpa_core.data.store import SampleStore
-from dbpa_core.present.exports import SCHEMA_PATH
+from dbpa_core.present.records import SCHEMA_PATH
 from dbpa_core.samplers import get_sampler
 from dbpa_core.samplers.openai_models import TemperatureRefused, fixed_temperature, token_parameter
 from servers import hosted_openai, misbehaving_server

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from dbpa_core.present.exports import rut_record
-from dbpa_core.present.figures import rank_ecdf, rank_histogram
+from dbpa_core.present.records import rut_record
+from dbpa_core.present.rut_figures import rank_ecdf, rank_histogram
 from dbpa_core.present.formatting import format_rut_pvalue
 from dbpa_core.present.rut_readings import read_rut_decision, rut_strip
 from dbpa_core.rut.data import AuditScores

@@ -297,7 +297,7 @@ def test_stacked_frame_keeps_every_table_shown():
     frame holds every table, each row named by its table, each table's own numbers as they are."""
     import pandas as pd
 
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
 
     omega = pd.DataFrame({"persona": ["doctor", "nurse"], "JSD · this project": ["0.343", "0.367 ***"]})
     costs = pd.DataFrame({"perturbations": [10, 100], "tokens · this project": [1234, 12340]})

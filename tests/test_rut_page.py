@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_app import metric, start
 
-from dbpa_core.present.exports import rut_record
+from dbpa_core.present.records import rut_record
 from dbpa_core.rut.collect import REFERENCE_TEMPERATURE, target_request
 from dbpa_core.rut.data import AuditScores
 from dbpa_core.rut.scoring import SCORE_NAMES
@@ -212,7 +212,7 @@ def test_a_rut_csv_and_record_never_carry_the_endpoints_credentials():
     from test_exports import SECRET_KEY, SECRET_PASSWORD, assert_no_secret, read_csv
 
     from dbpa_core.present.csv_inputs import rut_inputs, with_inputs
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
 
     rng = np.random.default_rng(0)
     scores = AuditScores(("a", "b", "c"), rng.normal(size=3), rng.normal(size=(3, 4)))

@@ -9,7 +9,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 import dbpa_core as d
 from dbpa_core.stats import _kernels
 from dbpa_core.stats.permutation import DegenerateSampleWarning
-from dbpa_core.stats.sequential import SequentialResult, _within_batch_perms, alpha_spent
+from dbpa_core.stats.sequential import SequentialResult, _within_batch_perms
+from dbpa_core.stats.spending import alpha_spent
 
 DIM = 8
 
@@ -315,7 +316,7 @@ def test_command_line_sequential_flag(tmp_path, monkeypatch, capsys):
     import yaml
 
     from dbpa_core.__main__ import main
-    from dbpa_core.present.exports import SCHEMA_PATH
+    from dbpa_core.present.records import SCHEMA_PATH
 
     monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
     path = tmp_path / "spec.yaml"

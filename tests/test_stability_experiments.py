@@ -329,7 +329,7 @@ def test_reproduce_stability_on_the_recorded_searches(tmp_path):
     import json
 
     from dbpa_core.__main__ import main
-    from dbpa_core.present.figures import stability_figure
+    from dbpa_core.present.stability_figures import stability_figure
     from dbpa_core.paper.stability import RATIOS, RISKS, stability_study, target_label
     from dbpa_core.stability.runs import TARGETS
 
@@ -466,7 +466,7 @@ def _recorded_study(**changes):
 def test_table1_export_and_screen_agree():
     """Table 1 (ours): the CSV's share columns say "%" and hold percentages, the screen shows the same numbers as
     "50 %"; a number that is not defined is an empty CSV cell and "—" on screen with a footnote, never "None"."""
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
     from dbpa_core.present.stability_report import read_table1_gaps, table1_frame, table1_shown
 
     study, row = _recorded_study(baseline_risk=0.5, adversarial_fraction=0.25, mean_queries=float("nan"))
@@ -539,7 +539,7 @@ def test_stability_readings_count_and_spell_percent_as_the_project_does():
 def test_figure1_subtitle_is_readable_and_above_the_plot():
     """Figure 1's constraint 1/θ₁ + 1/θ₂ = c: a 12 px subtitle in a top margin that holds it (as <sup> in the title
     it was ~8 px and sat on the y axis's top tick label)."""
-    from dbpa_core.present.figures import stability_figure
+    from dbpa_core.present.stability_figures import stability_figure
 
     study, _ = _recorded_study()
     for curve in ("ratio", "ratio_high", "risk"):

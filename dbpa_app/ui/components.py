@@ -249,7 +249,7 @@ def sequential_strip(result, *, label: str = "ω", key: str, current: bool = Tru
     """Where a sequential test stopped, its stage-wise p and decision, each read; then ω's path and boundary."""
     from dbpa_core.present.figures import sequential_path
     from dbpa_core.present.readings import read_sequential
-    from dbpa_core.stats.sequential import SPENDING_LABELS
+    from dbpa_core.stats.spending import SPENDING_LABELS
 
     from .runs import shared_figure
 

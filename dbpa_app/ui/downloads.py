@@ -34,7 +34,7 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
     columns = st.columns(3)
     if table is not None:
         from dbpa_core.present.csv_inputs import with_inputs
-        from dbpa_core.present.exports import frame_csv  # every CSV neutralises spreadsheet formulas
+        from dbpa_core.present.tables import frame_csv  # every CSV neutralises spreadsheet formulas
 
         csv = frame_csv(table if inputs is None else with_inputs(table, inputs))
         columns[0].download_button("Download table (CSV)", csv.encode(), f"{name}.csv",
@@ -43,7 +43,7 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         columns[1].download_button("Download result (JSON)", json.dumps(record, indent=2, default=float).encode(),
                                    f"{name}.json", "application/json", key=f"{name}_json", on_click="ignore")
     if report_html is not None:
-        from dbpa_core.present.exports import frame_csv  # what the report is about: the table as the CSV says it
+        from dbpa_core.present.tables import frame_csv  # what the report is about: the table as the CSV says it
 
         with columns[2]:
             report_download(report_html, name=name, about=(frame_csv(table) if table is not None else "", record))
@@ -94,7 +94,9 @@ def family_downloads(family, settings, *, name: str, current: bool = True, expla
     from it: the scenario and the replicate ("Resample" r draws other outputs than the seed alone; a
     home-page download after a Resample recorded neither and could not be re-run)."""
     from dbpa_core.present.csv_inputs import family_inputs
-    from dbpa_core.present.exports import family_frame, family_html, family_record
+    from dbpa_core.present.tables import family_frame
+    from dbpa_core.present.exports import family_html
+    from dbpa_core.present.records import family_record
 
     if request is not None:
         ran = {key: value for key, value in request.settings().items() if value is not None}
@@ -130,7 +132,8 @@ def report_settings(settings, *, models=None) -> dict:
 def result_downloads(test, *, alpha: float, label: str, name: str, title: str, current: bool = True,
                      explanation=None, arms=("original", "perturbed"), **context) -> None:
     """JSON and HTML of one two-arm test, with its "What changed" when ``explanation`` is given."""
-    from dbpa_core.present.exports import explanation_record, result_html
+    from dbpa_core.present.records import explanation_record
+    from dbpa_core.present.exports import result_html
     from dbpa_core.present.records import result_to_dict
 
     if explanation is not None:

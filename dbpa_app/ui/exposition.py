@@ -17,7 +17,7 @@ import time
 import numpy as np
 import streamlit as st
 
-from dbpa_core.audit.request import SamplerConfig
+from dbpa_core.audit.configs import SamplerConfig
 from dbpa_core.data.assets import ASSETS
 from dbpa_core.present.formatting import format_number, format_percent, format_pvalue, format_share, unbroken
 from dbpa_core.present.readings import decision, read_centroid_distance, read_effect, read_pvalue, read_statistic

@@ -84,7 +84,7 @@ def _compact(figure, title: str):
 class LiveDraw:
     """The live view of a request with one perturbation: its original and perturbed arms as they arrive.
 
-    Call it with each :class:`~dbpa_core.audit.runner.RunUpdate` (it is a
+    Call it with each :class:`~dbpa_core.audit.arms.RunUpdate` (it is a
     :class:`ui.runs.RunProgress` listener); it draws in the place where it was
     created and :meth:`close` removes it.  ``more_arms``: arms of the same
     run drawn after this pair (the time left shown covers the pair only, and

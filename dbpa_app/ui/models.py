@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dbpa_core.audit.request import SamplerConfig
+from dbpa_core.audit.configs import SamplerConfig
 
 from .settings import Settings
 

@@ -51,7 +51,7 @@ def reproduce(experiment: str, n_resamples: int, seed: int):
 
 def _minilm():
     """The process's one MiniLM (loaded once, whichever session asks first)."""
-    from dbpa_core.audit.request import EmbedderConfig
+    from dbpa_core.audit.configs import EmbedderConfig
 
     return embedder_for(EmbedderConfig("minilm"))
 
@@ -142,7 +142,7 @@ def show_best(best, *, alpha: float | None = None, current: bool = True) -> None
 def show_roc_study(study, max_fpr: float, *, key: str):
     """One setup of Figs 1–2: agreement, the best model at ``max_fpr`` (none on a tie), ROC, Fig. 2, table."""
     from dbpa_core.paper.design import ALLOWED_FPRS
-    from dbpa_core.present.figures import best_model_bars, rates_over_alpha, roc_curves
+    from dbpa_core.present.roc_figures import best_model_bars, rates_over_alpha, roc_curves
 
     st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
     best = study.best_at(max_fpr)

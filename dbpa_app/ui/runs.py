@@ -143,7 +143,8 @@ def _draw(request: AuditRequest, bar: RunProgress, backends: dict, live: str | N
     """
     import dataclasses
 
-    from dbpa_core.audit.runner import draw_arm, run
+    from dbpa_core.audit.arms import draw_arm
+    from dbpa_core.audit.runner import run
 
     from .live import LiveDraw, is_live
 

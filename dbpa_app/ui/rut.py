@@ -109,8 +109,8 @@ def show_result(result, scores, *, target_label: str, alpha: float, score: str, 
     import pandas as pd
 
     from dbpa_core.present.csv_inputs import rut_inputs
-    from dbpa_core.present.exports import rut_record
-    from dbpa_core.present.figures import rank_ecdf, rank_histogram
+    from dbpa_core.present.records import rut_record
+    from dbpa_core.present.rut_figures import rank_ecdf, rank_histogram
     from dbpa_core.present.rut_readings import read_rut_decision, rut_readings, rut_strip
 
     from .components import downloads

@@ -1,8 +1,8 @@
 """The settings a page runs with: which sampler and embedder (with their generation settings), and the seed.
 
 Frozen: the sampler and embedder are the same configuration objects an audit
-request holds (:class:`dbpa_core.audit.request.SamplerConfig`,
-:class:`~dbpa_core.audit.request.EmbedderConfig`), so a page's request is
+request holds (:class:`dbpa_core.audit.configs.SamplerConfig`,
+:class:`~dbpa_core.audit.configs.EmbedderConfig`), so a page's request is
 exactly what the command line would run.  The keys typed in the sidebar are
 kept apart (:class:`Keys`): they are never part of a request, a cache key or
 an export.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dbpa_core.audit.request import EmbedderConfig, SamplerConfig
+from dbpa_core.audit.configs import EmbedderConfig, SamplerConfig
 
 EMBEDDER_LABELS = {
     "minilm": "MiniLM-L6 (offline)",

@@ -92,7 +92,7 @@ def show_task(study, task: str, *, key: str):
     draws the ranking finding (the page fills it once the bootstrap is done).
     """
     from dbpa_core.present import stability_report as sr
-    from dbpa_core.present.figures import stability_figure
+    from dbpa_core.present.stability_figures import stability_figure
 
     ours = sr.table1_frame(study, task)
     # One above the other: side by side, each grid cut its last columns at a projector's 1024 px.

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dbpa_core.audit.experiments import alignment_family
 from dbpa_core.audit.request import Prompt
-from dbpa_core.present.exports import alignment_table
+from dbpa_core.present.tables import alignment_table
 from dbpa_core.present.figures import discrepancy_bars
 from dbpa_core.present.readings import read_family
 from dbpa_app.ui.components import cost_note, family_downloads, guard, show_prompt, show_table

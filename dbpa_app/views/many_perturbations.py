@@ -18,7 +18,7 @@ from dbpa_app.ui.resources import scenarios
 from dbpa_app.ui.runs import Audited, family_explanations, scenario_request
 from dbpa_app.ui.runs import family as run_family
 from dbpa_app.ui.sidebar import current_settings
-from dbpa_core.present.exports import family_frame
+from dbpa_core.present.tables import family_frame
 from dbpa_core.present.family_readings import read_uncorrected_fwer
 from dbpa_core.present.figures import discrepancy_bars, power_curve, sequential_path
 from dbpa_core.present.formatting import discrepancy_symbol, format_percent

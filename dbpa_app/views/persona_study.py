@@ -5,7 +5,7 @@ import streamlit as st
 from dbpa_core import significance_stars
 from dbpa_core.audit.experiments import persona_grid
 from dbpa_core.present.csv_inputs import family_inputs
-from dbpa_core.present.exports import persona_record
+from dbpa_core.present.records import persona_record
 from dbpa_core.present.figures import persona_grid as persona_grid_figure
 from dbpa_core.present.formatting import discrepancy_symbol
 from dbpa_app.ui.components import cost_note, downloads, guard, report_settings, show_table

@@ -11,8 +11,8 @@ from dbpa_app.ui.runs import RunProgress, family, scenario_request
 from dbpa_app.ui.sidebar import current_settings
 from dbpa_core.audit.experiments import rates_experiment
 from dbpa_core.present.csv_inputs import roc_inputs
-from dbpa_core.present.exports import rates_record
-from dbpa_core.present.figures import rates_over_alpha, roc_curves
+from dbpa_core.present.records import rates_record
+from dbpa_core.present.roc_figures import rates_over_alpha, roc_curves
 from dbpa_core.present.formatting import format_percent
 from dbpa_core.present.paper_readings import read_chance_aucs
 

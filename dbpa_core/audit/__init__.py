@@ -21,12 +21,12 @@ statistics.
 from importlib import import_module
 
 _NAMES = {
-    "request": ("ArmRequest", "AuditRequest", "EmbedderConfig", "PerturbedPrompt", "Prompt", "REPLICATE_STRIDE",
-                "SamplerConfig", "SequentialPlan", "arm_seed"),
-    "runner": ("ArmSource", "NotStored", "Progress", "RunUpdate", "build_embedder", "build_sampler", "compare_arms",
-               "request_warnings",
-               "compare_family", "compare_family_sequential", "compare_sequential", "draw_arm", "run", "run_audit",
-               "uploaded_arms"),
+    "configs": ("EmbedderConfig", "SamplerConfig"),
+    "request": ("ArmRequest", "AuditRequest", "PerturbedPrompt", "Prompt", "REPLICATE_STRIDE",
+                "SequentialPlan", "arm_seed"),
+    "arms": ("ArmSource", "NotStored", "Progress", "RunUpdate", "draw_arm"),
+    "runner": ("build_embedder", "build_sampler", "compare_arms", "request_warnings", "compare_family",
+               "compare_family_sequential", "compare_sequential", "explained", "run", "run_audit", "uploaded_arms"),
     "results": ("Arm", "FamilyResult", "PerturbationResult"),
     "identity": ("request_digest", "test_seed"),
     # Every analysis's request and the one dispatch table (the layer above: dbpa_core.requests).

@@ -150,13 +150,13 @@ class PersonaGrid:
     pvalues: np.ndarray = field(repr=False)
     discrepancy: str = "jsd"
     #: Per model, its tests' (B, exact): where a p sits at its floor 1/(B+1) (or 1/N) it reads "≤".
-    pvalue_floors: tuple[tuple[int, bool], ...] | None = None
+    resamplings: tuple[tuple[int, bool], ...] | None = None
     #: What produced the grid: the tests' k, B, similarity, ω and seed (the first model's family's settings;
     #: every model runs the same request but its sampler), for the downloads.
     settings: Mapping[str, Any] = field(default_factory=dict)
 
     def table(self, *, statistic_label: str = "ω"):
-        """The grid as a DataFrame: persona, kind, then the statistic and p per model (``attrs["pvalue_floors"]``:
+        """The grid as a DataFrame: persona, kind, then the statistic and p per model (``attrs["resamplings"]``:
         each p column's (B, exact), so the screen writes a p at its floor "≤ 0.001", as the paper view does).
 
         ``statistic_label`` names the statistic's columns (a page passes the discrepancy's own name, "JSD",
@@ -167,8 +167,8 @@ class PersonaGrid:
         for column, name in enumerate(self.models):
             table[f"{statistic_label} {name}"] = self.statistics[:, column]
             table[f"p {name}"] = self.pvalues[:, column]
-        if self.pvalue_floors is not None:
-            table.attrs["pvalue_floors"] = {f"p {name}": floor for name, floor in zip(self.models, self.pvalue_floors)}
+        if self.resamplings is not None:
+            table.attrs["resamplings"] = {f"p {name}": floor for name, floor in zip(self.models, self.resamplings)}
         return table
 
 

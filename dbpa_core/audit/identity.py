@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from functools import cached_property
 
 import numpy as np
 
@@ -53,3 +54,21 @@ def test_seed(request) -> int:
     inputs and settings, never on which side (app or command line) ran it.
     """
     return int(request.seed)
+
+
+class Identified:
+    """What every request kind shares: :meth:`describe` (its fields as plain data, :func:`describe`) and
+    :attr:`key` (their :func:`request_digest`), so that the four kinds cannot drift apart in how they are named.
+
+    A frozen dataclass that inherits it gets both; one whose description must stay as it was (the DBPA
+    audit's, which existing caches and reports are keyed by) overrides :meth:`describe` only.
+    """
+
+    def describe(self) -> dict:
+        """The whole request as plain JSON-ready data: what :attr:`key` digests."""
+        return describe(self)
+
+    @cached_property
+    def key(self) -> str:
+        """A stable digest of :meth:`describe` (:func:`request_digest`): equal requests, and only they, share it."""
+        return request_digest(self.describe())

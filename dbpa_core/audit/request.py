@@ -18,16 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
 
-from .._validation import (MAX_SAMPLES, MAX_TOKENS, SAMPLES_WHY, TOKENS_WHY, check_audit_size, check_base_url,
-                           check_choice, check_n_resamples, check_prompt_text,
-                           check_positive_int, check_probability, check_temperature,
-                           has_credentials, redact, redact_url)
-from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
-from ..samplers import SAMPLER_SETTINGS, SAMPLERS
-from .identity import REQUEST_VERSION, request_digest
+from .._validation import (MAX_SAMPLES, SAMPLES_WHY, check_audit_size, check_choice, check_n_resamples, check_prompt_text,
+                           check_positive_int, check_probability)
+from .configs import EmbedderConfig, SamplerConfig
+from .identity import REQUEST_VERSION, Identified
 
 # The statistics' name lists are imported where a request is checked, not here: the app's sidebar builds
 # sampler configs before the compiled statistics are loaded.
@@ -46,153 +41,6 @@ def arm_seed(seed: int, *, perturbed: bool, replicate: int = 0) -> int:
     prompt); replicate r adds r·:data:`REPLICATE_STRIDE`.
     """
     return int(seed) + REPLICATE_STRIDE * int(replicate) + (1 if perturbed else 0)
-
-
-def _options(value, allowed, owner: str) -> tuple[tuple[str, Any], ...]:
-    items = dict(value.items() if isinstance(value, dict) else value)
-    for name in items:
-        if name not in allowed:
-            raise ValueError(f"`{owner}.{name}` is not a setting of this backend; allowed: "
-                             f"{', '.join(sorted(allowed)) or '(none)'}.")
-        _no_credential(items[name], f"{owner}.{name}")
-    return tuple(sorted((str(k), v) for k, v in items.items() if v is not None))
-
-
-def _no_credential(value, name: str) -> None:
-    # A request is a cache key, a report's settings and a store key: a key typed into a field never enters it.
-    if isinstance(value, str) and redact(value) != value:
-        raise ValueError(f"`{name}` looks like a credential (an API key or a password); pass keys separately "
-                         "(OPENAI_API_KEY, or the sidebar's key field).")
-
-
-def _url(value, name: str) -> str:
-    url = check_base_url(value, name) or ""
-    if has_credentials(url):
-        # A request is a cache key, a report's settings and a store key: credentials never enter it.
-        raise ValueError(f"`{name}` holds a credential ({redact_url(url)}); remove it and pass the key "
-                         "separately (OPENAI_API_KEY, or the sidebar's key field).")
-    return url
-
-
-@dataclass(frozen=True)
-class SamplerConfig:
-    """Which model draws an arm's outputs, and how (never a credential).
-
-    Attributes
-    ----------
-    backend : {"simulated", "recorded", "local", "openai"}
-    model : str
-        The model name the backend knows ("" for the backend's own).
-    base_url : str
-        An OpenAI-compatible server ("" for the backend's default); never holds credentials.
-    temperature, max_tokens : float, int or None
-        Generation settings of every request (None: the backend's default).
-    options : tuple of (name, value)
-        Other constructor settings of the backend (:data:`dbpa_core.samplers.SAMPLER_SETTINGS`),
-        sorted by name.
-    """
-
-    backend: str = "simulated"
-    model: str = ""
-    base_url: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    options: tuple[tuple[str, Any], ...] = ()
-
-    def __post_init__(self):
-        backend = check_choice(self.backend, "sampler.backend", SAMPLERS)
-        object.__setattr__(self, "backend", backend)
-        object.__setattr__(self, "model", str(self.model or ""))
-        _no_credential(self.model, "sampler.model")
-        object.__setattr__(self, "base_url", _url(self.base_url, "sampler.base_url"))
-        if self.temperature is not None:
-            object.__setattr__(self, "temperature", check_temperature(self.temperature, "sampler.temperature"))
-        if backend == "openai":  # a reasoning model's one temperature: refused here, before any paid call
-            from ..samplers.openai_models import check_model_temperature
-
-            check_model_temperature(self.model, self.temperature, "sampler.temperature")
-        if self.max_tokens is not None:
-            object.__setattr__(self, "max_tokens", check_positive_int(self.max_tokens, "sampler.max_tokens",
-                                                                      maximum=MAX_TOKENS, why=TOKENS_WHY))
-        allowed = set(SAMPLER_SETTINGS[backend]) - {"model", "base_url"}
-        object.__setattr__(self, "options", _options(self.options, allowed, "sampler"))
-
-    @classmethod
-    def from_mapping(cls, mapping: dict) -> SamplerConfig:
-        """From a SPEC's ``sampler`` mapping (``backend``, generation settings, constructor settings)."""
-        values = dict(mapping)
-        return cls(backend=values.pop("backend", "simulated"), model=values.pop("model", ""),
-                   base_url=values.pop("base_url", None) or "", temperature=values.pop("temperature", None),
-                   max_tokens=values.pop("max_tokens", None), options=values)
-
-    def as_mapping(self) -> dict:
-        """The SPEC's ``sampler`` mapping of this configuration (what a report records)."""
-        mapping = {"backend": self.backend, **({"model": self.model} if self.model else {}),
-                   **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
-        if self.temperature is not None:
-            mapping["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            mapping["max_tokens"] = self.max_tokens
-        return mapping
-
-    def constructor_settings(self) -> dict:
-        """Keyword arguments of :func:`dbpa_core.samplers.get_sampler` (generation settings excluded)."""
-        return {**({"model": self.model} if self.model else {}),
-                **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
-
-    @property
-    def instance(self) -> SamplerConfig:
-        """The same backend without generation settings: what one sampler instance serves."""
-        return dataclasses.replace(self, temperature=None, max_tokens=None)
-
-    @property
-    def label(self) -> str:
-        return self.model or self.backend
-
-
-@dataclass(frozen=True)
-class EmbedderConfig:
-    """Which embedder turns outputs into vectors (never a credential).
-
-    Attributes
-    ----------
-    name : {"minilm", "openai"}
-    model, base_url : str
-        For the OpenAI-compatible embedder ("" for its defaults).
-    options : tuple of (name, value)
-        Other constructor settings (:data:`dbpa_core.embedders.EMBEDDER_SETTINGS`).
-    """
-
-    name: str = "minilm"
-    model: str = ""
-    base_url: str = ""
-    options: tuple[tuple[str, Any], ...] = ()
-
-    def __post_init__(self):
-        name = check_choice(self.name, "embedder.name", EMBEDDERS)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "model", str(self.model or ""))
-        _no_credential(self.model, "embedder.model")
-        object.__setattr__(self, "base_url", _url(self.base_url, "embedder.base_url"))
-        allowed = set(EMBEDDER_SETTINGS[name]) - {"model", "base_url"}
-        object.__setattr__(self, "options", _options(self.options, allowed, "embedder"))
-
-    @classmethod
-    def from_mapping(cls, mapping: dict) -> EmbedderConfig:
-        values = dict(mapping)
-        return cls(name=values.pop("name", "minilm"), model=values.pop("model", ""),
-                   base_url=values.pop("base_url", None) or "", options=values)
-
-    def as_mapping(self) -> dict:
-        return {"name": self.name, **self.constructor_settings()}
-
-    def constructor_settings(self) -> dict:
-        return {**({"model": self.model} if self.model else {}),
-                **({"base_url": self.base_url} if self.base_url else {}), **dict(self.options)}
-
-    @property
-    def label(self) -> str:
-        return self.model or self.name
 
 
 @dataclass(frozen=True)
@@ -239,7 +87,7 @@ class SequentialPlan:
     futility: float | None = None
 
     def __post_init__(self):
-        from ..stats.sequential import SPENDING
+        from ..stats.spending import SPENDING
 
         batch = check_positive_int(self.batch_size, "sequential.batch_size", minimum=2, maximum=MAX_SAMPLES,
                                    why=SAMPLES_WHY)
@@ -277,7 +125,7 @@ class ArmRequest:
 
 
 @dataclass(frozen=True)
-class AuditRequest:
+class AuditRequest(Identified):
     """Everything an audit's result depends on; frozen, hashable, free of credentials.
 
     Attributes
@@ -306,6 +154,10 @@ class AuditRequest:
         An independent repetition of the same audit (new samples, same tests).
     scenario : str
         The scenario the prompts come from ("" for typed prompts): a name, not an input.
+    explain_fdr : float or None
+        "What changed" for every perturbation at this false-discovery rate (a SPEC's ``explain``), computed
+        by :func:`~dbpa_core.audit.runner.run` into :attr:`FamilyResult.explanations
+        <dbpa_core.audit.results.FamilyResult>`; None: none.
     """
 
     original: Prompt
@@ -323,6 +175,7 @@ class AuditRequest:
     seed: int = 0
     replicate: int = 0
     scenario: str = ""
+    explain_fdr: float | None = None
 
     def __post_init__(self):
         from ..stats.corrections import METHODS
@@ -338,6 +191,7 @@ class AuditRequest:
             "n_resamples": check_n_resamples(self.n_resamples),
             "seed": check_positive_int(self.seed, "seed", minimum=0),
             "replicate": check_positive_int(self.replicate, "replicate", minimum=0),
+            "explain_fdr": None if self.explain_fdr is None else check_probability(self.explain_fdr, "explain.fdr"),
             "k": (self.sequential.k_max if self.sequential is not None
                   else check_positive_int(self.k, "k", minimum=2, maximum=MAX_SAMPLES, why=SAMPLES_WHY)),
         }
@@ -375,14 +229,12 @@ class AuditRequest:
 
     # ------------------------------------------------------------ identity
     def describe(self) -> dict:
-        """The whole request as plain JSON-ready data (what :attr:`key` digests)."""
-        return {"request": type(self).__name__, "version": REQUEST_VERSION, **dataclasses.asdict(self)}
-
-    @cached_property
-    def key(self) -> str:
-        """A stable digest of :meth:`describe` (:func:`~.identity.request_digest`, the scheme every request kind
-        shares): equal requests, and only they, share it."""
-        return request_digest(self.describe())
+        """The whole request as plain JSON-ready data (what :attr:`key` digests; nested dataclasses as
+        mappings, as they always were: the key of a request is unchanged by :class:`~.identity.Identified`)."""
+        described = {"request": type(self).__name__, "version": REQUEST_VERSION, **dataclasses.asdict(self)}
+        if described["explain_fdr"] is None:  # a request without "What changed" keeps the key it always had
+            del described["explain_fdr"]
+        return described
 
     def tests_only(self) -> AuditRequest:
         """The request without what only re-reads a fixed-k result (the correction and α).
@@ -425,4 +277,5 @@ class AuditRequest:
                 "embedder": self.embedder.as_mapping(), "k": self.k, "n_resamples": self.n_resamples,
                 "similarity": self.similarity, "discrepancy": self.discrepancy, "correction": self.correction,
                 "alpha": self.alpha, "seed": self.seed, "replicate": self.replicate,
-                "sequential": self.sequential.as_mapping() if self.sequential else None}
+                "sequential": self.sequential.as_mapping() if self.sequential else None,
+                **({"explain": {"fdr": self.explain_fdr}} if self.explain_fdr is not None else {})}

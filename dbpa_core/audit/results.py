@@ -106,6 +106,9 @@ class FamilyResult:
     results: tuple[PerturbationResult, ...]
     adjusted: AdjustedPValues
     settings: Mapping[str, Any] = field(default_factory=ReadOnly)
+    #: One "What changed" account per perturbation, in order, when the request asked for them
+    #: (:attr:`~dbpa_core.audit.request.AuditRequest.explain_fdr`); None otherwise.
+    explanations: tuple | None = None
 
     @property
     def kind(self) -> str:
@@ -116,4 +119,4 @@ class FamilyResult:
         """The same tests under another correction or α (a new object; p-values are not recomputed)."""
         adjusted = adjust_pvalues([r.test.pvalue for r in self.results], method=correction, alpha=alpha)
         return FamilyResult(self.results, adjusted, ReadOnly(self.settings, correction=adjusted.method,
-                                                             alpha=adjusted.alpha))
+                                                             alpha=adjusted.alpha), self.explanations)

@@ -48,21 +48,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._validation import (CONCURRENCY_WHY, EMBED_BATCH_WHY, MAX_CONCURRENCY, MAX_EMBED_BATCH, MAX_N_CTX,
-                           MAX_PERTURBATIONS, MAX_RETRIES, MAX_SAMPLES, MAX_TIMEOUT, MAX_TOKENS, N_CTX_WHY,
-                           PERTURBATIONS_WHY, RESAMPLES_WHY, RETRIES_WHY, SAMPLES_WHY, TOKENS_WHY, InvalidValue,
-                           check_audit_size, check_base_url, check_choice, check_positive_float, check_positive_int,
-                           check_probability, check_prompt_text, check_temperature, has_credentials, redact)
+from .._validation import (MAX_PERTURBATIONS, MAX_SAMPLES, PERTURBATIONS_WHY, RESAMPLES_WHY, SAMPLES_WHY, InvalidValue,
+                           check_audit_size, check_choice, check_positive_int,
+                           check_probability, check_prompt_text, redact)
 from ..data.assets import key_lines, read_yaml
 from ..data.scenarios import KINDS, Perturbation, Scenario, load_scenarios
-from ..embedders import EMBEDDER_SETTINGS, EMBEDDERS
-from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS, SAMPLERS
 from ..stats.corrections import METHODS
 from ..stats.discrepancy import DISCREPANCY_NAMES
 from ..stats.permutation import MAX_RESAMPLES
-from .request import AuditRequest, EmbedderConfig, SamplerConfig, SequentialPlan
-from ..stats.sequential import SPENDING
+from .configs import EmbedderConfig, SamplerConfig
+from .request import AuditRequest, SequentialPlan
+from ..stats.spending import SPENDING
 from ..stats.similarity import SIMILARITIES
+from .spec_fields import SpecError, checked, embedder_block, fail, mapping, sampler_block
 
 _TOP = {"name", "sampler", "perturbed_sampler", "embedder", "scenario", "prompts", "perturbations", "k",
         "n_resamples", "similarity", "discrepancy", "correction", "alpha", "seed", "sequential", "explain"}
@@ -71,15 +69,6 @@ _PERTURBATION = {"id", "label", "kind", "prompt", "system"}
 # A name becomes part of a folder name (audit-<name>): a file name, never a path.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _SEQUENTIAL = {"batch_size", "k_max", "spending", "futility"}
-
-
-class SpecError(ValueError):
-    """The SPEC is malformed; the message names the key (and, from :func:`load_spec`, its line) and what is
-    allowed, never the value written there (a SPEC may hold a key typed into the wrong field)."""
-
-    def __init__(self, message: str, key: str | None = None):
-        super().__init__(message)
-        self.key = key
 
 
 @dataclass(frozen=True)
@@ -114,7 +103,8 @@ class AuditSpec:
             perturbed_sampler=SamplerConfig.from_mapping(self.perturbed_sampler) if self.perturbed_sampler else None,
             embedder=EmbedderConfig.from_mapping(self.embedder), k=self.k, sequential=sequential,
             n_resamples=self.n_resamples, similarity=self.similarity, discrepancy=self.discrepancy,
-            correction=self.correction, alpha=self.alpha, seed=self.seed)
+            correction=self.correction, alpha=self.alpha, seed=self.seed,
+            explain_fdr=self.explain["fdr"] if self.explain is not None else None)
 
     def settings(self) -> dict:
         """The settings block of a report (never a secret: SPECs cannot hold keys)."""
@@ -125,111 +115,13 @@ class AuditSpec:
                 "explain": self.explain}
 
 
-def _fail(key: str, message: str):
-    raise SpecError(f"`{key}` {message}", key)
-
-
-def _checked(check, value, key: str, *args, **kwargs):
-    """A shared validator from :mod:`dbpa_core._validation`, its error re-raised as a SpecError naming ``key``
-    (and not the value)."""
-    try:
-        return check(value, key, *args, **kwargs)
-    except InvalidValue as error:
-        raise SpecError(error.without_value, key) from None
-    except ValueError as error:
-        raise SpecError(str(error), key) from None
-
-
-def _mapping(value, key: str, allowed) -> dict:
-    if not isinstance(value, dict):
-        _fail(key, "must be a mapping.")
-    for name in value:
-        if name not in allowed:
-            _fail(f"{key}.{name}", f"is not a known key; allowed: {', '.join(sorted(allowed))}.")
-    return dict(value)
-
-
-def _url(value, key: str) -> str | None:
-    url = _checked(check_base_url, value, key)
-    if has_credentials(url):
-        # A SPEC is a file that gets shared and committed: keys stay in the environment.
-        _fail(key, "holds a credential (user:password@ or a key parameter); remove it and set "
-                   "OPENAI_API_KEY in the environment instead.")
-    return url
-
-
-def _no_credentials(settings: dict, key: str) -> None:
-    # A key typed into `model` (or any other field) would be shown, stored and shared with the SPEC.
-    for name, item in settings.items():
-        if name != "base_url" and isinstance(item, str) and redact(item) != item:
-            _fail(f"{key}.{name}", "looks like a credential (an API key or a password); keys never go into a SPEC: "
-                                   "set OPENAI_API_KEY in the environment instead.")
-
-
-def _sampler(value, key: str) -> dict:
-    if isinstance(value, dict) and "api_key" in value:
-        _fail(f"{key}.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
-    if not isinstance(value, dict):
-        _fail(key, "must be a mapping with a `backend`.")
-    backend = _checked(check_choice, value.get("backend"), f"{key}.backend", SAMPLERS)
-    # Each backend takes its own settings: a key another backend would use is an error here,
-    # not a TypeError from the constructor later.
-    sampler = _mapping(value, key, {"backend", *GENERATION_SETTINGS, *SAMPLER_SETTINGS[backend]})
-    sampler["backend"] = backend
-    _no_credentials(sampler, key)
-    if backend == "openai" and not sampler.get("model"):
-        _fail(f"{key}.model", "is required for the openai backend (the model name the server knows).")
-    if backend == "local" and "model" in sampler:
-        from ..samplers.quantize import LOCAL_MODELS
-
-        sampler["model"] = _checked(check_choice, sampler["model"], f"{key}.model", LOCAL_MODELS)
-    if sampler.get("temperature") is not None:
-        sampler["temperature"] = _checked(check_temperature, sampler["temperature"], f"{key}.temperature")
-        if backend == "openai":  # a reasoning model accepts only temperature 1: said before any paid call
-            from ..samplers.openai_models import check_model_temperature
-
-            _checked(lambda value, name: check_model_temperature(sampler["model"], value, name),
-                     sampler["temperature"], f"{key}.temperature")
-    if "max_tokens" in sampler:
-        sampler["max_tokens"] = _checked(check_positive_int, sampler["max_tokens"], f"{key}.max_tokens",
-                                         maximum=MAX_TOKENS, why=TOKENS_WHY)
-    for name, minimum, maximum, why in (("max_concurrency", 1, MAX_CONCURRENCY, CONCURRENCY_WHY),
-                                        ("n_ctx", 16, MAX_N_CTX, N_CTX_WHY),
-                                        ("max_retries", 0, MAX_RETRIES, RETRIES_WHY)):
-        if name in sampler:
-            sampler[name] = _checked(check_positive_int, sampler[name], f"{key}.{name}", minimum=minimum,
-                                     maximum=maximum, why=why)
-    if "timeout" in sampler:
-        sampler["timeout"] = _checked(check_positive_float, sampler["timeout"], f"{key}.timeout",
-                                      maximum=MAX_TIMEOUT, why="an hour")
-    if "base_url" in sampler:
-        sampler["base_url"] = _url(sampler["base_url"], f"{key}.base_url")
-    _typed(sampler, key)
-    return sampler
-
-
-#: Settings of a fixed type: a YAML string such as 'no' is not false, and a list is not a model name.
-_BOOLEANS = ("logprobs",)
-_STRINGS = ("model", "path", "model_path")
-
-
-def _typed(settings: dict, key: str) -> None:
-    """Refuse a boolean setting that is not a boolean and a text setting that is not a string."""
-    for name in _BOOLEANS:
-        if name in settings and not isinstance(settings[name], bool):
-            _fail(f"{key}.{name}", "must be true or false (unquoted); a quoted 'no' or 'false' is text.")
-    for name in _STRINGS:
-        if name in settings and settings[name] is not None and not isinstance(settings[name], str):
-            _fail(f"{key}.{name}", f"must be a text, not a {type(settings[name]).__name__}.")
-
-
 def _prompt_field(value, key: str) -> str | None:
     """A prompt or system prompt: a string (or absent), within the bounds of a prompt, holding no credential."""
     if value is None:
         return None
     if not isinstance(value, str):
-        _fail(key, f"must be a text (quote it if needed), not a {type(value).__name__}.")
-    return _checked(check_prompt_text, value, key)
+        fail(key, f"must be a text (quote it if needed), not a {type(value).__name__}.")
+    return checked(check_prompt_text, value, key)
 
 
 def _name_field(value, key: str, default: str) -> str:
@@ -238,50 +130,21 @@ def _name_field(value, key: str, default: str) -> str:
     if value is None or value == "":
         return default
     if isinstance(value, bool) or not isinstance(value, str | int):
-        _fail(key, f"must be a text, not a {type(value).__name__}.")
+        fail(key, f"must be a text, not a {type(value).__name__}.")
     value = str(value)  # control characters are kept (a report shows them neutralised; the terminal escaped)
     if redact(value) != value:
-        _fail(key, "looks like a credential (an API key or a password); it would be printed and written to every "
+        fail(key, "looks like a credential (an API key or a password); it would be printed and written to every "
                    "report: remove it.")
     return value
-
-
-
-def _embedder(value) -> dict:
-    if isinstance(value, dict) and "api_key" in value:
-        _fail("embedder.api_key", "must not be in a SPEC; set OPENAI_API_KEY in the environment instead.")
-    if not isinstance(value, dict):
-        _fail("embedder", "must be a mapping with a `name`.")
-    name = _checked(check_choice, value.get("name", "minilm"), "embedder.name", EMBEDDERS)
-    embedder = _mapping(value, "embedder", {"name", *EMBEDDER_SETTINGS[name]})
-    embedder["name"] = name
-    _no_credentials(embedder, "embedder")
-    if "batch_size" in embedder:
-        embedder["batch_size"] = _checked(check_positive_int, embedder["batch_size"], "embedder.batch_size",
-                                          maximum=MAX_EMBED_BATCH, why=EMBED_BATCH_WHY)
-    for name, minimum, maximum, why in (("max_retries", 0, MAX_RETRIES, RETRIES_WHY),):
-        if name in embedder:
-            embedder[name] = _checked(check_positive_int, embedder[name], f"embedder.{name}", minimum=minimum,
-                                      maximum=maximum, why=why)
-    if "timeout" in embedder:
-        embedder["timeout"] = _checked(check_positive_float, embedder["timeout"], "embedder.timeout",
-                                       maximum=MAX_TIMEOUT, why="an hour")
-    if "base_url" in embedder:
-        embedder["base_url"] = _url(embedder["base_url"], "embedder.base_url")
-    if "device" in embedder:
-        from ..embedders.minilm import check_device
-
-        embedder["device"] = _checked(check_device, embedder["device"], "embedder.device")
-    return embedder
 
 
 def _name(value, default: str) -> str:
     if value is None:
         return default
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        _fail("name", "must be a file name (letters, digits, '.', '_', '-'; at most 100, no path).")
+        fail("name", "must be a file name (letters, digits, '.', '_', '-'; at most 100, no path).")
     if redact(value) != value:
-        _fail("name", "looks like a credential (an API key); it would name the report folder. Give another name.")
+        fail("name", "looks like a credential (an API key); it would name the report folder. Give another name.")
     return value
 
 
@@ -290,17 +153,17 @@ def _sequential(spec: dict) -> dict | None:
     if spec.get("sequential") is None:
         return None
     if "k" in spec:
-        _fail("k", "fixes the sample size; with `sequential` give its maximum as `sequential.k_max` instead.")
-    sequential = _mapping(spec["sequential"], "sequential", _SEQUENTIAL)
-    batch_size = _checked(check_positive_int, sequential.get("batch_size", 10), "sequential.batch_size", minimum=2,
+        fail("k", "fixes the sample size; with `sequential` give its maximum as `sequential.k_max` instead.")
+    sequential = mapping(spec["sequential"], "sequential", _SEQUENTIAL)
+    batch_size = checked(check_positive_int, sequential.get("batch_size", 10), "sequential.batch_size", minimum=2,
                           maximum=MAX_SAMPLES, why=SAMPLES_WHY)
     settings = {"batch_size": batch_size,
-                "k_max": _checked(check_positive_int, sequential.get("k_max", 200), "sequential.k_max",
+                "k_max": checked(check_positive_int, sequential.get("k_max", 200), "sequential.k_max",
                                   minimum=batch_size, maximum=MAX_SAMPLES, why=SAMPLES_WHY),
-                "spending": _checked(check_choice, sequential.get("spending", "pocock"), "sequential.spending",
+                "spending": checked(check_choice, sequential.get("spending", "pocock"), "sequential.spending",
                                      SPENDING)}
     if sequential.get("futility") is not None:
-        settings["futility"] = _checked(check_probability, sequential["futility"], "sequential.futility")
+        settings["futility"] = checked(check_probability, sequential["futility"], "sequential.futility")
     return settings
 
 
@@ -311,38 +174,38 @@ def _explain(value) -> dict | None:
     if value is True:
         return {"fdr": 0.1}
     if not isinstance(value, dict):
-        _fail("explain", "must be true, false or a mapping such as {fdr: 0.1}.")
-    explain = _mapping(value, "explain", {"fdr"})
-    return {"fdr": _checked(check_probability, explain.get("fdr", 0.1), "explain.fdr")}
+        fail("explain", "must be true, false or a mapping such as {fdr: 0.1}.")
+    explain = mapping(value, "explain", {"fdr"})
+    return {"fdr": checked(check_probability, explain.get("fdr", 0.1), "explain.fdr")}
 
 
 def _prompts_scenario(value) -> Scenario:
     """A scenario built from literal prompts (no template, no simulated facets)."""
-    prompts = _mapping(value, "prompts", {"original", "perturbations"})
-    original = _mapping(prompts.get("original"), "prompts.original", _PROMPT)
+    prompts = mapping(value, "prompts", {"original", "perturbations"})
+    original = mapping(prompts.get("original"), "prompts.original", _PROMPT)
     for name in ("prompt", "system"):
         _prompt_field(original.get(name), f"prompts.original.{name}")
     if not isinstance(original.get("prompt"), str) or not original["prompt"].strip():
-        _fail("prompts.original.prompt", "is required: the original prompt x.")
+        fail("prompts.original.prompt", "is required: the original prompt x.")
     items = prompts.get("perturbations")
     if not isinstance(items, list) or not items:
-        _fail("prompts.perturbations", "must be a non-empty list of perturbed prompts.")
+        fail("prompts.perturbations", "must be a non-empty list of perturbed prompts.")
     if len(items) > MAX_PERTURBATIONS:
-        _fail("prompts.perturbations", f"holds at most {MAX_PERTURBATIONS:,} perturbations ({PERTURBATIONS_WHY}).")
+        fail("prompts.perturbations", f"holds at most {MAX_PERTURBATIONS:,} perturbations ({PERTURBATIONS_WHY}).")
     perturbations, seen = [], set()
     for position, item in enumerate(items):
         key = f"prompts.perturbations[{position}]"
-        item = _mapping(item, key, _PERTURBATION)
+        item = mapping(item, key, _PERTURBATION)
         pid = _name_field(item.get("id"), f"{key}.id", f"p{position + 1}")
         if pid in seen:
-            _fail(f"{key}.id", "repeats an earlier perturbation's id; ids must be unique.")
+            fail(f"{key}.id", "repeats an earlier perturbation's id; ids must be unique.")
         seen.add(pid)
         label = _name_field(item.get("label"), f"{key}.label", pid)
         for name in ("prompt", "system"):
             _prompt_field(item.get(name), f"{key}.{name}")
         if not isinstance(item.get("prompt"), str) or not item["prompt"].strip():
-            _fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
-        kind = _checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
+            fail(f"{key}.prompt", "is required: the perturbed prompt x′ exactly as it is to be sent.")
+        kind = checked(check_choice, item["kind"], f"{key}.kind", KINDS) if item.get("kind") else ""
         transform = {"type": "literal", "prompt": item["prompt"]}
         if item.get("system") is not None:
             transform["system"] = str(item["system"])
@@ -361,28 +224,28 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
     spec = data
     for name in spec:
         if name not in _TOP:
-            _fail(name, f"is not a SPEC key; allowed: {', '.join(sorted(_TOP))}.")
-    sampler = _sampler(spec.get("sampler", {"backend": "simulated"}), "sampler")
-    perturbed = _sampler(spec["perturbed_sampler"], "perturbed_sampler") if spec.get("perturbed_sampler") else None
-    embedder = _embedder(spec.get("embedder", {"name": "minilm"}))
+            fail(name, f"is not a SPEC key; allowed: {', '.join(sorted(_TOP))}.")
+    sampler = sampler_block(spec.get("sampler", {"backend": "simulated"}), "sampler")
+    perturbed = sampler_block(spec["perturbed_sampler"], "perturbed_sampler") if spec.get("perturbed_sampler") else None
+    embedder = embedder_block(spec.get("embedder", {"name": "minilm"}))
     if ("scenario" in spec) == ("prompts" in spec):
-        _fail("scenario", "or `prompts` is required, not both: name a packaged scenario or give the prompts.")
+        fail("scenario", "or `prompts` is required, not both: name a packaged scenario or give the prompts.")
     if "scenario" in spec:
         known = scenarios if scenarios is not None else load_scenarios()
-        scenario = known[_checked(check_choice, spec["scenario"], "scenario", tuple(known))]
+        scenario = known[checked(check_choice, spec["scenario"], "scenario", tuple(known))]
     else:
         scenario = _prompts_scenario(spec["prompts"])
     ids = spec.get("perturbations")
     if ids is None:
         ids = [p.id for p in scenario.perturbations]
     if not isinstance(ids, list) or not ids:
-        _fail("perturbations", "must be a non-empty list of perturbation ids.")
+        fail("perturbations", "must be a non-empty list of perturbation ids.")
     known_ids = tuple(p.id for p in scenario.perturbations)
-    ids = [_checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
+    ids = [checked(check_choice, pid, f"perturbations[{i}]", known_ids) for i, pid in enumerate(ids)]
     sequential = _sequential(spec)
-    k = sequential["k_max"] if sequential else _checked(check_positive_int, spec.get("k", 20), "k", minimum=2,
+    k = sequential["k_max"] if sequential else checked(check_positive_int, spec.get("k", 20), "k", minimum=2,
                                                          maximum=MAX_SAMPLES, why=SAMPLES_WHY)
-    n_resamples = _checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples", maximum=MAX_RESAMPLES,
+    n_resamples = checked(check_positive_int, spec.get("n_resamples", 1000), "n_resamples", maximum=MAX_RESAMPLES,
                            why=RESAMPLES_WHY)
     try:
         check_audit_size(len(ids), k, n_resamples, batch_size=sequential["batch_size"] if sequential else None)
@@ -394,11 +257,11 @@ def parse_spec(data: Any, *, scenarios: dict | None = None) -> AuditSpec:
         perturbation_ids=tuple(ids),
         k=k,
         n_resamples=n_resamples,
-        similarity=_checked(check_choice, spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
-        discrepancy=_checked(check_choice, spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
-        correction=_checked(check_choice, spec.get("correction", "bonferroni"), "correction", tuple(METHODS)),
-        alpha=_checked(check_probability, spec.get("alpha", 0.05), "alpha"),
-        seed=_checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
+        similarity=checked(check_choice, spec.get("similarity", "cosine"), "similarity", SIMILARITIES),
+        discrepancy=checked(check_choice, spec.get("discrepancy", "jsd"), "discrepancy", DISCREPANCY_NAMES),
+        correction=checked(check_choice, spec.get("correction", "bonferroni"), "correction", tuple(METHODS)),
+        alpha=checked(check_probability, spec.get("alpha", 0.05), "alpha"),
+        seed=checked(check_positive_int, spec.get("seed", 0), "seed", minimum=0),
         source=dict(spec),
         sequential=sequential,
         explain=_explain(spec.get("explain")),

@@ -21,7 +21,7 @@ from ..samplers import GENERATION_SETTINGS, SAMPLER_SETTINGS
 from ..stats.corrections import METHODS
 from ..stats.discrepancy import DISCREPANCY_NAMES
 from ..stats.permutation import MAX_RESAMPLES
-from ..stats.sequential import SPENDING
+from ..stats.spending import SPENDING
 from ..stats.similarity import SIMILARITIES
 
 #: JSON types of the settings a backend takes (every other setting is a string).

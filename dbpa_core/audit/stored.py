@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .request import AuditRequest, SamplerConfig
-from .runner import COMPUTED_BACKENDS
+from .arms import COMPUTED_BACKENDS
 
 
 def fully_stored(request: AuditRequest, *, store, sampler_for: Callable[[SamplerConfig], object],

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from .._validation import redact
 from ..data.files import writable_file, writable_folder, write_report_files, write_text
+from . import EXIT_CHANGE, EXIT_OK, open_store
 
-EXIT_OK, EXIT_CHANGE = 0, 1
 
 
 def _warn(message: str) -> None:
@@ -27,9 +27,7 @@ def _warn(message: str) -> None:
 
 
 def _store(args):
-    from ..data.store import SampleStore
-
-    return SampleStore(args.store) if getattr(args, "store", None) else SampleStore()
+    return open_store(getattr(args, "store", None))
 
 
 # ------------------------------------------------------------------ test
@@ -48,10 +46,9 @@ def _read_arm(path: Path):
 
 def test_command(args) -> int:
     """``test A B``: the two-sample test of two files (:class:`~dbpa_core.requests.two_sample.TwoSampleRequest`)."""
-    from ..present.exports import explanation_record
+    from ..present.records import explanation_record, result_to_dict
     from ..present.formatting import significance_stars
     from ..present.readings import read_decision, read_pvalue
-    from ..present.records import result_to_dict
     from ..stats.permutation import resolution_warning
     from ..requests.dispatch import run
     from ..requests.two_sample import TwoSampleRequest
@@ -107,8 +104,10 @@ def rut_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
     import pandas as pd
 
     from ..present.csv_inputs import rut_inputs, with_inputs
-    from ..present.exports import frame_csv, json_default, rut_record, sections_html
-    from ..present.figures import rank_ecdf, rank_histogram
+    from ..present.exports import sections_html
+    from ..present.records import json_default, rut_record
+    from ..present.tables import frame_csv
+    from ..present.rut_figures import rank_ecdf, rank_histogram
     from ..present.rut_readings import read_mmd_beside_rut, read_rut_decision, rut_readings
 
     request, result, scores = found.request, found.rut, found.scores
@@ -133,33 +132,32 @@ def rut_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
 
 def rut_command(args) -> int:
     """``rut SPEC.yaml``: is this API serving the model it claims? (:class:`~dbpa_core.requests.rut.RUTRequest`)."""
+    from ..requests.rut import RUTRequest
+
+    return _sibling_command(args, RUTRequest.from_mapping, rut_reports, _rut_summary)
+
+
+def _rut_summary(found, record: dict) -> list[str]:
+    """What ``rut`` prints: the target, the test, the decision and the share bound (and the MMD beside)."""
     from ..present.formatting import format_rut_pvalue, p_relation
     from ..present.rut_readings import read_rut_decision, read_share_bound
-    from ..requests.dispatch import run
-    from ..requests.rut import RUTRequest
-    from ..requests.specs import load_request
 
-    name, request = load_request(args.spec, RUTRequest.from_mapping)
-    out = writable_folder(Path(args.out) if args.out else Path(name), "--out")
-    found = run(request, store=_store(args) if request.source == "live" else None, progress=_bar())
-    record, texts = rut_reports(found, name=name)
-    paths = write_report_files(out, texts)
-    result = found.rut
-    print(f"Target: {record['target']}")
-    print(f"{request.test} = {result.statistic:.4g}  p {p_relation(format_rut_pvalue(result.pvalue))}  {record['decision']}")
-    print(read_rut_decision(result.pvalue, request.alpha))
-    print(read_share_bound(result.share_lower_bound, result.confidence_level))
-    if found.mmd is not None:
-        print(record["mmd"]["reading"])
-    print(f"Reports: {', '.join(str(p) for p in paths.values())}")
-    return EXIT_CHANGE if args.fail_on_change and found.change_detected else EXIT_OK
+    request, result = found.request, found.rut
+    return [f"Target: {record['target']}",
+            f"{request.test} = {result.statistic:.4g}  p {p_relation(format_rut_pvalue(result.pvalue))}  "
+            f"{record['decision']}",
+            read_rut_decision(result.pvalue, request.alpha),
+            read_share_bound(result.share_lower_bound, result.confidence_level),
+            *([record["mmd"]["reading"]] if found.mmd is not None else [])]
 
 
 # ------------------------------------------------------------- stability
 def stability_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
     """The JSON record and the three report texts of a stability audit."""
-    from ..present.exports import frame_csv, json_default, sections_html
-    from ..present.figures import stability_figure
+    from ..present.exports import sections_html
+    from ..present.records import json_default
+    from ..present.tables import frame_csv
+    from ..present.stability_figures import stability_figure
     from ..present.stability_report import read_figure, read_stability, read_table1_row, stability_record, table1_frame
 
     request, study = found.request, found.study
@@ -186,26 +184,43 @@ def stability_reports(found, *, name: str) -> tuple[dict, dict[str, str]]:
 
 def stability_command(args) -> int:
     """``stability SPEC.yaml``: the OT stability search and criterion (:class:`~dbpa_core.requests.stability.StabilityRequest`)."""
-    from ..present.stability_report import read_stability
-    from ..requests.dispatch import run
-    from ..requests.specs import load_request
     from ..requests.stability import StabilityRequest
 
-    name, request = load_request(args.spec, StabilityRequest.from_mapping)
+    return _sibling_command(args, StabilityRequest.from_mapping, stability_reports, _stability_summary)
+
+
+def _stability_summary(found, record: dict) -> list[str]:
+    """What ``stability`` prints: R per task and model with its reading, then each task's order."""
+    from ..present.stability_report import read_stability
+
+    request = found.request
+    return [*(f"{task:7} {target[:44]:44} R = {value:.4g}   {read_stability(value, request.r)}"
+              for (task, target), value in found.statistic.items()),
+            *(f"{task}: most stable first at r = {request.r:g}, θ₁ = θ₂ = {request.theta:g}: {found.order(task)}"
+              for task in found.study.tasks)]
+
+
+# ------------------------------------------------------------ shared
+def _sibling_command(args, from_mapping, reports, summary) -> int:
+    """The one sequence of ``rut`` and ``stability``: the SPEC's request, ``--out`` checked before anything
+    runs, the dispatch (a live source resumes from the store), all three reports or none, what ``summary``
+    says, then the exit code (1 only with ``--fail-on-change`` and a change)."""
+    from ..requests.dispatch import run
+    from ..requests.specs import load_request
+
+    name, request = load_request(args.spec, from_mapping)
     out = writable_folder(Path(args.out) if args.out else Path(name), "--out")
     found = run(request, store=_store(args) if request.source == "live" else None, progress=_bar())
-    record, texts = stability_reports(found, name=name)
+    record, texts = reports(found, name=name)
     paths = write_report_files(out, texts)
-    for (task, target), value in found.statistic.items():
-        print(f"{task:7} {target[:44]:44} R = {value:.4g}   {read_stability(value, request.r)}")
-    for task in found.study.tasks:
-        print(f"{task}: most stable first at r = {request.r:g}, θ₁ = θ₂ = {request.theta:g}: {found.order(task)}")
+    for line in summary(found, record):
+        print(line)
     print(f"Reports: {', '.join(str(p) for p in paths.values())}")
-    return EXIT_OK
+    return EXIT_CHANGE if getattr(args, "fail_on_change", False) and found.change_detected else EXIT_OK
 
 
 def _bar():
-    from ..__main__ import ProgressBar
+    from .progress import ProgressBar
 
     return ProgressBar().update
 

@@ -142,8 +142,29 @@ def can_write_in(folder: Path) -> bool:
         return False
 
 
+def check_path_length(path: str | Path, option: str) -> Path:
+    """``path`` as it is, or a ValueError naming ``option`` when the system would refuse it as too long (a
+    name over NAME_MAX bytes, usually 255, or the whole over PATH_MAX, usually 4 096): said before anything
+    is computed, as bad input, never as a failed run ("File name too long" from the first write)."""
+    path = Path(path)
+    existing = Path(os.path.abspath(path))
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    try:
+        name_max, path_max = os.pathconf(existing, "PC_NAME_MAX"), os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+    if longest > name_max or len(os.fsencode(os.path.abspath(path))) >= path_max:
+        too_long = (f"a name of {longest:,} bytes, over the {name_max:,} allowed" if longest > name_max
+                    else f"{len(os.fsencode(os.path.abspath(path))):,} bytes, over the {path_max - 1:,} allowed")
+        raise ValueError(f"`{option}`: the path is too long ({too_long}); give a shorter one.")
+    return path
+
+
 def writable_folder(path: Path, option: str) -> Path:
     """``path`` as a folder that exists or can be created and written (checked before any sampling)."""
+    check_path_length(path, option)
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -157,6 +178,7 @@ def writable_folder(path: Path, option: str) -> Path:
 def writable_file(path: Path, option: str) -> Path:
     """``path`` as a file that can be written: not a folder, in a folder that exists and is writable (checked
     before any work, so that a result is never computed for nothing)."""
+    check_path_length(path, option)
     if path.is_dir():
         raise ValueError(f"`{option}`: {path} is a folder; give a file name such as {path / 'result.json'}.")
     if not path.parent.is_dir():

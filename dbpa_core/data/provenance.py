@@ -23,6 +23,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from . import store_rows
 from .store import SampleStore, request_key
 
 _TABLE = ("CREATE TABLE IF NOT EXISTS sample_meta (request_key TEXT NOT NULL, sample_index INTEGER NOT NULL, "
@@ -72,7 +73,7 @@ def get_sample_meta(store, description: dict, indices: Iterable[int]) -> dict[in
             return {}  # a store that never kept any
     rows = store._select_in("SELECT sample_index, meta FROM sample_meta WHERE request_key = ? AND sample_index "
                             "IN ({})", request_key(description), indices)
-    return {index: json.loads(meta) for index, meta in rows}
+    return {index: store_rows.meta(store.path, f"sample_meta, index {index}", meta) for index, meta in rows}
 
 
 def provenance_record(arms) -> dict:

@@ -29,9 +29,7 @@ import json
 import os
 import sqlite3
 import stat
-import tempfile
 import time
-import urllib.parse
 from collections.abc import Iterable
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -39,8 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import is_secret_name, redact, redact_known
-from .store_files import committed_page_one as _committed_page_one, kind_of as _kind_of, \
-    non_regular as _non_regular, others_of as _others_of
+from . import store_rows as rows_
+from .files import check_path_length
+from .store_files import APPLICATION_ID, SCHEMA_VERSION, opens_for_writing, recognise, writable
+from .store_files import kind_of as _kind_of, non_regular as _non_regular
 
 
 _SCHEMA = """
@@ -76,20 +76,6 @@ CREATE TABLE IF NOT EXISTS batch_requests (
 _WRITE_SAMPLE = ("INSERT INTO samples VALUES (?, ?, ?, ?, ?) ON CONFLICT (request_key, sample_index) DO UPDATE "
                  "SET text = excluded.text, token_logprobs = excluded.token_logprobs, created = excluded.created "
                  "WHERE trim(samples.text, ' ' || char(9) || char(10) || char(13)) = ''")
-
-
-#: Written into the SQLite header (``PRAGMA application_id``): the bytes "DBPA".  A file that carries
-#: another program's id is never opened for writing.
-APPLICATION_ID = 0x44425041
-#: The layout of the tables (``PRAGMA user_version``); a file with a larger one was written by a newer
-#: version of this program and is refused rather than misread.
-SCHEMA_VERSION = 1
-# The tables and columns of the schema: a store written before the header was stamped is recognised by them.
-_TABLES = {"requests": {"request_key", "description"},
-           "samples": {"request_key", "sample_index", "text", "token_logprobs", "created"},
-           "embeddings": {"embedder_key", "text_hash", "vector"},
-           "batch_requests": {"custom_id", "kind", "target", "item"}}
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class StoreError(RuntimeError):
@@ -152,39 +138,6 @@ def store_failure(error: sqlite3.Error, path: Path) -> StoreError:
     return StoreError(f"the sample store {path} failed ({error}); check the disk and run again.")
 
 
-def _read_header(path: Path) -> bytes | None:
-    """The first 100 bytes of ``path`` (the SQLite header), read without opening it as a database."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(100)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise ValueError(f"`store`: {path} cannot be read ({error.strerror}); give another path.") from None
-
-
-def _tables_of(path: Path) -> dict[str, set[str]] | None:
-    """The tables (and their columns) of an SQLite file, read without writing anything next to it
-    (``immutable=1``: no journal, no lock file); None when it cannot be read as a database."""
-    uri = f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro&immutable=1"
-    try:
-        with closing(sqlite3.connect(uri, uri=True)) as connection:
-            names = [row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            return {name: {row[1] for row in connection.execute(f'PRAGMA table_info("{name}")')} for name in names}
-    except sqlite3.DatabaseError:
-        return None
-
-
-def _writable(folder: Path) -> bool:
-    """Whether files can be created in ``folder`` (tried, since root ignores permission bits but not a
-    read-only mount or an immutable folder)."""
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
-
-
 class SampleStore:
     """SQLite store of samples and embeddings.
 
@@ -209,6 +162,7 @@ class SampleStore:
         self.path = Path(path) if path is not None else default_store_path()
         # Type before open: a device, a named pipe or a socket is never opened (a FIFO would block, and
         # "an empty file" would otherwise describe /dev/null), and nothing but a regular file is ever written.
+        check_path_length(self.path, "store")
         info = _kind_of(self.path)
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
@@ -216,7 +170,7 @@ class SampleStore:
         if info is not None and not stat.S_ISREG(info.st_mode):
             raise ValueError(f"`store`: {self.path} is {_non_regular(info.st_mode)}, not a file; it is left "
                              "untouched: give a file path such as ~/.cache/dbpa_explorer/store.sqlite.")
-        stamped = self._recognise()
+        stamped = recognise(self.path)
         # Only what this call creates may be removed if setting up fails: never a file that was there before.
         existed = {suffix: Path(f"{self.path}{suffix}").exists() for suffix in ("", "-wal", "-shm", "-journal")}
         folder = self.path.parent
@@ -226,8 +180,8 @@ class SampleStore:
         except OSError as error:
             raise ValueError(f"`store`: cannot create the folder {folder} ({error.strerror}); "
                              "give a writable path.") from None
-        if not _writable(folder) or (self.path.exists() and not os.access(self.path, os.W_OK)) \
-                or (self.path.exists() and not _opens_for_writing(self.path)):
+        if not writable(folder) or (self.path.exists() and not os.access(self.path, os.W_OK)) \
+                or (self.path.exists() and not opens_for_writing(self.path)):
             raise ValueError(f"`store`: {self.path} is read-only (no write permission on the file or its folder "
                              f"{folder}, or a read-only disk); give a writable path with --store or $DBPA_STORE.")
         for attempt in range(_SETUP_ATTEMPTS):
@@ -267,54 +221,6 @@ class SampleStore:
                     break
         raise store_failure(error, self.path) from None
 
-    def _recognise(self) -> bool:
-        """Refuse (ValueError) a file that is not this program's store, reading only; True when the file is
-        already stamped as a store of this schema version."""
-        header = _read_header(self.path)
-        where = f"`store`: {self.path}"
-        wal = Path(f"{self.path}-wal")
-        if not header:  # no file, or an empty one: a new store, unless a journal beside it belongs to another one
-            if wal.exists() and wal.stat().st_size:
-                raise ValueError(f"{where} is empty but has a write-ahead log ({wal.name}) of another database "
-                                 "beside it; both are left untouched: give a new file path.")
-            return False
-        if not header.startswith(_SQLITE_MAGIC) or len(header) < 100:
-            raise ValueError(f"{where} is not a sample store (not an SQLite database); give a new file path, or "
-                             "delete the file if it is a broken store.")
-        # The header in the file, or a newer one committed to its write-ahead log and not yet copied back (a
-        # writer killed before its checkpoint): SQLite reads the log's page 1, and so do we, without opening it.
-        header = _committed_page_one(wal) or header
-        application_id = int.from_bytes(header[68:72], "big")
-        version = int.from_bytes(header[60:64], "big")
-        if application_id == APPLICATION_ID:
-            if version > SCHEMA_VERSION:
-                raise ValueError(f"{where} was written by a newer version of DBPA Explorer (store schema {version}; "
-                                 f"this version reads up to {SCHEMA_VERSION}); upgrade, or give another path.")
-            return version == SCHEMA_VERSION
-        if application_id != 0:
-            raise ValueError(f"{where} is another program's SQLite database (application id {application_id:#x}); "
-                             "it is left untouched: give a new file path.")
-        if wal.exists() and wal.stat().st_size:
-            # An unstamped database whose log holds changes: its tables may sit only in the log, which a
-            # read-only look at the file cannot see, so it cannot be told from another program's.
-            raise ValueError(f"{where} is not a sample store (no DBPA application id, and changes waiting in its "
-                             f"write-ahead log {wal.name}); it is left untouched: give a new file path.")
-        tables = _tables_of(self.path)
-        if tables is None:
-            raise ValueError(f"{where} is not a sample store (a damaged or encrypted SQLite file); give a new file "
-                             "path.")
-        # A store written before the header was stamped has exactly our tables (requests and samples at least),
-        # each with exactly our columns, and nothing else: no view, trigger or index of its own.
-        foreign = {name: columns for name, columns in tables.items()
-                   if name not in _TABLES or columns != _TABLES[name]}
-        foreign |= {name: set() for name in _others_of(self.path)}
-        foreign |= {name: set() for name in ("requests", "samples") if name not in tables}
-        if foreign or version not in (0, SCHEMA_VERSION):
-            listed = ", ".join(sorted(foreign)) or f"schema version {version}"
-            raise ValueError(f"{where} is not a sample store: it holds other tables or columns ({listed}); it is "
-                             "left untouched: give a new file path.")
-        return False  # a store written before the header was stamped: stamped now
-
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=60)
         connection.execute("PRAGMA busy_timeout=60000")
@@ -345,7 +251,9 @@ class SampleStore:
             return {}
         rows = self._select_in("SELECT sample_index, text, token_logprobs FROM samples WHERE request_key = ? "
                                "AND sample_index IN ({})", key, indices)
-        return {index: (text, json.loads(logprobs) if logprobs is not None else None)
+        where = "samples, index {}"
+        return {index: (rows_.sample_text(self.path, where.format(index), text),
+                        rows_.logprobs(self.path, where.format(index), logprobs))
                 for index, text, logprobs in rows}
 
     def _select_in(self, sql: str, key: str, values: list) -> list[tuple]:
@@ -385,7 +293,8 @@ class SampleStore:
             stored, logprobs = connection.execute(
                 "SELECT text, token_logprobs FROM samples WHERE request_key = ? AND sample_index = ?",
                 (key, int(index))).fetchone()
-        return stored, json.loads(logprobs) if logprobs is not None else None
+        where = f"samples, index {int(index)}"
+        return rows_.sample_text(self.path, where, stored), rows_.logprobs(self.path, where, logprobs)
 
     def count_samples(self, description: dict) -> int:
         with self._transaction(write=False) as connection:
@@ -399,7 +308,7 @@ class SampleStore:
         hashes = sorted({text_hash(t) for t in texts})
         rows = self._select_in("SELECT text_hash, vector FROM embeddings WHERE embedder_key = ? AND text_hash IN ({})",
                                embedder_key, hashes)
-        return {digest: np.frombuffer(blob, dtype=np.float32) for digest, blob in rows}
+        return rows_.vectors(self.path, embedder_key, rows)
 
     def embedding_dimension(self, embedder_key: str) -> int | None:
         """The dimension of the vectors stored for ``embedder_key`` (None when there are none)."""
@@ -434,8 +343,12 @@ class SampleStore:
                 chunk = ids[start : start + 500]
                 rows += connection.execute("SELECT custom_id, kind, target, item FROM batch_requests WHERE "
                                            f"custom_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
-        return {custom_id: (kind, json.loads(target) if kind == "sample" else target, json.loads(item))
-                for custom_id, kind, target, item in rows}
+        found = {}
+        for custom_id, kind, target, item in rows:
+            where = f"batch_requests, custom_id {str(custom_id)[:40]}"
+            found[custom_id] = (kind, rows_.json_value(self.path, where, target) if kind == "sample" else target,
+                                rows_.json_value(self.path, where, item))
+        return found
 
     def put_samples(self, rows: Iterable[tuple[dict, int, str]]) -> int:
         """Write many (description, index, text) samples in one transaction; returns how many were new.
@@ -451,12 +364,3 @@ class SampleStore:
             before = connection.total_changes
             connection.executemany(_WRITE_SAMPLE, [(key, index, text, None, now) for key, _, index, text in rows])
             return connection.total_changes - before
-
-
-def _opens_for_writing(path: Path) -> bool:
-    """Whether ``path`` opens for writing (opened, not written: its bytes stay as they are)."""
-    try:
-        os.close(os.open(path, os.O_RDWR))
-        return True
-    except OSError:
-        return False

@@ -1,6 +1,6 @@
 """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama, llama.cpp).
 
-Calls go through :func:`dbpa_core.samplers.openai_compatible.call_endpoint`,
+Calls go through :func:`dbpa_core.samplers.endpoint_calls.call_endpoint`,
 so a dead, stalled or rate-limiting endpoint fails the way a sampler's does:
 an :class:`~dbpa_core.samplers.EndpointError` naming the URL (no credentials).
 """
@@ -12,7 +12,7 @@ import numpy as np
 from .._validation import (DIMENSION_WHY, EMBED_BATCH_WHY, MAX_DIMENSION, MAX_EMBED_BATCH, MAX_RETRIES, MAX_TIMEOUT,
                            RETRIES_WHY, check_base_url, check_positive_float, check_positive_int, redact_url)
 from ..samplers.base import EndpointError
-from ..samplers.openai_compatible import OPENAI_URL, call_endpoint, make_client, not_json_reason
+from ..samplers.endpoint_calls import OPENAI_URL, call_endpoint, make_client, not_json_reason
 from .base import Embedder
 
 

@@ -79,13 +79,13 @@ def with_inputs(frame, inputs: Mapping):
 
 
 def family_inputs(record: dict) -> dict:
-    """The inputs of a family record (:func:`~dbpa_core.present.exports.family_record`): its ``settings``
+    """The inputs of a family record (:func:`~dbpa_core.present.records.family_record`): its ``settings``
     (k, B, seed, similarity, ω, correction, α, sampler, embedder, scenario when given, …)."""
     return dict(record["settings"])
 
 
 def rut_inputs(record: dict) -> dict:
-    """The inputs of a RUT record (:func:`~dbpa_core.present.exports.rut_record`): the test, the audited
+    """The inputs of a RUT record (:func:`~dbpa_core.present.records.rut_record`): the test, the audited
     target, the score, α, then the run's settings (mode, target choice, q, n, m, seed)."""
     settings = {("target choice" if key == "target" else key): value
                 for key, value in (record.get("settings") or {}).items()}
@@ -95,7 +95,7 @@ def rut_inputs(record: dict) -> dict:
 
 def roc_inputs(record: dict) -> dict:
     """The inputs of a TPR/FPR record (a recorded setup's, :func:`~dbpa_core.present.reproduction.setup_record`,
-    or a live run's, :func:`~dbpa_core.present.exports.rates_record`): the setup and design, then its settings."""
+    or a live run's, :func:`~dbpa_core.present.records.rates_record`): the setup and design, then its settings."""
     return {**{key: record[key] for key in ("setup", "design", "max_fpr") if key in record}, **record["settings"]}
 
 

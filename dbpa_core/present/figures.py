@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import plotly.graph_objects as go
 
-from .formatting import format_number, format_percent, format_pvalue, p_relation
+from .formatting import format_number, format_pvalue, p_relation
 
 ORIGINAL_COLOUR = "#1f77b4"
 PERTURBED_COLOUR = "#d62728"
@@ -247,72 +247,6 @@ def log_axis(values) -> dict:
     return dict(type="log", tickvals=ticks, ticktext=labels)
 
 
-def roc_curves(curves: dict, *, max_fpr: float | None = None, best: str | None = None,
-               auc_label: str = "AUC") -> go.Figure:
-    """ROC curves of several models/settings; ``curves`` maps a name to an ROCResult (one colour per model).
-
-    ``auc_label`` names the AUC in the legend (``"pooled AUC"`` where a table beside it averages per-seed AUCs).
-    """
-    figure = go.Figure()
-    for index, (name, roc) in enumerate(curves.items()):
-        width = 5 if name == best else 2
-        figure.add_trace(go.Scatter(x=np.concatenate([[0], roc.fpr]), y=np.concatenate([[0], roc.tpr]),
-                                    mode="lines+markers", line=dict(width=width, shape="hv", color=model_colour(index)),
-                                    name=f"{name} ({auc_label} {roc.auc:.2f})" + (" ★ best" if name == best else "")))
-    figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="grey"),
-                                name="chance"))
-    if max_fpr is not None:
-        # The label at the bottom: at the top it sat under the TPR = 1 line of a perfect curve (trial 8).
-        figure.add_vline(x=max_fpr, line=dict(color="black", dash="dash"),
-                         annotation_text=f"allowed FPR {format_percent(max_fpr)}", annotation_position="bottom right")
-    figure.update_layout(title="TPR against FPR as α sweeps from 0 to 1", xaxis_title="false-positive rate",
-                         yaxis_title="true-positive rate", xaxis_range=[-0.02, 1.02], yaxis_range=[-0.02, 1.02],
-                         **LAYOUT)
-    return figure
-
-
-def best_model_bars(curves: dict, bests: dict, *, title: str = "TPR at each allowed FPR (paper Fig. 2)"
-                    ) -> go.Figure:
-    """Fig. 2: each model's TPR at each allowed FPR, the best model's bar outlined in black.
-
-    ``curves`` maps a model to its ROCResult; ``bests`` maps an allowed FPR to the best model's name, or None
-    when none is declared (a tie, or no model flags a target): then no bar is outlined at that FPR.
-    """
-    figure = go.Figure()
-    names = [html.escape(str(name)) for name in curves]
-    for max_fpr, best in bests.items():
-        tprs = [roc.tpr_at_fpr(max_fpr)[0] for roc in curves.values()]
-        figure.add_trace(go.Bar(x=names, y=tprs, name=f"allowed FPR {format_percent(max_fpr)}",
-                                text=[format_percent(t) for t in tprs], textposition="outside", cliponaxis=False,
-                                marker_line=dict(color=["black" if n == best else "rgba(0,0,0,0)" for n in curves],
-                                                 width=3)))
-    figure.update_layout(title=title, yaxis_title="true-positive rate", yaxis_range=[0, 1.1], barmode="group",
-                         **LAYOUT)
-    return figure
-
-
-def rates_over_alpha(curves: dict) -> go.Figure:
-    """FPR(α) and TPR(α) per model (paper Fig. 1): one colour per model, TPR solid, FPR dashed.
-
-    The dotted line y = α is what a calibrated test's FPR follows; log-scaled α
-    ticks are labelled with plain numbers.
-    """
-    figure = go.Figure()
-    for index, (name, roc) in enumerate(curves.items()):
-        colour = model_colour(index)
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.tpr, mode="lines", line=dict(shape="hv", color=colour),
-                                    name=f"TPR {name}", legendgroup=name))
-        figure.add_trace(go.Scatter(x=roc.thresholds, y=roc.fpr, mode="lines", legendgroup=name,
-                                    line=dict(shape="hv", dash="dash", color=colour), name=f"FPR {name}"))
-    ticks = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1]
-    figure.add_trace(go.Scatter(x=ticks, y=ticks, mode="lines", line=dict(dash="dot", color="black"),
-                                name="y = α (a calibrated FPR)"))
-    figure.update_layout(title="Detection rates over the significance level α", xaxis_title="α (log scale)",
-                         yaxis_title="rate", yaxis_range=[-0.02, 1.02],
-                         xaxis=dict(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks]), **LAYOUT)
-    return figure
-
-
 def power_curve(curve, *, target_power: float | None = None) -> go.Figure:
     """Simulated power against samples per arm, with 95 % intervals."""
     figure = go.Figure(go.Scatter(
@@ -371,87 +305,6 @@ def persona_grid(statistics: np.ndarray, stars, rows, columns, *, label: str = "
                                   text=text, texttemplate="%{text}", colorscale="Blues", colorbar=dict(title=label)))
     figure.update_layout(title=f"{label} per persona and model (* p<0.05, ** p<0.01, *** p<0.001)",
                          yaxis=dict(autorange="reversed"), **LAYOUT)
-    return figure
-
-
-def rank_histogram(result, bins: int = 10) -> go.Figure:
-    """Histogram of the RUT ranks against the flat Uniform[0, 1] expectation."""
-    figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
-                                    marker_color=PERTURBED_COLOUR, opacity=0.8))
-    figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"))
-    # The line's meaning in the legend: written on the line, it sat over the bars.
-    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash="dash", color="black"),
-                                name="expected if it is the reference model"))
-    # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
-    figure.update_layout(title="Ranks of the target's answers",
-                         xaxis_title="rank r (0 lowest, 1 highest)",
-                         xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
-    return figure
-
-
-def rank_ecdf(result) -> go.Figure:
-    """Empirical CDF of the ranks against the diagonal (the uniform CDF)."""
-    ranks = np.sort(result.ranks)
-    heights = np.arange(1, len(ranks) + 1) / len(ranks)
-    figure = go.Figure(go.Scatter(x=np.concatenate([[0], ranks, [1]]), y=np.concatenate([[0], heights, [1]]),
-                                  mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
-    figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
-                                name="Uniform (H₀)"))
-    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r", xaxis_range=[0, 1],
-                         yaxis_range=[0, 1.02], yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
-    return figure
-
-
-#: Figure 1's subtitle size (px) and the top margin that holds title and subtitle above the plot area.
-STABILITY_SUBTITLE_SIZE, STABILITY_TOP_MARGIN = 12, 90
-
-
-def stability_figure(study, task: str, curve: str) -> go.Figure:
-    """Figure 1 of the OT stability paper for one task: every model on one chart.
-
-    ``curve="ratio"``: R against θ1/θ2 at r = 50 % (Fig. 1a/1c); ``"risk"``: R
-    against r at θ1 = θ2 = 2 (Fig. 1b/1d); ``"ratio_high"``: the θ curve at
-    r = 75 % (not in the paper).  ``study`` is a
-    :class:`~dbpa_core.paper.stability.StabilityStudy`.  R = ∞ (no shift
-    reaches r) cannot be plotted: those points sit on a dotted line above the
-    finite values, marked ▲ and labelled ∞ on hover.
-    """
-    values = study.curves(task, curve)  # validates `curve`
-    finite = values[np.isfinite(values)]
-    ceiling = 1.15 * finite.max() if finite.size and finite.max() > 0 else 1.0
-    x = list(study.risks if curve == "risk" else study.ratios)
-    figure = go.Figure()
-    for index, row in enumerate(study.task_rows(task)):
-        colour, name = model_colour(index), html.escape(row.target)
-        y = values[index]
-        figure.add_trace(go.Scatter(x=x, y=np.where(np.isfinite(y), y, np.nan).tolist(), mode="lines+markers",
-                                    name=name, legendgroup=name, line=dict(color=colour)))
-        if np.isinf(y).any():
-            figure.add_trace(go.Scatter(x=[v for v, r in zip(x, y) if np.isinf(r)], y=[ceiling] * int(np.isinf(y).sum()),
-                                        mode="lines+markers", name=f"{name}: R = ∞", legendgroup=name,
-                                        marker=dict(symbol="triangle-up", size=10, color=colour),
-                                        line=dict(color=colour, dash="dot"), hovertemplate="R = ∞<extra></extra>"))
-    if np.isinf(values).any():
-        figure.add_hline(y=ceiling, line=dict(color="grey", dash="dot", width=1), annotation_text="∞: no shift reaches r",
-                         annotation_position="top left")
-    r = study.settings["r_high" if curve == "ratio_high" else "r"]
-    # The constraint as a subtitle at 12 px in a taller top margin: as <sup> in the title it was ~8 px and sat on
-    # the y axis's top tick label. Every chart of the figure gets the same margin, so side by side they align.
-    title = dict(text=f"R against r at θ₁ = θ₂ = {study.settings['theta1=theta2']:g}" if curve == "risk" else
-                 f"R against θ₁/θ₂ at r = {r * 100:.0f} %",
-                 subtitle=dict(text="" if curve == "risk" else f"1/θ₁ + 1/θ₂ = {study.settings['c']:g}",
-                               font=dict(size=STABILITY_SUBTITLE_SIZE)))
-    figure.update_layout(title=title, xaxis_title="target error rate r" if curve == "risk" else
-                         "θ₁ / θ₂<br>(rewriting ÷ re-weighting price)",
-                         yaxis_title="R(β, r): cost of the cheapest shift", yaxis_rangemode="tozero",
-                         xaxis_type="linear" if curve == "risk" else "log",
-                         **{**LAYOUT, "margin": {**LAYOUT["margin"], "t": STABILITY_TOP_MARGIN},
-                            # The legend at the figure's foot, below the two-line x title: placed under the plot
-                            # area (LAYOUT's y = -0.25) it overlapped that title once the top margin grew.
-                            "legend": {**LAYOUT["legend"], "yref": "container", "y": 0, "yanchor": "bottom"}})
-    if curve != "risk":  # plotly's log axis labels 0.2 and 0.5 as "2" and "5": name every tick in full
-        ticks = [v for v in (0.1, 0.2, 0.5, 1, 2, 5, 10) if study.ratios.min() <= v <= study.ratios.max()]
-        figure.update_xaxes(tickvals=ticks, ticktext=[f"{v:g}" for v in ticks])
     return figure
 
 

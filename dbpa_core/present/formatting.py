@@ -228,8 +228,8 @@ def people_formatters(frame) -> dict:
         if not pd.api.types.is_numeric_dtype(values):
             continue
         name = str(column)
-        floor = (frame.attrs["pvalue_floor"] if name == "p" and "pvalue_floor" in frame.attrs
-                 else frame.attrs.get("pvalue_floors", {}).get(column))
+        floor = (frame.attrs["resampling"] if name == "p" and "resampling" in frame.attrs
+                 else frame.attrs.get("resamplings", {}).get(column))
         if floor is not None:  # permutation p-values of one B (and exactness): "≤" at the floor
             n_resamples, exact = floor
             formatters[column] = guarded(lambda v, b=n_resamples, e=exact: unbroken(format_pvalue(v, b, exact=e)))

@@ -1,7 +1,7 @@
-"""Plotly figures of the RUT paper's experiments (:mod:`dbpa_core.paper.rut`): they take results and draw.
+"""Plotly figures of the RUT: one audit's ranks (histogram, empirical CDF) and the RUT paper's experiments
+(:mod:`dbpa_core.paper.rut`).  They take results and draw; they compute nothing.
 
-Beside :mod:`dbpa_core.present.figures` (same layout and colours), kept apart so neither module grows past
-the package's size rule.
+Beside :mod:`dbpa_core.present.figures` (same layout and colours).
 """
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from __future__ import annotations
 import html
 import textwrap
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..rut.scoring import SCORE_NAMES
-from .figures import LAYOUT, MODEL_COLOURS
+from .figures import LAYOUT, MODEL_COLOURS, PERTURBED_COLOUR
 from .formatting import format_percent
 from .rut_study import AUC_DECIMALS
 
@@ -125,4 +126,32 @@ def share_bound_curves(curves: dict, labels: dict | None = None) -> go.Figure:
     level = format_percent(1 - next(iter(curves.values())).alpha)
     figure.update_layout(title=f"Lower bound on the substituted share ({level}), mean over audits",
                          xaxis_title="true share q", yaxis_title="lower bound", yaxis_range=[0, 1.02], **LAYOUT)
+    return figure
+
+
+def rank_histogram(result, bins: int = 10) -> go.Figure:
+    """Histogram of the RUT ranks against the flat Uniform[0, 1] expectation."""
+    figure = go.Figure(go.Histogram(x=result.ranks, xbins=dict(start=0, end=1, size=1 / bins), name="target ranks",
+                                    marker_color=PERTURBED_COLOUR, opacity=0.8))
+    figure.add_hline(y=len(result.ranks) / bins, line=dict(dash="dash", color="black"))
+    # The line's meaning in the legend: written on the line, it sat over the bars.
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(dash="dash", color="black"),
+                                name="expected if it is the reference model"))
+    # The axis is the ranks' whole support, so an empty end reads as empty, not as off-screen.
+    figure.update_layout(title="Ranks of the target's answers",
+                         xaxis_title="rank r (0 lowest, 1 highest)",
+                         xaxis_range=[0, 1], yaxis_title="prompts", **LAYOUT)
+    return figure
+
+
+def rank_ecdf(result) -> go.Figure:
+    """Empirical CDF of the ranks against the diagonal (the uniform CDF)."""
+    ranks = np.sort(result.ranks)
+    heights = np.arange(1, len(ranks) + 1) / len(ranks)
+    figure = go.Figure(go.Scatter(x=np.concatenate([[0], ranks, [1]]), y=np.concatenate([[0], heights, [1]]),
+                                  mode="lines", line=dict(shape="hv", color=PERTURBED_COLOUR), name="ECDF of ranks"))
+    figure.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color="black"),
+                                name="Uniform (H₀)"))
+    figure.update_layout(title="ECDF of the ranks vs uniform", xaxis_title="r", xaxis_range=[0, 1],
+                         yaxis_range=[0, 1.02], yaxis_title="share of prompts with rank ≤ r", **LAYOUT)
     return figure

@@ -11,7 +11,7 @@ StabilityRequest   the OT stability search and criterion           ``dbpa_core.r
 
 Every runner is ``run(request, *, store=None, progress=None, **resources)``:
 ``store`` keeps samples and embeddings (a rerun resumes), ``progress``
-receives :class:`~dbpa_core.audit.runner.RunUpdate` updates, and ``resources`` are what a caller
+receives :class:`~dbpa_core.audit.arms.RunUpdate` updates, and ``resources`` are what a caller
 may lend instead of building from the request (the app's shared models and
 clients with the session's keys: ``sampler_for``, ``embedder``, ``scorer``,
 ``token_count``, ``pools``).  Each request kind has a ``key``

@@ -14,15 +14,14 @@ claims?" page alike (:data:`dbpa_core.requests.dispatch.RUNNERS`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from .._validation import (MAX_TOKENS, TOKENS_WHY, check_choice, check_n_resamples, check_positive_int,
                            check_probability, check_prompt_text, check_temperature)
-from ..audit.identity import describe, request_digest, test_seed
-from ..audit.request import SamplerConfig
+from ..audit.identity import Identified, test_seed
+from ..audit.configs import SamplerConfig
 
 SOURCES = ("recorded", "live")
 TESTS = ("cvm", "ks")
@@ -31,7 +30,7 @@ MAX_LIVE_PROMPTS, MAX_LIVE_M = 500, 200
 
 
 @dataclass(frozen=True)
-class RUTRequest:
+class RUTRequest(Identified):
     """Everything a RUT audit's result depends on; frozen, hashable, free of credentials.
 
     Attributes
@@ -162,13 +161,6 @@ class RUTRequest:
         return name, cls(**values)
 
     # ------------------------------------------------------------ identity
-    def describe(self) -> dict:
-        return describe(self)
-
-    @cached_property
-    def key(self) -> str:
-        """:func:`~dbpa_core.audit.identity.request_digest` of :meth:`describe` (the scheme every request shares)."""
-        return request_digest(self.describe())
 
     def tests_only(self) -> RUTRequest:
         """The request without α, which only reads the p-value (a cache of results keys on this)."""
@@ -261,7 +253,8 @@ def run(request: RUTRequest, *, store=None, progress=None, sampler_for=None, sco
     if request.source == "recorded":
         return _recorded(request, pools)
     from ..rut.collect import live_rut_scores
-    from ..audit.runner import RunUpdate, build_sampler
+    from ..audit.arms import RunUpdate
+    from ..audit.runner import build_sampler
 
     sampler_for = sampler_for or build_sampler
     reference = sampler_for(request.reference)

@@ -60,8 +60,8 @@ def spec_name(mapping: dict, default: str) -> str:
 
 
 def sampler_config(value, where: str):
-    """A SPEC's sampler mapping (``{backend: local}``) as a :class:`~.request.SamplerConfig`."""
-    from ..audit.request import SamplerConfig
+    """A SPEC's sampler mapping (``{backend: local}``) as a :class:`~dbpa_core.audit.configs.SamplerConfig`."""
+    from ..audit.configs import SamplerConfig
 
     if not isinstance(value, dict):
         raise SpecError(f"`{where}` must be a mapping such as {{backend: local}}.", where)

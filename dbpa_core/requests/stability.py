@@ -13,14 +13,13 @@ and the Stability page alike (:data:`dbpa_core.requests.dispatch.RUNNERS`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from .._validation import check_choice, check_positive_float, check_positive_int, check_probability
-from ..audit.identity import describe, request_digest, test_seed
-from ..audit.request import EmbedderConfig, SamplerConfig
+from ..audit.identity import Identified, test_seed
+from ..audit.configs import EmbedderConfig, SamplerConfig
 
 SOURCES = ("recorded", "live")
 ASSISTANTS = ("local", "endpoint")
@@ -35,7 +34,7 @@ def target_name(config: SamplerConfig) -> str:
 
 
 @dataclass(frozen=True)
-class StabilityRequest:
+class StabilityRequest(Identified):
     """Everything a stability audit's result depends on; frozen, hashable, free of credentials.
 
     Attributes
@@ -163,13 +162,6 @@ class StabilityRequest:
         return name, cls(**values)
 
     # ------------------------------------------------------------ identity
-    def describe(self) -> dict:
-        return describe(self)
-
-    @cached_property
-    def key(self) -> str:
-        """:func:`~dbpa_core.audit.identity.request_digest` of :meth:`describe` (the scheme every request shares)."""
-        return request_digest(self.describe())
 
     def settings(self) -> dict:
         """The settings a report records (JSON-ready; never a secret)."""
@@ -213,7 +205,8 @@ def _live_runs(request: StabilityRequest, *, store, progress, sampler_for, embed
     from ..stability.judge import EmbeddingJudge, LLMJudge, calibrate_threshold
     from ..stability.runs import SEARCH_SETTINGS, TARGET_MAX_TOKENS, TARGETS, live_runs
     from ..stability.search import Target
-    from ..audit.runner import RunUpdate, build_embedder, build_sampler
+    from ..audit.arms import RunUpdate
+    from ..audit.runner import build_embedder, build_sampler
 
     sampler_for = sampler_for or build_sampler
     tokens = TARGET_MAX_TOKENS[request.task]

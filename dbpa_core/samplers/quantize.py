@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from .local import smollm2_path
+from .smollm2 import smollm2_path
 
 #: The name of the packaged reference model.
 REFERENCE_MODEL = "smollm2"

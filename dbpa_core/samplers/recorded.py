@@ -16,8 +16,7 @@ import numpy as np
 
 from .._validation import check_texts
 from ..data.assets import RECORDED_DIR
-from . import DEFAULT_TEMPERATURE
-from .base import Completion, Sampler
+from .base import Completion, DEFAULT_TEMPERATURE, Sampler
 
 
 class RecordedSampler(Sampler):

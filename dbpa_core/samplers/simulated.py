@@ -17,8 +17,7 @@ import hashlib
 import numpy as np
 
 from ..data.scenarios import Facet, Scenario, load_scenarios
-from . import DEFAULT_TEMPERATURE
-from .base import Completion, Sampler, sample_seed
+from .base import Completion, DEFAULT_TEMPERATURE, Sampler, sample_seed
 
 _OPENERS = ("", "Here is my answer. ", "Sure. ", "Good question. ", "Thanks for asking. ")
 

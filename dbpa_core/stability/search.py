@@ -258,7 +258,7 @@ def smollm2_token_count() -> Callable[[str], int]:
     The paper counts tokens with its tokenizer; the experiments here use one
     fixed tokenizer for every target, so costs compare across models.
     """
-    from ..samplers.local import smollm2_path
+    from ..samplers.smollm2 import smollm2_path
     from llama_cpp import Llama
 
     vocabulary = Llama(model_path=str(smollm2_path()), vocab_only=True, verbose=False)

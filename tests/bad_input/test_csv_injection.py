@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbpa_core.present.exports import csv_safe
+from dbpa_core.present.tables import csv_safe
 
 from .conftest import assert_clean, cli, write_spec
 
@@ -57,7 +57,7 @@ def cells(csv_text: str) -> list[str]:
 
 
 def test_frame_csv_neutralises_cells_and_column_names():
-    from dbpa_core.present.exports import frame_csv
+    from dbpa_core.present.tables import frame_csv
 
     frame = pd.DataFrame({"=label": FORMULAS, "value": range(len(FORMULAS))})
     for cell in cells(frame_csv(frame)):
@@ -81,7 +81,7 @@ def test_every_csv_the_project_writes_goes_through_frame_csv():
     offenders = []
     for path in [*REPO.glob("dbpa_core/**/*.py"), *REPO.glob("dbpa_app/**/*.py")]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if ".to_csv(" in line and not (path.name == "exports.py" and "safe.to_csv" in line):
+            if ".to_csv(" in line and not (path.name == "tables.py" and "safe.to_csv" in line):
                 offenders.append(f"{path.relative_to(REPO)}:{number}")
             if "csv.writer(" in line or "DictWriter(" in line:
                 offenders.append(f"{path.relative_to(REPO)}:{number}")

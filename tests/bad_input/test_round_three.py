@@ -118,7 +118,7 @@ def test_a_foreign_sqlite_file_is_refused_byte_identical(tmp_path, case):
     with context:
         before = snapshot(store.parent)
         outcome = assert_clean(cli("audit", spec, "--store", store, "--out", tmp_path / "o"), 2)
-        assert "`store`" in outcome.error and str(store) in outcome.error and "left untouched" in outcome.error
+        assert "`--store`" in outcome.error and str(store) in outcome.error and "left untouched" in outcome.error
         assert snapshot(store.parent) == before  # no stamp, no table, no -shm
     assert not (tmp_path / "o").exists()
 
@@ -147,7 +147,7 @@ def test_a_store_path_is_checked_for_its_kind_and_nothing_is_deleted(tmp_path, k
         assert_clean(outcome, 0)
         return
     assert_clean(outcome, 2)
-    assert "`store`" in outcome.error and str(path) in outcome.error
+    assert "`--store`" in outcome.error and str(path) in outcome.error
     assert path.exists() and path.stat().st_mode == mode  # still the device, the pipe, the folder
     assert not Path(f"{path}-wal").exists() and not Path(f"{path}-journal").exists()
 

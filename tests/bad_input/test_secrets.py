@@ -144,7 +144,8 @@ def test_a_prompt_holding_a_credential_is_refused_unshown(field, pasted):
 
 
 def test_no_shipped_prompt_is_taken_for_a_credential():
-    from dbpa_core.audit.request import AuditRequest, SamplerConfig
+    from dbpa_core.audit.configs import SamplerConfig
+    from dbpa_core.audit.request import AuditRequest
     from dbpa_core.data.scenarios import load_scenarios
 
     for scenario in load_scenarios().values():
@@ -215,7 +216,8 @@ def test_an_engine_error_quoting_the_key_is_redacted_in_the_import_report(tmp_pa
 
 def test_exported_settings_are_redacted(tmp_path):
     from dbpa_core.audit import AuditRequest, Prompt, PerturbedPrompt, run
-    from dbpa_core.present.exports import family_record, write_reports
+    from dbpa_core.present.exports import write_reports
+    from dbpa_core.present.records import family_record
 
     request = AuditRequest(Prompt("What causes the seasons?"), (PerturbedPrompt("p", "p", Prompt("Why seasons?")),),
                            k=4, n_resamples=20)
@@ -237,7 +239,7 @@ def test_the_app_shows_and_logs_errors_without_the_key(caplog):
 
 def test_the_http_clients_logs_never_hold_a_credential(caplog):
     """The openai client logs requests at debug level: once a client is made, those records are redacted."""
-    from dbpa_core.samplers.openai_compatible import make_client
+    from dbpa_core.samplers.endpoint_calls import make_client
 
     make_client(f"http://alice:{KEY}@127.0.0.1:9/v1", SECRET, 5.0)
     with caplog.at_level(logging.DEBUG, logger="openai"):

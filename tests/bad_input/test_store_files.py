@@ -53,7 +53,7 @@ def test_a_file_that_is_not_our_store_is_refused_untouched(tmp_path, case):
     before = snapshot(tmp_path)
     spec = write_spec(tmp_path, simulated_spec())
     outcome = assert_clean(cli("audit", spec, "--store", store, "--out", tmp_path / "o"), 2)
-    assert "`store`" in outcome.error and str(store) in outcome.error
+    assert "`--store`" in outcome.error and str(store) in outcome.error
     assert snapshot(tmp_path) == {**before, "spec.yaml": snapshot(tmp_path)["spec.yaml"]}  # no -wal, -shm, report
 
 
@@ -96,7 +96,7 @@ def test_a_read_only_store_file_is_refused_with_its_own_message(tmp_path):
     spec = write_spec(tmp_path, simulated_spec())
     with read_only(path):
         outcome = assert_clean(cli("audit", spec, "--store", path, "--out", tmp_path / "o"), 2)
-    assert f"`store`: {path} is read-only" in outcome.error and "full" not in outcome.error
+    assert f"`--store`: {path} is read-only" in outcome.error and "full" not in outcome.error
     assert snapshot(tmp_path) == {**before, "spec.yaml": snapshot(tmp_path)["spec.yaml"]}
 
 

@@ -5,7 +5,7 @@ here (``client.files.create`` with purpose "batch", ``client.batches.create``,
 ``client.batches.retrieve``, ``client.files.content``: OpenAI API reference,
 "Batch").  Export and import work without them, for vLLM's ``run_batch`` or
 any other engine.  Every call goes through the samplers' deadline, retries
-and error messages (:func:`dbpa_core.samplers.openai_compatible.call_endpoint`).
+and error messages (:func:`dbpa_core.samplers.endpoint_calls.call_endpoint`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _call(client, path: str, request, *, expect: tuple[str, ...] = ("id",)):
     """
     from ..._validation import redact_url
     from ...samplers import EndpointError
-    from ...samplers.openai_compatible import call_endpoint
+    from ...samplers.endpoint_calls import call_endpoint
 
     url = f"{redact_url(str(client.base_url)).rstrip('/')}/{path}"
     try:
@@ -51,7 +51,7 @@ def batch_client(base_url: str | None = None):
     """
     from ..._validation import check_base_url
     from ...samplers._http import MAX_FILE_BYTES
-    from ...samplers.openai_compatible import make_client
+    from ...samplers.endpoint_calls import make_client
 
     return make_client(check_base_url(base_url, "base_url"), None, API_TIMEOUT, max_reply_bytes=MAX_FILE_BYTES)
 

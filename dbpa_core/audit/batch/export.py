@@ -103,7 +103,7 @@ def describing(config, build):
     It never calls the endpoint, so it needs no key: a placeholder stands in
     (keys are never part of a request's description or body).
     """
-    from ...samplers.openai_compatible import NO_KEY
+    from ...samplers.endpoint_calls import NO_KEY
 
     return build(config, api_key=NO_KEY)
 
