@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from dbpa_core.data import eval_logs
 from dbpa_core.data.eval_logs import EvalLog, PromptSamples, load_eval_log
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval_logs"
@@ -284,7 +283,9 @@ def test_paths_and_sizes_are_checked_before_reading(tmp_path, monkeypatch):
         load_eval_log([tmp_path], fmt="promptfoo")
     with pytest.raises(ValueError, match="not a regular file"):
         load_eval_log(["/dev/zero"], fmt="jsonl")
-    monkeypatch.setattr(eval_logs, "MAX_LOG_BYTES", 10_000)
+    from dbpa_core.data.eval_logs import _rows
+
+    monkeypatch.setattr(_rows, "MAX_LOG_BYTES", 10_000)  # where check_file reads the bound
     with pytest.raises(ValueError, match=r"promptfoo_providers\.json: 0 MB, over the limit.*split the run"):
         load_eval_log([FIXTURES / "promptfoo_providers.json"], fmt="promptfoo")
 

@@ -19,7 +19,7 @@ import struct
 import zipfile
 from pathlib import Path
 
-from . import MAX_LOG_BYTES, Row, decode, output_text, parse_json, read_bytes, shown
+from ._rows import MAX_LOG_BYTES, Row, decode, output_text, parse_json, read_bytes, shown
 
 FIX = "give the log Inspect wrote (.eval or .json), unedited"
 ZSTD = 93  # the zip compression method of Zstandard (APPNOTE 4.4.5)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import Row, decode, output_text, parse_json, read_bytes, shown
+from ._rows import Row, decode, output_text, parse_json, read_bytes, shown
 
 EXAMPLE = '{"prompt": "Is aspirin safe?", "arm": "baseline", "text": "…"}'
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import Row, decode, output_text, parse_json, read_bytes, shown
+from ._rows import Row, decode, output_text, parse_json, read_bytes, shown
 
 FIX = "give the samples_*.jsonl file that `lm_eval --log_samples` wrote, unedited"
 

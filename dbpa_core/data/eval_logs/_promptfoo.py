@@ -18,7 +18,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from . import Row, decode, output_text, parse_json, read_bytes, shown
+from ._rows import Row, decode, output_text, parse_json, read_bytes, shown
 
 FIX = "give the file `promptfoo eval --output results.json` wrote, unedited"
 
