@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/servers.py
 # Under pytest-xdist, each worker gets its share of the cores for llama.cpp: its threads spin while they
 # wait, and two workers each taking every core made one real-model test take 15 min instead of 1
-# (dbpa_core.samplers.engine.default_threads).  Results do not depend on the thread count.
+# (dbpa_core.samplers.llama_build.default_threads).  Results do not depend on the thread count.
 if os.environ.get("PYTEST_XDIST_WORKER") and "DBPA_THREADS" not in os.environ:
     _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     os.environ["DBPA_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, _workers)))

@@ -20,7 +20,8 @@ def test_example_verdict_table_and_downloads(tmp_path, monkeypatch):
     assert "Download table (CSV)" in labels and "Download result (JSON)" in labels
     # A new setting greys the result out and withdraws its downloads.
     at.select_slider(key="mp_alpha").set_value(0.01).run()
-    assert any("Out of date" in w.value for w in at.warning)
+    warning = next(w.value for w in at.warning if "Out of date" in w.value)
+    assert "α: 0.05 → 0.01" in warning or ("α" in warning and "0.01" in warning), warning  # named from the request
     assert not at.get("download_button")
 
 

@@ -65,7 +65,7 @@ def keep(name: str, inputs: Mapping[str, object], result) -> None:
 SETTING_NAMES = {"n_resamples": "B", "discrepancy": "ω", "alpha": "α", "max_tokens": "max tokens",
                  "base_url": "endpoint", "batch_size": "batch", "k_max": "k", "original": "original arm",
                  "perturbed": "perturbed arm", "compare": "also run", "n_candidates": "K", "depth": "rounds",
-                 "target_system": "system prompt"}
+                 "target_system": "system prompt", "fdr": "FDR"}
 
 
 def _backend(sampler: dict) -> str:

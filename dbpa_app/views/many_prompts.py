@@ -20,7 +20,7 @@ from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.planning import MIN_PILOT
 from dbpa_core.stats.planning_many import plan_many_prompts, read_many_plan
 from dbpa_app.ui.components import decision_box, downloads, guard, markdown_text
-from dbpa_app.ui.freshness import keep, result_area
+from dbpa_app.ui.freshness import keep, request_inputs, result_area
 from dbpa_app.ui.runs import projection, shared_call, shared_figure
 from dbpa_app.ui.sidebar import current_settings
 
@@ -149,11 +149,10 @@ with guard():
     st.caption(f"ω defaults to the {COMPARE_DISCREPANCY} distance: with 5 outputs per prompt it found the paper's "
                "GPT-3.5 → GPT-4 change in every draw, the Jensen–Shannon divergence in about half "
                "(bench/bench_many.py). Outputs are embedded with MiniLM.")
-    inputs = {"files": f"{', '.join(names)} ({digest})", "format": fmt, "ω": discrepancy, "B": n_resamples,
-              "α": alpha, "FDR": fdr, "seed": settings.seed}
+    request = CompareRequest(tuple(map(str, files)), fmt, similarity="cosine", discrepancy=discrepancy,
+                             n_resamples=n_resamples, seed=settings.seed, alpha=alpha, fdr=fdr)
+    inputs = request_inputs(request, files=f"{', '.join(names)} ({digest})")
     if st.button("Run the test", type="primary", key="mp_run"):
-        request = CompareRequest(tuple(map(str, files)), fmt, similarity="cosine", discrepancy=discrepancy,
-                                 n_resamples=n_resamples, seed=settings.seed, alpha=alpha, fdr=fdr)
         with st.spinner("Embedding the outputs and re-splitting within each prompt…"):
             keep("mp_result", inputs, run_compare(request, known_vectors=load_shipped_embeddings))
     with result_area("mp_result", inputs, how_to_update="Press **Run the test** to update it.") as shown:

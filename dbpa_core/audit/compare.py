@@ -60,6 +60,13 @@ class CompareRequest:
     fdr: float = 0.1
     embedder: str = "minilm"
 
+    def settings(self) -> dict:
+        """The settings a report records and the page's "out of date" check reads (JSON-ready; the logs'
+        temporary paths left out: a page names its files by their content)."""
+        return {"format": self.fmt, "arms": list(self.arms) if self.arms else None, "embedder": self.embedder,
+                "similarity": self.similarity, "discrepancy": self.discrepancy, "n_resamples": self.n_resamples,
+                "alpha": self.alpha, "fdr": self.fdr, "seed": self.seed}
+
 
 @dataclass(frozen=True, eq=False)
 class CompareResult:
