@@ -73,6 +73,16 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, d
                          help="Draw new outputs for every arm (a new seed)."):
         st.session_state["home_resample"] += 1
         st.rerun(scope="app")
+    if request.sampler.backend != "recorded":  # recorded: a Resample replays outputs already embedded
+        import dataclasses
+
+        from dbpa_app.ui.timing import request_time
+
+        # Said before it starts (issue 45): a new replicate stores nothing yet; simulated outputs are embedded anew.
+        upcoming = request_time(dataclasses.replace(request, replicate=request.replicate + 1),
+                                fresh=request.sampler.backend == "simulated")
+        if upcoming.announced:
+            buttons[2].caption(f"Resample: {upcoming.reading()}")
     # Presentation mode stacks the two charts full width: larger on a projector.
     left, right = (st.container(), st.container()) if presenting() else st.columns(2)
     cloud_slot, null_slot = left.empty(), right.empty()

@@ -50,7 +50,14 @@ with guard():
     inputs = {**settings_inputs(settings), "scenarios": chosen_scenarios, "models": models, "k": k,
               "replicates": replicates, "B": n_resamples}
     if st.button("Run", type="primary", key="roc_run"):
-        with RunProgress("Controls and targets", len(models) * replicates * len(chosen_scenarios)) as progress:
+        from dbpa_app.ui.timing import announced, total_time, with_time
+
+        # Said before it starts (issue 45): every model, scenario and seed, less what the store holds.
+        estimate = total_time(scenario_request(with_model(settings, options[name]), all_scenarios[s], k=k,
+                                               n_resamples=n_resamples, replicate=r)
+                              for name in models for s in chosen_scenarios for r in range(replicates))
+        with RunProgress(with_time("Controls and targets", estimate),
+                         len(models) * replicates * len(chosen_scenarios)) as progress, announced(estimate):
 
             def run_family(name, replicate, scenario_id):
                 model = with_model(settings, options[name])
