@@ -240,8 +240,10 @@ with guard():
                                                         exact=family.results[0].test.exact) + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family", explanations=family_explanations(shown, fdr=fdr),
-                     request=request)
+    # What changed in each arm goes into the downloads once its panel is open, as on Many perturbations: the
+    # clustering took ≈ 1.7 s of a fresh server's first view (sklearn's import included; py-spy, issue 45).
+    explained = family_explanations(shown, fdr=fdr) if st.session_state.get("home_show_changed") else None
+    family_downloads(family, settings, name="family", explanations=explained, request=request)
 
     from dbpa_app.ui.lesson import show_method
 
