@@ -32,3 +32,39 @@ def test_a_run_page_says_its_time_beside_its_cost(tmp_path, monkeypatch):
     notes = "\n".join(i.value for i in at.info)
     assert re.search(r"Time: about \d+ (s|min) on this machine if none of it is stored yet", notes), notes
 
+
+
+def test_appendix_csv_has_one_value_per_cell():
+    """C.2 / C.4's CSV: the statistic, p, stars and decision in separate columns (the screen's "0.41 ***" cells
+    mixed a value and its stars, which a spreadsheet can neither sort nor plot)."""
+    import numpy as np
+
+    from dbpa_core.paper.appendix_c import ChoiceGrid
+    from dbpa_core.paper import printed as pr
+    from dbpa_core.present.appendix_csv import grid_values_frame
+    from dbpa_core.present.readings import significance_stars
+
+    # The printed tables' own rows and columns, with this project's numbers drawn at random: the split is what is
+    # tested here (the statistics themselves are test_reproduce's; computing them takes a minute).
+    rng = np.random.default_rng(0)
+    grids = []
+    for name in ("Table 4", "Table 6"):
+        table = pr.TABLES[name]
+        shape = (len(table.rows), len(table.columns))
+        pvalues = rng.choice([0.0005, 0.005, 0.03, 0.4], size=shape)
+        grids.append(ChoiceGrid(name.lower(), name, tuple(table.rows), tuple(table.columns), rng.random(shape),
+                                pvalues, {}))
+    for grid in grids:
+        frame = grid_values_frame(grid)
+        assert list(frame["persona"]) == list(grid.personas)
+        for j, choice in enumerate(grid.choices):
+            values = frame[f"{choice} value · {pr.THIS_PROJECT}"]
+            assert values.dtype.kind == "f" and np.allclose(values, grid.statistics[:, j])
+            pvalues = frame[f"{choice} p · {pr.THIS_PROJECT}"]
+            assert list(frame[f"{choice} stars · {pr.THIS_PROJECT}"]) == [significance_stars(p) for p in pvalues]
+            assert set(frame[f"{choice} decision at 0.05 · {pr.THIS_PROJECT}"]) <= {"significant", "not significant"}
+            assert frame[f"{choice} value · {pr.PRINTED}"].dtype.kind == "f"
+            assert set(frame[f"{choice} stars · {pr.PRINTED}"]) <= {"", "*", "**", "***"}
+        # No cell mixes a number with stars.
+        assert not any(isinstance(v, str) and "*" in v and any(c.isdigit() for c in v)
+                       for v in frame.to_numpy().ravel())

@@ -212,13 +212,17 @@ def show_fig3(result, *, key: str = "reproduce"):
 
 def show_appendix(result, *, key: str = "reproduce"):
     """Appendix C.2 (Table 4), C.3 (Table 5) and C.4 (Table 6), each in its table's form."""
+    from dbpa_core.present.appendix_csv import grid_values_frame
+
     omega, costs, similarity = rt.grid_frame(result.omega), rt.cost_frame(result), rt.grid_frame(result.similarity)
+    # The CSV and the report: one value per cell (statistic, p, stars, decision apart), not "0.41 ***".
+    split = {id(omega): grid_values_frame(result.omega), id(similarity): grid_values_frame(result.similarity)}
     sentences = rp.agreement(result)
     sections = []
     for (title, table, caption), sentence in zip((
             ("C.2 · distance measures (Table 4)", omega,
-             "Each cell: the statistic and its stars (* p < 0.05, ** < 0.01, *** < 0.001; the JSON download "
-             "holds every p); every ω is tested with the same "
+             "Each cell: the statistic and its stars (* p < 0.05, ** < 0.01, *** < 0.001; the CSV and JSON "
+             "downloads hold the value, p, stars and decision in separate columns); every ω is tested with the same "
              "re-splits of the same answers. Euclidean: the distance of the two similarity densities; "
              "Wasserstein: W1 between P0 and P1 (the paper defines neither)."),
             ("C.3 · embedding cost (Table 5)", costs,
@@ -231,7 +235,7 @@ def show_appendix(result, *, key: str = "reproduce"):
         st.info(f"**Agreement with the paper.** {sentence}")
         show_table(table)
         st.caption(caption)
-        sections.append((title, [sentence], [table], []))
+        sections.append((title, [sentence], [split.get(id(table), table)], []))
     return sections
 
 
