@@ -68,3 +68,49 @@ def test_appendix_csv_has_one_value_per_cell():
         # No cell mixes a number with stars.
         assert not any(isinstance(v, str) and "*" in v and any(c.isdigit() for c in v)
                        for v in frame.to_numpy().ravel())
+
+
+def _grid(name: str):
+    import numpy as np
+
+    from dbpa_core.paper import printed as pr
+    from dbpa_core.paper.appendix_c import ChoiceGrid
+
+    table, rng = pr.TABLES[name], np.random.default_rng(1)
+    shape = (len(table.rows), len(table.columns))
+    return ChoiceGrid(name.lower(), name, tuple(table.rows), tuple(table.columns), rng.random(shape),
+                      rng.choice([0.0005, 0.03, 0.4], size=shape), {})
+
+
+def test_paper_comparisons_are_three_short_bullets_with_the_full_sentence_in_details():
+    from dbpa_core.paper.sample_size import sample_size_table
+    from dbpa_core.present import paper_bullets as pb
+    from dbpa_core.present import reproduction as rp
+
+    for item, sentence in ((pb.sample_size_bullets(sample_size_table()), rp.sample_size_agreement(sample_size_table())),
+                           (pb.grid_bullets(_grid("Table 4")), rp.grid_agreement(_grid("Table 4")))):
+        lines = item.markdown().splitlines()
+        assert [line.split(":**")[0] for line in lines] == ["- **The paper says", "- **We find", "- **Why they differ"]
+        # Each bullet one short claim, the three together far shorter than the sentence they replace.
+        assert all(len(line.split()) <= 40 for line in lines), lines
+        assert len(item.markdown().split()) < 0.8 * len(sentence.split())
+        assert item.details == sentence
+
+
+
+def test_fig3_bars_are_sorted_and_contrast_with_the_printed_finding():
+    """The Alignment paper view drew seven identical blue bars; now largest first, blue where the paper found a
+    difference."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dbpa_core.paper import printed as pr
+    from dbpa_core.present.paper_bullets import fig3_bars
+
+    printed = list(pr.FIG3_DIFFERENT)[0]
+    rows = [SimpleNamespace(label=name, statistics=np.array(values)) for name, values in
+            (("small", [0.1, 0.2]), (printed, [0.3, 0.5]), ("large", [0.9, 0.7]))]
+    labels, means, sds, highlighted = fig3_bars(rows)
+    assert labels == ["large", printed, "small"] and means == sorted(means, reverse=True)
+    assert highlighted == [False, True, False] and sds[0] > 0

@@ -86,8 +86,9 @@ with guard():
                                     k=comparison.settings.get("k"))
             if weak:
                 st.warning(weak, icon=":material/balance:")
-            st.plotly_chart(rates_over_alpha(comparison.rocs), width="stretch", key="roc_alpha")
-            st.caption("Solid: TPR(α); dashed: FPR(α). A calibrated test keeps FPR(α) near α.")
+            with st.expander(f"Detection rates against α, every model ({2 * len(comparison.rocs)} lines)"):
+                st.plotly_chart(rates_over_alpha(comparison.rocs), width="stretch", key="roc_alpha")
+                st.caption("Solid: TPR(α); dashed: FPR(α). A calibrated test keeps FPR(α) near α.")
             table = comparison.summary(max_fpr)
             show_table(table)
             allowed = format_percent(max_fpr)  # the banner's way of writing it
