@@ -61,9 +61,10 @@ def persona_bullets(result: PersonaTable, alpha: float = 0.05) -> Bullets:
     medical = [p for p in paper.MEDICAL_PERSONAS if p in ours]
     doctor = result.rows[0]
     return Bullets(
-        f"GPT-4 differs for {_names(p for p in paper.PERSONAS if p in printed['GPT-4'])}; GPT-3.5 for "
-        f"{_names(p for p in paper.PERSONAS if p in printed['GPT-3.5'])}. No medical persona in either.",
-        f"{len(ours)} of {len(result.rows) - 1} personas differ (p < {alpha:g}), the medical ones "
+        f"GPT-4's answers change significantly for {_names(p for p in paper.PERSONAS if p in printed['GPT-4'])}; "
+        f"GPT-3.5's for {_names(p for p in paper.PERSONAS if p in printed['GPT-3.5'])}. No medical persona in "
+        "either.",
+        f"{len(ours)} of {len(result.rows) - 1} personas are significant (p < {alpha:g}), the medical ones "
         f"({_names(medical)}) included.",
         f"Each shipped persona answers a different, randomly drawn patient, and the test detects that. The same "
         f"prompt split in two halves (the doctor row) gives p = {doctor.pvalue:.2f}.",
