@@ -53,11 +53,41 @@ def stored_outputs(request) -> int:
     return held
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _simulated_missing(key: str, _request) -> tuple[int, int]:
+    """(texts, texts not yet embedded) of ``_request``'s simulated arms (its digest ``key``).
+
+    Simulated outputs are computed from their seed (≈ 0.15 ms each) and repeat across replicates, so most of a
+    Resample's texts may be embedded already: a Resample announced as 13 s took under a second when they were
+    (the first timed walk).  Shared by every session, per request.
+    """
+    from .resources import embedder_for, sampler_for, store
+
+    k = _request.sequential.k_max if _request.sequential is not None else _request.k
+    texts: set[str] = set()
+    for arm in _request.arm_requests():
+        if arm.sampler.backend == "simulated":
+            texts.update(sampler_for(arm.sampler).sample(arm.prompt, k, system=arm.system or None,
+                                                         temperature=arm.temperature, max_tokens=arm.max_tokens,
+                                                         seed=arm.seed))
+    if not texts:
+        return 0, 0
+    known = store().get_embeddings(embedder_for(_request.embedder).key, sorted(texts))
+    return len(texts), len(texts) - len(known)
+
+
 def request_time(request, *, fresh: bool = False, loaded: tuple[str, ...] | None = None) -> TimeEstimate:
-    """How long ``request`` will take to run here.  ``fresh``: nothing of it is stored (a new replicate)."""
+    """How long ``request`` will take to run here.  ``fresh``: none of its generated outputs is stored (a new
+    replicate); simulated outputs are counted by what the store lacks of their embeddings."""
+    k = request.sequential.k_max if request.sequential is not None else request.k
+    arms = request.arm_requests()
+    generated = k * sum(arm.sampler.backend != "simulated" for arm in arms)
     held = 0 if fresh else stored_outputs(request)
-    # Outputs in the store were embedded as they were stored (dbpa_core.audit.runner.ArmSource).
-    return request_estimate(request, throughput(), stored_outputs=held, stored_embeddings=held,
+    _, missing = _simulated_missing(request.key, request)
+    # Outputs in the store were embedded as they were stored (dbpa_core.audit.runner.ArmSource); a simulated
+    # arm's repeated texts are embedded once.
+    needed = missing + max(0, generated - held)
+    return request_estimate(request, throughput(), stored_outputs=held, stored_embeddings=k * len(arms) - needed,
                             loaded=loaded_models() if loaded is None else loaded)
 
 

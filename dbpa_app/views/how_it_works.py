@@ -78,9 +78,8 @@ def _outputs_and_null(result, request, alpha, statistic, inputs, seed, beside, d
 
         from dbpa_app.ui.timing import request_time
 
-        # Said before it starts (issue 45): a new replicate stores nothing yet; simulated outputs are embedded anew.
-        upcoming = request_time(dataclasses.replace(request, replicate=request.replicate + 1),
-                                fresh=request.sampler.backend == "simulated")
+        # Said before it starts (issue 45): a new replicate's outputs, less the embeddings the store holds.
+        upcoming = request_time(dataclasses.replace(request, replicate=request.replicate + 1), fresh=True)
         if upcoming.announced:
             buttons[2].caption(f"Resample: {upcoming.reading()}")
     # Presentation mode stacks the two charts full width: larger on a projector.

@@ -209,9 +209,13 @@ def request_estimate(request, throughput: Throughput, *, stored_outputs: int = 0
     parallel = dict(request.sampler_of(True).options).get("max_concurrency", 1) if backend == "openai" else 1
     total = k * len(arms)
     generated = sum(k for b in backends if b not in ("simulated",))
-    loads = tuple(name for name in (embedder, backend) if name in LOAD_SECONDS and name not in loaded)
-    modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=max(0, generated - stored_outputs),
-                             new_embeddings=max(0, total - stored_embeddings), tests=len(arms) - 1, k=k,
+    new_outputs, new_embeddings = max(0, generated - stored_outputs), max(0, total - stored_embeddings)
+    # A model is loaded only when there is work for it (a Resample whose texts are all embedded never loads
+    # MiniLM).
+    used = ((embedder,) if new_embeddings else ()) + ((backend,) if new_outputs else ())
+    loads = tuple(name for name in used if name in LOAD_SECONDS and name not in loaded)
+    modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=new_outputs,
+                             new_embeddings=new_embeddings, tests=len(arms) - 1, k=k,
                              n_resamples=request.n_resamples, parallel_calls=int(parallel), loads=loads)
     return throughput.estimate(modelled, f"{backend}/{embedder}")
 
