@@ -6,7 +6,7 @@ import pytest
 
 from dbpa_core.audit.request import AuditRequest, EmbedderConfig, SamplerConfig
 from dbpa_core.audit.timing import (ANNOUNCE_AFTER, RATIO_BOUNDS, SECONDS_PER_EMBEDDING, SECONDS_PER_OUTPUT,
-                                    Throughput, TimeEstimate, calls_estimate, model_seconds,
+                                    Throughput, TimeEstimate, calls_estimate, load_factor, model_seconds,
                                     request_estimate)
 from dbpa_core.data.scenarios import load_scenarios
 
@@ -95,3 +95,15 @@ def test_sibling_audit_calls_are_timed_by_their_backend():
     assert estimate.key == "local/minilm" and estimate.seconds >= 20 * SECONDS_PER_OUTPUT["local"]
     assert estimate.reading().endswith("on this machine")
     assert calls_estimate("local", 20, Throughput(), loaded=("local",)).seconds < estimate.seconds
+
+
+def test_a_busy_machine_lengthens_the_estimate_and_says_so():
+    assert load_factor(1.0, cores=2) == 1.0 and load_factor(16.0, cores=2) == 4.0
+    throughput = Throughput()
+    quiet, busy = throughput.estimate(40.0, "k"), throughput.estimate(40.0, "k", load=4.0)
+    assert busy.seconds == pytest.approx(4 * quiet.seconds)
+    assert "(busy now)" in busy.reading() and "(busy now)" not in quiet.reading()
+    # What is learnt is the machine's ratio, the moment's load divided out: a run 4× longer at load factor 4
+    # teaches nothing new.
+    throughput.observe(busy, 160.0)
+    assert throughput.ratio("k") == pytest.approx(1.0)

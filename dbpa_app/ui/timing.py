@@ -16,7 +16,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dbpa_core.audit.timing import Throughput, TimeEstimate, request_estimate
+from dbpa_core.audit.timing import Throughput, TimeEstimate, load_factor, request_estimate
 
 
 @st.cache_resource(show_spinner=False)
@@ -88,7 +88,7 @@ def request_time(request, *, fresh: bool = False, loaded: tuple[str, ...] | None
     # arm's repeated texts are embedded once.
     needed = missing + max(0, generated - held)
     return request_estimate(request, throughput(), stored_outputs=held, stored_embeddings=k * len(arms) - needed,
-                            loaded=loaded_models() if loaded is None else loaded)
+                            loaded=loaded_models() if loaded is None else loaded, load=load_factor())
 
 
 def total_time(requests, *, fresh: bool = False) -> TimeEstimate:
@@ -101,8 +101,8 @@ def total_time(requests, *, fresh: bool = False) -> TimeEstimate:
     estimates += [request_time(request, fresh=fresh, loaded=("minilm", "local")) for request in requests[1:]]
     seconds = sum(e.seconds for e in estimates)
     first = estimates[0]
-    return TimeEstimate(seconds, key=first.key if all(e.key == first.key for e in estimates) else "",
-                        ratio=first.ratio if all(e.key == first.key for e in estimates) else 1.0)
+    same = all(e.key == first.key for e in estimates)
+    return TimeEstimate(seconds, key=first.key if same else "", ratio=first.ratio if same else 1.0, load=first.load)
 
 
 def with_time(label: str, estimate: TimeEstimate) -> str:
@@ -115,7 +115,7 @@ def prompts_time(settings, prompts, k: int, *, models=None, n_resamples: int = 1
     default the sidebar's sampler), nothing being stored yet: what a page's cost note says before its Run."""
     from dbpa_core.audit.timing import model_seconds
 
-    prompts, loaded = list(prompts), set(loaded_models())
+    prompts, loaded, load = list(prompts), set(loaded_models()), load_factor()
     total, keys, ratio = 0.0, set(), 1.0
     embedder = settings.embedder.name
     for sampler in (models or {"": settings.sampler}).values():
@@ -129,9 +129,10 @@ def prompts_time(settings, prompts, k: int, *, models=None, n_resamples: int = 1
                                  n_resamples=n_resamples, parallel_calls=parallel, loads=loads)
         key = f"{backend}/{embedder}"
         ratio = throughput().ratio(key)
-        total += modelled * ratio
+        total += modelled * ratio * load
         keys.add(key)
-    return TimeEstimate(total, key=keys.pop() if len(keys) == 1 else "", ratio=ratio if len(keys) <= 1 else 1.0)
+    return TimeEstimate(total, key=keys.pop() if len(keys) == 1 else "", ratio=ratio if len(keys) <= 1 else 1.0,
+                        load=load)
 
 
 def time_line(estimate: TimeEstimate) -> str:
@@ -158,4 +159,5 @@ def calls_time(backend: str, calls: int, *, embeddings: int = 0) -> TimeEstimate
     """The time of ``calls`` generation calls on ``backend`` (and ``embeddings`` texts embedded) here."""
     from dbpa_core.audit.timing import calls_estimate
 
-    return calls_estimate(backend, calls, throughput(), embeddings=embeddings, loaded=loaded_models())
+    return calls_estimate(backend, calls, throughput(), embeddings=embeddings, loaded=loaded_models(),
+                          load=load_factor())

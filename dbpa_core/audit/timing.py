@@ -57,6 +57,25 @@ LEARNING_WEIGHT = 0.5
 RATIO_BOUNDS = (0.2, 5.0)
 
 
+def load_factor(load: float | None = None, cores: int | None = None) -> float:
+    """How much slower than its CPU time a run is now, from the machine's load: ``max(1, load / (2 × cores))``.
+
+    The constants are CPU seconds; on a shared machine a run waits for the cores too.  Measured in issue 45's
+    timed walk on 2 cores: a k = 200 draw took 1.1× its modelled time at load average 6 and 3.0–3.8× at 16
+    (MiniLM runs two threads, so a load up to twice the cores costs little).  ``load``: the 1-minute load
+    average (default: this machine's now); ``cores``: default this machine's.
+    """
+    import os
+
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:  # no load average on this platform
+            return 1.0
+    cores = cores or os.cpu_count() or 1
+    return max(1.0, float(load) / (2 * cores))
+
+
 @dataclass(frozen=True)
 class TimeEstimate:
     """The expected wall-clock time of a run, before it starts.
@@ -69,11 +88,14 @@ class TimeEstimate:
         What the estimate is learnt under (``"backend/embedder"``), for :meth:`Throughput.observe`.
     ratio : float
         The real-to-modelled ratio of earlier runs applied (1.0: the measured constants alone).
+    load : float
+        The machine's :func:`load_factor` applied (1.0: a machine with cores to spare).
     """
 
     seconds: float
     key: str = ""
     ratio: float = 1.0
+    load: float = 1.0
 
     @property
     def announced(self) -> bool:
@@ -89,8 +111,12 @@ class TimeEstimate:
         return f"about {max(2, round(self.seconds / 60))} min"
 
     def reading(self) -> str:
-        """The sentence shown beside a button: "about 70 s on this machine", or "" when not worth saying."""
-        return f"{self.duration()} on this machine" if self.announced else ""
+        """The sentence shown beside a button: "about 70 s on this machine" (with "(busy now)" when the load
+        lengthens it by half or more), or "" when not worth saying."""
+        if not self.announced:
+            return ""
+        # Said when the machine's load lengthens it, so a room knows why the same click takes longer now.
+        return f"{self.duration()} on this machine" + (" (busy now)" if self.load >= 1.5 else "")
 
 
 def _round_seconds(seconds: float) -> int:
@@ -165,19 +191,22 @@ class Throughput:
         """The learnt real-to-modelled ratio of ``key`` (1.0 before any run)."""
         return self._ratios.get(key, 1.0)
 
-    def estimate(self, modelled: float, key: str) -> TimeEstimate:
-        """The announced time of a run modelled at ``modelled`` seconds under ``key``."""
+    def estimate(self, modelled: float, key: str, *, load: float = 1.0) -> TimeEstimate:
+        """The announced time of a run modelled at ``modelled`` seconds under ``key``, on a machine whose
+        :func:`load_factor` is ``load``."""
         ratio = self.ratio(key)
-        return TimeEstimate(max(0.0, modelled) * ratio, key=key, ratio=ratio)
+        return TimeEstimate(max(0.0, modelled) * ratio * load, key=key, ratio=ratio, load=load)
 
     def observe(self, estimate: TimeEstimate, real_seconds: float) -> None:
         """Learn from a run announced as ``estimate`` that took ``real_seconds`` (runs under a second are
-        ignored: their time is mostly overhead the model does not describe)."""
-        modelled = estimate.seconds / estimate.ratio if estimate.ratio else 0.0
+        ignored: their time is mostly overhead the model does not describe).  The load it was announced
+        under is divided out: the ratio learnt is the machine's, not the moment's."""
+        scale = estimate.ratio * estimate.load
+        modelled = estimate.seconds / scale if scale else 0.0
         if modelled < 1.0 or not math.isfinite(real_seconds) or real_seconds <= 0:
             return
         with self._lock:
-            seen = real_seconds / modelled
+            seen = real_seconds / (modelled * estimate.load)
             before = self._ratios.get(estimate.key)
             self._ratios[estimate.key] = _bounded(seen if before is None else
                                                   (1 - LEARNING_WEIGHT) * before + LEARNING_WEIGHT * seen)
@@ -193,11 +222,12 @@ def _bounded(ratio: float) -> float:
 
 
 def request_estimate(request, throughput: Throughput, *, stored_outputs: int = 0, stored_embeddings: int = 0,
-                     loaded: tuple[str, ...] = ()) -> TimeEstimate:
+                     loaded: tuple[str, ...] = (), load: float = 1.0) -> TimeEstimate:
     """How long running ``request`` (an :class:`~dbpa_core.audit.request.AuditRequest`) will take here.
 
     ``stored_outputs`` and ``stored_embeddings`` are what the sample store already holds of it (generated
-    and embedded again for nothing); ``loaded`` names the models this process has loaded already.
+    and embedded again for nothing); ``loaded`` names the models this process has loaded already; ``load`` is
+    the machine's :func:`load_factor`.
     """
     arms = request.arm_requests()
     k = request.sequential.k_max if request.sequential is not None else request.k
@@ -217,15 +247,15 @@ def request_estimate(request, throughput: Throughput, *, stored_outputs: int = 0
     modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=new_outputs,
                              new_embeddings=new_embeddings, tests=len(arms) - 1, k=k,
                              n_resamples=request.n_resamples, parallel_calls=int(parallel), loads=loads)
-    return throughput.estimate(modelled, f"{backend}/{embedder}")
+    return throughput.estimate(modelled, f"{backend}/{embedder}", load=load)
 
 
 def calls_estimate(backend: str, calls: int, throughput: Throughput, *, embedder: str = "minilm",
-                   embeddings: int = 0, loaded: tuple[str, ...] = ()) -> TimeEstimate:
+                   embeddings: int = 0, loaded: tuple[str, ...] = (), load: float = 1.0) -> TimeEstimate:
     """How long ``calls`` generation calls (and ``embeddings`` texts embedded) take here: the sibling audits'
     runs (the RUT's answers, the stability search's rewrites), which are not audit requests."""
     loads = tuple(name for name in (backend,) + ((embedder,) if embeddings else ()) if name in LOAD_SECONDS
                   and name not in loaded)
     modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=calls, new_embeddings=embeddings,
                              loads=loads)
-    return throughput.estimate(modelled, f"{backend}/{embedder}")
+    return throughput.estimate(modelled, f"{backend}/{embedder}", load=load)
