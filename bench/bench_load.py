@@ -221,10 +221,13 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
     print(f"\n== {title}: {app_dir}{' ' + ' '.join(options) if options else ''}\n"
           f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f} (1 min), "
           f"{os.getloadavg()[1]:.1f} (5 min)")
+    spawned = time.perf_counter()
     with serve(command, f"{base}/_stcore/health", log, env={"DBPA_STORE": str(folder / "store.sqlite")},
                cwd=app_dir, timeout=180) as process:
+        ready = time.perf_counter() - spawned  # `streamlit run` → the health check answers
         server = process.pid
-        print(f"server pid {server}: {rss_mib(server):.0f} MiB after start")
+        print(f"server pid {server}: {rss_mib(server):.0f} MiB after start, healthy {ready:.2f} s after "
+              "`streamlit run`")
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             rows = []
@@ -236,6 +239,12 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
                                                server=server, timeout_ms=timeout_ms, cached=False)
                 rows.append(summary("cold home", args.cold, outcomes, reading, log_errors(log, mark), load, False))
                 print_row(rows[-1])
+                # Issue 45's goal (≤ 2 s): the server's start plus its first decision; the browsers' own start
+                # is left out (in a room they are open before the server starts).
+                first = min((t for t, _, failure in outcomes if not failure), default=float("nan"))
+                print(f"first decision {ready + first:.2f} s after `streamlit run` on a fresh store (server "
+                      f"healthy {ready:.2f} s + first result {first:.2f} s; goal ≤ 2 s: "
+                      f"{'met' if ready + first <= 2 else 'NOT met'}; load average {load:.1f})")
             for name in args.pages:  # warm-up: every page's default view computed once
                 path, ready = PAGES[name]
                 await wave(browser, base + path, ready, 1, server=server, timeout_ms=timeout_ms, cached=False)

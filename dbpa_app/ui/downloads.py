@@ -36,7 +36,10 @@ def downloads(*, table=None, record: dict | None = None, report_html=None, name:
         from dbpa_core.present.csv_inputs import with_inputs
         from dbpa_core.present.tables import frame_csv  # every CSV neutralises spreadsheet formulas
 
-        csv = frame_csv(table if inputs is None else with_inputs(table, inputs))
+        from .cache import shared_call  # built once per table and inputs, not per session (issue 45: 0.1 s each)
+
+        csv = shared_call(lambda table, inputs: frame_csv(table if inputs is None else with_inputs(table, inputs)),
+                          table, inputs)
         columns[0].download_button("Download table (CSV)", csv.encode(), f"{name}.csv",
                                    "text/csv", key=f"{name}_csv", on_click="ignore")
     if record is not None:

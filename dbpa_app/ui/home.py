@@ -35,6 +35,15 @@ def outputs_and_null_section(result, request, alpha, statistic, inputs, seed, be
                          help="Draw new outputs for every arm (a new seed)."):
         st.session_state["home_resample"] += 1
         st.rerun(scope="app")
+    if request.sampler.backend != "recorded":  # recorded: a Resample replays outputs already embedded
+        import dataclasses
+
+        from dbpa_app.ui.timing import request_time
+
+        # Said before it starts (issue 45): a new replicate's outputs, less the embeddings the store holds.
+        upcoming = request_time(dataclasses.replace(request, replicate=request.replicate + 1), fresh=True)
+        if upcoming.announced:
+            buttons[2].caption(f"Resample: {upcoming.reading()}")
     # Presentation mode stacks the two charts full width: larger on a projector.
     left, right = (st.container(), st.container()) if presenting() else st.columns(2)
     cloud_slot, null_slot = left.empty(), right.empty()
@@ -97,4 +106,7 @@ def family_section(family, settings, request, *, label: str, simulated: bool, k:
                                                         exact=family.results[0].test.exact) + " "
                + ("True effect: the share of answer content the simulated model moves, known by construction."
                   if simulated else "The true effects of a real model are unknown."))
-    family_downloads(family, settings, name="family", explanations=explanations(), request=request)
+    # What changed in each arm goes into the downloads once its panel is open, as on Many perturbations: the
+    # clustering took ≈ 1.7 s of a fresh server's first view (sklearn's import included; py-spy, issue 45).
+    explained = explanations() if st.session_state.get("home_show_changed") else None
+    family_downloads(family, settings, name="family", explanations=explained, request=request)

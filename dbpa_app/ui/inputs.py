@@ -59,4 +59,7 @@ def cost_note(settings, prompts, k: int, *, models=None) -> None:
         estimate = estimate_cost(list(prompts), int(k), max_tokens=priced.max_tokens, sampler_model=name,
                                  embedder_model=settings.embedder.model or "minilm")
         lines.append(f"- **{label}**: {estimate.reading()}" if label else estimate.reading())
-    st.info("\n".join(lines))
+    from .timing import prompts_time, time_line  # the time, said before the run (issue 45)
+
+    timed = time_line(prompts_time(settings, prompts, int(k), models=models))
+    st.info("\n".join(lines) + (f"\n\n{timed}" if timed else ""))

@@ -12,8 +12,10 @@ from __future__ import annotations
 import streamlit as st
 
 from dbpa_core.present.csv_inputs import roc_inputs
+from dbpa_core.present import paper_bullets as pb
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
+from dbpa_core.paper import printed as pr
 from dbpa_core.present.formatting import format_percent
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
@@ -97,9 +99,13 @@ def ensure_embedded(experiment: str, *, key: str = "reproduce") -> None:
             bar.empty()
 
 
-def agreement(sentences) -> None:
-    for sentence in sentences:
-        st.info(f"**Agreement with the paper.** {sentence}")
+def agreement(items) -> None:
+    """Each comparison with the paper in three bullets (the paper says / we find / why they differ), the full
+    sentence with every number one click away (issue 45: one ≈ 120-word sentence was read on a projector)."""
+    for item in items:
+        st.info(f"**Agreement with the paper{' · ' + item.title if item.title else ''}.**\n\n{item.markdown()}")
+        with st.expander("Details: the comparison in full"):
+            st.write(item.details)
 
 
 def show_table2(result, *, key: str = "reproduce"):
@@ -107,7 +113,7 @@ def show_table2(result, *, key: str = "reproduce"):
     from dbpa_core.present.figures import discrepancy_bars
 
     table = rt.persona_frame(result)
-    agreement(rp.agreement(result))
+    agreement(pb.bullets(result))
     st.plotly_chart(shared_figure(discrepancy_bars, [r.persona for r in result.rows],
                                   [r.statistic for r in result.rows], [r.pvalue for r in result.rows], alpha=ALPHA,
                                   label="ω (JS distance)", pvalue_label="p",
@@ -144,7 +150,7 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     from dbpa_core.paper.design import ALLOWED_FPRS
     from dbpa_core.present.roc_figures import best_model_bars, rates_over_alpha, roc_curves
 
-    st.info(f"**Agreement with the paper.** {rp.roc_agreement(study)}")
+    agreement([pb.roc_bullets(study)])
     best = study.best_at(max_fpr)
     show_best(best)
     roc = shared_figure(roc_curves, study.rocs, max_fpr=max_fpr, best=best.model, auc_label="pooled AUC")
@@ -158,9 +164,11 @@ def show_roc_study(study, max_fpr: float, *, key: str):
     st.plotly_chart(bars, width="stretch", key=f"{key}_bars")
     st.caption("Fig. 2: each model's TPR at each allowed FPR; the best is outlined in black, and no bar is outlined "
                "when models tie or none flags a target.")
-    st.plotly_chart(shared_figure(rates_over_alpha, study.rocs), width="stretch", key=f"{key}_alpha")
-    st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated test "
-               "keeps the dashed lines near α.")
+    # One line per model and kind (18 on the shipped setup): a detail, one click away (issue 45).
+    with st.expander(f"Detection rates against α, every model ({2 * len(study.rocs)} lines)"):
+        st.plotly_chart(shared_figure(rates_over_alpha, study.rocs), width="stretch", key=f"{key}_alpha")
+        st.caption("Solid: share of targets flagged at level α; dashed: share of controls flagged. A calibrated "
+                   "test keeps the dashed lines near α.")
     table = rt.roc_frame(study)
     show_table(table)  # static and wrapped: every full, source-labelled header readable at 1024 px
     st.caption("This project's numbers unless marked reference run. AUC of the "
@@ -196,14 +204,16 @@ def show_fig3(result, *, key: str = "reproduce"):
     from dbpa_core.present.figures import mean_sd_bars
 
     table = rt.alignment_frame(result)
-    agreement(rp.agreement(result))
-    figure = shared_figure(mean_sd_bars, [r.label for r in result.rows], [r.statistics.mean() for r in result.rows],
-                           [r.statistics.std() for r in result.rows], [r.differs(ALPHA) for r in result.rows],
-                           title="ω of each open model against GPT-3.5 (blue: differs in most seeds)",
-                           label="ω (JS distance)")
+    agreement(pb.bullets(result))
+    # Largest first, and blue where the paper found a difference (pb.fig3_bars).
+    figure = shared_figure(mean_sd_bars, *pb.fig3_bars(result.rows),
+                           title=f"ω of each open model against GPT-3.5, largest first (blue: printed as different "
+                                 f"from {pr.FIG3_REFERENCE} in §4.3)", label="ω (JS distance)",
+                           highlight_name="printed as different", other_name="not printed as different")
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
-               "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's.")
+               "deviation. A larger ω means the model's answers are spread differently from GPT-3.5's. Here every "
+               "model differs from GPT-3.5 (the table's last column); blue marks the ones the paper printed.")
     show_table(table)
     st.caption("'seeds p ≤ 0.05' counts the seeds in which the model's answers differ from GPT-3.5's more than "
                "chance explains; a model is said to differ when that holds in most seeds. The printed column is "
@@ -213,13 +223,17 @@ def show_fig3(result, *, key: str = "reproduce"):
 
 def show_appendix(result, *, key: str = "reproduce"):
     """Appendix C.2 (Table 4), C.3 (Table 5) and C.4 (Table 6), each in its table's form."""
+    from dbpa_core.present.appendix_csv import grid_values_frame
+
     omega, costs, similarity = rt.grid_frame(result.omega), rt.cost_frame(result), rt.grid_frame(result.similarity)
-    sentences = rp.agreement(result)
+    # The CSV and the report: one value per cell (statistic, p, stars, decision apart), not "0.41 ***".
+    split = {id(omega): grid_values_frame(result.omega), id(similarity): grid_values_frame(result.similarity)}
+    sentences, compared = rp.agreement(result), pb.bullets(result)
     sections = []
-    for (title, table, caption), sentence in zip((
+    for (title, table, caption), sentence, item in zip((
             ("C.2 · distance measures (Table 4)", omega,
-             "Each cell: the statistic and its stars (* p < 0.05, ** < 0.01, *** < 0.001; the JSON download "
-             "holds every p); every ω is tested with the same "
+             "Each cell: the statistic and its stars (* p < 0.05, ** < 0.01, *** < 0.001; the CSV and JSON "
+             "downloads hold the value, p, stars and decision in separate columns); every ω is tested with the same "
              "re-splits of the same answers. Euclidean: the distance of the two similarity densities; "
              "Wasserstein: W1 between P0 and P1 (the paper defines neither)."),
             ("C.3 · embedding cost (Table 5)", costs,
@@ -227,19 +241,19 @@ def show_appendix(result, *, key: str = "reproduce"):
              "MiniLM is free."),
             ("C.4 · text similarities (Table 6)", similarity,
              "BLEU and ROUGE compare shared words, so they can flag a change of wording that leaves the meaning "
-             "intact; ω is the JS distance.")), sentences):
+             "intact; ω is the JS distance.")), sentences, compared):
         st.subheader(title)
-        st.info(f"**Agreement with the paper.** {sentence}")
+        agreement([item])
         show_table(table)
         st.caption(caption)
-        sections.append((title, [sentence], [table], []))
+        sections.append((title, [sentence], [split.get(id(table), table)], []))
     return sections
 
 
 def show_sample_size(result, *, key: str = "reproduce"):
     """§3.2's rule as a table for the paper's family sizes."""
     table = rt.sample_size_frame(result)
-    agreement(rp.agreement(result))
+    agreement(pb.bullets(result))
     show_table(table)
     st.caption(f"Samples per arm k with which a two-sample z-test detects an effect ω (Cohen's d) with "
                f"{format_percent(result.power)} power when m perturbations are tested at family-wise α = "

@@ -124,7 +124,12 @@ def family(settings: Settings, request: AuditRequest, *, progress: RunProgress |
                 return run(tested, **backends)
         # Any widget interaction (Cancel included) stops the running script; the samples drawn so far are
         # already in the store.
-        with RunProgress(label) if progress is None else contextlib.nullcontext(progress) as bar:
+        # Its time is said before it starts (ui.timing, issue 45).
+        from .timing import announced, request_time, with_time
+
+        estimate = request_time(tested)
+        with RunProgress(with_time(label, estimate)) if progress is None else contextlib.nullcontext(
+                progress) as bar, announced(estimate):
             return _draw(tested, bar, backends, live)
 
     result = shared("family", tested, compute)

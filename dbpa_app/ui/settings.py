@@ -21,7 +21,7 @@ EMBEDDER_LABELS = {
 
 BACKEND_LABELS = {
     "simulated": "Simulated (instant, known truth)",
-    "recorded": "Recorded SmolLM2 samples (replay)",
+    "recorded": "Recorded SmolLM2 (replay)",  # "… samples (replay)" was cut at 190 px of 212 (issue 45)
     "local": "Local SmolLM2-135M (CPU)",
     "openai": "OpenAI-compatible API",
 }

@@ -134,7 +134,11 @@ with guard():
                              n=n_prompts, m=m, score=score, alpha=alpha, seed=settings.seed)
         found = rut_audit(settings, request, run=run)
         if found is None:
-            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each.")
+            from dbpa_app.ui.timing import calls_time
+
+            took = calls_time("local", n_prompts * (m + 1)).reading()
+            st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each"
+                       + (f": {took}." if took else "."))
             st.stop()
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",

@@ -121,6 +121,12 @@ with guard():
                    f"failure. The targets answer greedily (T = 0) in at most {TARGET_MAX_TOKENS[task]} tokens, as "
                    "the recorded study, whatever the sidebar's temperature and max tokens. Every call is kept in "
                    "the sample store, so a second run replays it.")
+        from dbpa_app.ui.timing import calls_time
+
+        # Said before it starts (issue 45): every call of every item and target, as an upper bound.
+        longest = calls_time(settings.sampler.backend, len(items) * targets * (1 + 2 * rewrites)).duration()
+        st.caption(f"Time: up to {longest} on this machine if nothing is stored yet (a search stops at its "
+                   "first failure, so it is usually shorter).")
         if st.button("Run the live search", type="primary", key="stab_live_run"):
             keep("stability_live", inputs, live_study(settings, request, run=True))
         with result_area("stability_live", inputs,
