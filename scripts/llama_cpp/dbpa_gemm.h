@@ -377,7 +377,7 @@ inline bool q8_0_gemm(int64_t m, int64_t n, int64_t k, const void * A, int64_t l
 }  // namespace dbpa
 
 // The level in use: 0 llama.cpp's own kernels, 1 AVX2 (Q4_1), 2 AVX-512 VNNI (Q4_1 and Q8_0); read with ctypes
-// by dbpa_core.samplers.llama_build.gemm_kernel.
+// by dbpa_core.samplers.engine.gemm_kernel.
 extern "C" __attribute__((visibility("default"))) int dbpa_gemm(void);
 extern "C" int dbpa_gemm(void) {
     return dbpa::gemm_level();
