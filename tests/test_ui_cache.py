@@ -252,3 +252,35 @@ def test_a_kept_result_dropped_from_the_shared_cache_is_said_so():
     assert not at.metric
     assert any("dropped from the server's memory" in c.value for c in at.caption)
     st.cache_resource.clear()
+
+
+# ----------------------------------------------------------------- one cache, one key scheme
+def test_a_shared_function_computes_once_per_arguments_in_the_one_cache():
+    from dbpa_app.ui.cache import cache_key, shared_function, the_cache
+
+    st.cache_resource.clear()
+    calls = []
+
+    @shared_function(spinner="Working…")
+    def study(name, n_resamples, *, seed=0):
+        calls.append((name, n_resamples, seed))
+        return {"name": name, "n": n_resamples, "seed": seed}
+
+    first = study("a", 10, seed=1)
+    assert study("a", 10, seed=1) is first  # kept: shared, not recomputed
+    assert study("a", 11, seed=1) == {"name": "a", "n": 11, "seed": 1}  # another argument: another value
+    assert calls == [("a", 10, 1), ("a", 11, 1)]
+    parts = (study.__wrapped__.__module__, study.__wrapped__.__qualname__, 2, "a", 10, ("seed", 1))
+    assert cache_key("call", *parts) in the_cache()  # under the one key scheme
+    st.cache_resource.clear()  # a fresh process: computed again
+    study("a", 10, seed=1)
+    assert len(calls) == 3
+
+
+def test_the_app_has_one_cache_of_results():
+    """No second cache with keys of its own: every result, study and view goes through ui.cache (issue 41)."""
+    from pathlib import Path
+
+    app = Path(__file__).resolve().parents[1] / "dbpa_app"
+    users = [p.relative_to(app).as_posix() for p in app.rglob("*.py") if "@st.cache_data" in p.read_text()]
+    assert users == [], f"st.cache_data is used in {users}: use ui.cache.shared_function or shared_call"

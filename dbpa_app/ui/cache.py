@@ -18,6 +18,7 @@ The cache itself is a Streamlit resource (:func:`the_cache`), so that
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import pickle
 import threading
@@ -174,6 +175,33 @@ def shared_call(function, *args, **kwargs):
     parts = (function.__module__, function.__qualname__, len(args), *args,
              *((name, _plain(value)) for name, value in sorted(kwargs.items())))
     return shared("call", parts, lambda: function(*args, **kwargs))
+
+
+def shared_function(*, spinner: str | None = None):
+    """Decorator: the function's value for equal arguments computed once and shared by every session, in the
+    one shared cache (:func:`shared_call`), with ``spinner`` shown while it is computed (never for a kept value).
+
+    For the pages' pure studies (a paper reproduction, the recorded stability study): the one cache and key
+    scheme the results use, instead of a second, ``st.cache_data``, with keys of its own.
+    """
+
+    def decorate(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            parts = (function.__module__, function.__qualname__, len(args), *args,
+                     *((name, _plain(value)) for name, value in sorted(kwargs.items())))
+            key = cache_key("call", *parts)
+            cache = the_cache()
+            kept = cache.get(key)
+            if kept is not MISSING:
+                return kept
+            with st.spinner(spinner) if spinner else contextlib.nullcontext():
+                return cache.get_or_compute(key, lambda: function(*args, **kwargs),
+                                            waiting=waiting_for_another_session)
+
+        return wrapper
+
+    return decorate
 
 
 def shared_figure(build, *args, **kwargs):

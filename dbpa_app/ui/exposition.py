@@ -25,6 +25,7 @@ from dbpa_core.present.readings import decision, read_centroid_distance, read_ef
 from .components import decision_box, pvalue_metric
 from .components import recorded_limit
 from .resources import embedder_for, store
+from .cache import shared_function
 from .runs import scenario_request
 from .settings import Settings
 
@@ -241,7 +242,7 @@ BLIND_SPOT_TEXT = (
     "outputs themselves and see such a move: choose one of them when the original answers vary widely.")
 
 
-@st.cache_data(show_spinner="Simulating 200 small audits", max_entries=1)
+@shared_function(spinner="Simulating 200 small audits")
 def _blind_spot_example():
     from dbpa_core.audit.blind_spot import blind_spot_example
 

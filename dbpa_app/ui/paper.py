@@ -21,7 +21,7 @@ from dbpa_core.present.readings import read_decision, read_pvalue, read_statisti
 
 from .components import downloads, show_table
 from .resources import embedder_for, store
-from .cache import shared_figure, the_cache, waiting_for_another_session
+from .cache import shared_figure, shared_function, the_cache, waiting_for_another_session
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
                "appendix": "Appendix C.2–C.4", "sample_size": "§3.2 · sample size"}
@@ -40,7 +40,7 @@ RECORDED_NOTE = ("Local models' answers recorded once (`scripts/record_cvd_roc.p
 
 # In memory only: a result pickled to disk would outlive a change of the code that computed it (Streamlit
 # keys the cache by this function's own source), and a restart re-runs it from the stored vectors in seconds.
-@st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
+@shared_function(spinner="Running the permutation tests…")
 def reproduce(experiment: str, n_resamples: int, seed: int):
     from dbpa_core.paper.registry import REPRODUCERS
 
@@ -62,7 +62,7 @@ def _minilm():
 _EMBEDDED: set[tuple[str, str]] = set()
 
 
-@st.cache_data(max_entries=16, show_spinner="Running the permutation tests…")
+@shared_function(spinner="Running the permutation tests…")
 def roc_setup(setup: str, n_resamples: int, seed: int):
     """One setup of Figs 1–2: ``"recorded_cvd"`` or ``"shipped_paraphrases"``."""
     from dbpa_core.paper.cvd_roc import cvd_study

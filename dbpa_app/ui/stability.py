@@ -3,8 +3,8 @@
 The recorded study (:func:`dbpa_core.paper.stability.stability_study` on the
 shipped searches) and a live run (:func:`dbpa_core.stability.runs.live_runs`
 on a user's model and questions) are each computed once per input and shared
-by every session (bounded): the recorded one with ``st.cache_data``, the live
-one through :func:`ui.cache.shared` under a :class:`~ui.runs.RunProgress`.
+by every session (bounded), in the one shared cache (:mod:`ui.cache`): the
+live one under a :class:`~ui.runs.RunProgress`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dbpa_core.requests.stability import target_name  # noqa: F401 - the page's 
 
 from .components import show_table
 from .resources import embedder_for, store
-from .cache import shared
+from .cache import shared, shared_function
 from .progress import RunProgress
 
 #: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
@@ -31,7 +31,7 @@ JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedd
               "OpenAI-compatible model answers yes / no.")
 
 
-@st.cache_data(max_entries=8, show_spinner="Table 1 and Figure 1 from the recorded searches…")
+@shared_function(spinner="Table 1 and Figure 1 from the recorded searches…")
 def recorded_study(cost: str, n_resamples: int, seed: int):
     """The study of the shipped searches (``n_resamples = 0``: no bootstrap, a fraction of a second), run as
     ``dbpa stability`` runs a recorded SPEC (:class:`~dbpa_core.requests.stability.StabilityRequest`)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 from dbpa_core.audit.timing import Throughput, TimeEstimate, load_factor, request_estimate
+from .cache import shared_function
 
 
 @st.cache_resource(show_spinner=False)
@@ -53,7 +54,7 @@ def stored_outputs(request) -> int:
     return held
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@shared_function()
 def _simulated_missing(key: str, _request) -> tuple[int, int]:
     """(texts, texts not yet embedded) of ``_request``'s simulated arms (its digest ``key``).
 
