@@ -264,7 +264,7 @@ KERNEL_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     import numpy as np
     from dbpa_core.samplers import get_sampler, sample_seed
-    from dbpa_core.samplers.engine import gemm_kernel
+    from dbpa_core.samplers.llama_build import gemm_kernel
     from dbpa_core.samplers.llama_build import default_threads
     from dbpa_core.samplers.local import get_engine, resolve_model
     digest = hashlib.sha256()

@@ -15,7 +15,6 @@ from dbpa_core.present.csv_inputs import roc_inputs
 from dbpa_core.present import paper_bullets as pb
 from dbpa_core.present import reproduction as rp
 from dbpa_core.present import reproduction_tables as rt
-from dbpa_core.paper import printed as pr
 from dbpa_core.present.formatting import format_percent
 from dbpa_core.present.readings import read_decision, read_pvalue, read_statistic
 
@@ -207,8 +206,7 @@ def show_fig3(result, *, key: str = "reproduce"):
     agreement(pb.bullets(result))
     # Largest first, and blue where the paper found a difference (pb.fig3_bars).
     figure = shared_figure(mean_sd_bars, *pb.fig3_bars(result.rows),
-                           title=f"ω of each open model against GPT-3.5, largest first (blue: printed as different "
-                                 f"from {pr.FIG3_REFERENCE} in §4.3)", label="ω (JS distance)",
+                           title="ω against GPT-3.5, largest first (blue: printed as different in §4.3)", label="ω (JS distance)",
                            highlight_name="printed as different", other_name="not printed as different")
     st.plotly_chart(figure, width="stretch", key=f"{key}_fig3")
     st.caption("Bar: mean ω over the 5 seeds (each seed a new patient and new answers); whisker: its standard "
