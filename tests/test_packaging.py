@@ -111,7 +111,9 @@ def test_a_fresh_environment_gets_the_app_without_a_compiler(wheel, tmp_path):
     python = str(venv / "bin" / "python")
     env = dict(os.environ, CC="/bin/false", CXX="/bin/false", PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    install = subprocess.run([python, "-m", "pip", "install", "-q", "--only-binary", ":all:",
+    # --no-compile: no byte-compiling of every installed module (torch's thousands) ahead of use; Python compiles
+    # what the import below needs. Which files are installed, and that nothing builds, do not change.
+    install = subprocess.run([python, "-m", "pip", "install", "-q", "--no-compile", "--only-binary", ":all:",
                               "-c", str(REPO / "requirements.txt"), f"{wheel}[app]"],
                              env=env, capture_output=True, text=True, timeout=1200)
     assert install.returncode == 0, install.stderr[-3000:]
