@@ -144,7 +144,7 @@ with guard():
             plan_from_pilot(family, alpha=alpha, seed=settings.seed)
 
     st.subheader("Sample-size planner")
-    st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.3).")
+    st.write("How many samples per arm to detect an effect in a family of m perturbations (paper §3.2).")
     st.caption("A plan for DBPA itself from outputs you have: run the family on a small k, then use **Plan k from "
                "these outputs** above (dbpa_core.plan_sample_size).")
     columns = st.columns(4)
