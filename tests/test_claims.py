@@ -78,6 +78,9 @@ def test_the_blind_spot_holds_whatever_k_and_however_far(k, shift):
         shown = ", ".join(f"{DOC_RATES[n][0]} %" for n in (20, 40)) + f" and {DOC_RATES[80][0]} %"
         assert f"The JSD flagged {shown} of them at k = 20, 40 and 80" in page.replace("\n", " ")
         assert f"the energy distance {min(e for _, e in DOC_RATES.values())}–100 %" in page.replace("\n", " ")
+        api = (REPO / "docs" / "guide" / "python-api.md").read_text(encoding="utf-8").replace("\n", " ")
+        jsds = [j for j, _ in DOC_RATES.values()]
+        assert f"(measured {min(jsds)}–{max(jsds)} % at k = 20, 40, 80)" in api
 
 
 def test_the_blind_spot_snippet_prints_what_its_comments_say():
