@@ -256,8 +256,8 @@ def show_sample_size(result, *, key: str = "reproduce"):
     st.caption(f"Samples per arm k with which a two-sample z-test detects an effect ω (Cohen's d) with "
                f"{format_percent(result.power)} power when m perturbations are tested at family-wise α = "
                f"{result.alpha:g} (Bonferroni); the last column is the smallest effect the z-test detects at the "
-               f"paper's k = {result.k_paper}. DBPA's own power at these k is lower (the sentence above); plan DBPA "
-               "from a pilot (plan_sample_size). B and the seed do not apply.")
+               f"paper's k = {result.k_paper}. DBPA's own power at these k with the paper's ω is lower (the sentence "
+               "above); plan DBPA from a pilot (plan_sample_size). B and the seed do not apply.")
     return [("§3.2: sample size", rp.agreement(result), [table], [])]
 
 

@@ -70,7 +70,7 @@ with guard():
     batch = int(st.number_input("Samples per arm between looks", 2, 100, 10, key="one_batch")) if sequential else None
     cost_note(settings, [original.prompt, perturbed.prompt], k)
     projection = st.radio("2-D view", ["pca", "umap"], horizontal=True, key="one_projection",
-                          format_func={"pca": "PCA (instant)", "umap": "UMAP (first use ≈20 s)"}.get)
+                          format_func={"pca": "PCA (instant)", "umap": "UMAP (slower; its first use compiles)"}.get)
 
     test = dict(k=int(k), n_resamples=int(n_resamples), similarity=similarity, discrepancy=discrepancy,
                 alpha=alpha, sequential=SequentialPlan(k_max=int(k), batch_size=batch) if sequential else None)

@@ -44,7 +44,7 @@ with guard():
                    "and jailbreak-style system prompts, everyday prompts, T = 0.5, 30 new tokens, recorded once "
                    "on this machine; every audit below is drawn from those answers.")
         n_trials = st.select_slider("Simulated audits per q", STUDY_TRIALS, STUDY_TRIALS[-1], key="rut_study_trials",
-                                    help="The paper used 500 (about half a minute the first time on this machine).")
+                                    help="The paper used 500.")
         study = rut_study_result(n_trials=n_trials, n_resamples=1000, seed=settings.seed)
         st.caption(recording_line(study))
         st.subheader("Power against the share q of substituted answers (paper §5, Table 2a)")

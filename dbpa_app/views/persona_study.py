@@ -20,8 +20,8 @@ settings = current_settings()
 st.title("Persona study")
 st.write("Does asking the model to *act as* someone change its CVD advice? Medical personas should not; comedians, "
          "robots, reviewers and children should. On the paper's responses each persona is tested against the doctor "
-         "persona, the paper's baseline; sampled live, each persona prompt is tested against the prompt without a "
-         "persona, for each model.")
+         "persona (the paper's baseline, answers given without a role, is not shipped); sampled live, each persona "
+         "prompt is tested against the prompt without a persona, for each model.")
 
 with guard():
     paper_or_live("persona", "table2", "Sample now: the models below, through the sidebar's backends", settings.seed)

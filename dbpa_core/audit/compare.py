@@ -20,7 +20,7 @@ __all__ = ["COMPARE_DISCREPANCY", "SPEC_FORMAT", "CompareRequest", "CompareResul
 
 #: ``compare``'s default ω.  With the few outputs per prompt an eval log has, the energy distance has
 #: the power (``bench/bench_many.py`` on the paper's GPT-3.5 vs GPT-4 answers, 9 prompts × 5: it
-#: rejected in every draw, the JSD of the similarity histograms in about half, both at their level
+#: rejected in every draw, the JSD of the similarity histograms in 60 %, both at their level
 #: under the null): 10 within-arm and 25 across-arm similarities spread over 30 histogram cells say
 #: little, while the energy distance uses every pair's distance as it is.
 COMPARE_DISCREPANCY = "energy"

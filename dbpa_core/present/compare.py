@@ -117,10 +117,16 @@ def compare_readings(result) -> list[str]:
     label = get_discrepancy(request.discrepancy).label
     shown = format_pvalue(test.pvalue, test.n_resamples, exact=test.exact)
     shown = shown if shown.startswith("≤") else f"= {shown}"
-    verdict = (f"Across {m} prompts, the outputs of {b!r} differ from those of {a!r} more than chance explains "
-               f"(p {shown}, α = {request.alpha:g}): a change is declared." if result.change else
-               f"Across {m} prompts, the outputs of {b!r} are within what chance produces against {a!r} "
-               f"(p {shown}, α = {request.alpha:g}): no change is declared (which is not proof of none).")
+    floor = _smallest_pvalue(test)
+    if result.change:
+        verdict = (f"Across {m} prompts, the outputs of {b!r} differ from those of {a!r} more than chance explains "
+                   f"(p {shown}, α = {request.alpha:g}): a change is declared.")
+    elif floor > request.alpha:  # out of reach, "within what chance produces" would read the floor as evidence
+        verdict = (f"Across {m} prompts, no change is declared between {a!r} and {b!r} (p {shown}), and none could "
+                   f"be: α = {request.alpha:g} is below the smallest p this test can give (see below).")
+    else:
+        verdict = (f"Across {m} prompts, the outputs of {b!r} are within what chance produces against {a!r} "
+                   f"(p {shown}, α = {request.alpha:g}): no change is declared (which is not proof of none).")
     splits = "every joint split" if test.exact else f"{test.n_resamples:,} random re-splits"
     meaning = (f"p is the share of {splits} of each prompt's own outputs (never mixing prompts) whose mean "
                f"{label} is at least the observed one.")
@@ -130,7 +136,6 @@ def compare_readings(result) -> list[str]:
              f"No single prompt is flagged on its own (q ≤ {test.fdr:g}); with few outputs per prompt the "
              "combined test sees what no single prompt can.")
     readings = [verdict, meaning, read_effect(test.effect_size, test.standardized_effect), where]
-    floor = _smallest_pvalue(test)
     if floor > request.alpha:
         readings.append(f"No p-value can reach α = {request.alpha:g} here: the smallest possible p is {floor:.3g}"
                         + (" (every joint split was counted: add outputs or prompts)." if test.exact else

@@ -143,7 +143,8 @@ def sample_size_bullets(result: SampleSizeTable) -> Bullets:
         "k grows with 1/ω² (§3.2's rule, up to a constant; no table is printed).",
         f"At the paper's k = {result.k_paper} the rule detects ω ≥ {d[1]:.2f} for one perturbation and "
         f"≥ {d[8]:.2f} over Table 2's 8 personas ({format_percent(result.power)} power).",
-        "The rule is a z-test approximation: DBPA's own power at those k is lower; plan DBPA from a pilot.",
+        "The rule is a z-test approximation: DBPA's own power at those k, with the paper's ω (the JS distance), "
+        "is far lower; plan DBPA from a pilot.",
         rp.sample_size_agreement(result))
 
 

@@ -1,4 +1,4 @@
-"""Step 5 of DBPA: many perturbations, one family-wise decision (Rauba, Wei & van der Schaar, ICML 2025, §3.3).
+"""Step 5 of DBPA: many perturbations, one family-wise decision (Rauba, Wei & van der Schaar, ICML 2025, §3.2).
 
 One p-value per perturbation; the family is controlled with Bonferroni (the
 paper's default, §4), Holm, Benjamini–Hochberg or any other method of
@@ -104,7 +104,7 @@ def uncorrected_fwer(alpha: float, m: int) -> float:
     """The family-wise error rate of ``m`` independent tests each run at ``alpha`` without correction.
 
     ``1 − (1 − α)^m``: the chance of at least one false alarm when no
-    perturbation changes anything (paper §3.3, why the family is corrected).
+    perturbation changes anything (paper §3.2, why the family is corrected).
     """
     if not 0 < alpha < 1:
         raise ValueError(f"`alpha` must be in (0, 1), got {alpha}.")

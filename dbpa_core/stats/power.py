@@ -1,4 +1,4 @@
-"""§3.2's sample-size rule, a z-test approximation (Rauba, Wei & van der Schaar, ICML 2025, §3.3, eq. for k_adj).
+"""§3.2's sample-size rule, a z-test approximation (Rauba, Wei & van der Schaar, ICML 2025, §3.2, eq. for k_adj).
 
 Testing m perturbations at family-wise level α with Bonferroni means testing
 each at α/m; the number of samples per arm grows as
