@@ -13,13 +13,14 @@ from . import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 def batch_command(args) -> int:
     """``batch export`` / ``batch import``: an audit's samples through batch inference files."""
     from ..audit.batch import MAX_LINES, export_requests, import_results, write_requests
-    from ..audit.spec import load_spec
     from . import open_store
     from ..present.batch import read_export, read_import
+    from ..requests.many_batch import batch_spec
 
     if args.batch_command in ("submit", "status", "fetch"):
         return _batch_api(args)
-    spec = load_spec(args.spec) if args.spec else None  # the SPEC is checked before the store is opened
+    # The SPEC (an audit's, or a compare SPEC's prompts × arms) is checked before the store is opened.
+    spec = batch_spec(args.spec) if args.spec else None
     if args.batch_command == "export":
         max_lines = check_positive_int(MAX_LINES if args.max_lines is None else args.max_lines, "--max-lines",
                                        maximum=MAX_LINES,
@@ -31,7 +32,7 @@ def batch_command(args) -> int:
         written = write_requests(export, args.out, max_lines=max_lines)
         if not written:
             print(f"Nothing to export: every {'embedding' if args.embeddings else 'sample'} is stored. "
-                  f"Run `python -m dbpa_core audit {args.spec}`.")
+                  f"Run `python -m dbpa_core {export.command} {args.spec}`.")
         for path, requests in written.items():
             print(f"Wrote {path}: {len(requests):,} requests to {requests[0].url}, model {requests[0].body['model']} "
                   f"({requests[0].endpoint}).")
@@ -78,7 +79,7 @@ def add_batch_parser(commands) -> None:
                                             "the results; then `audit` runs from the store.")
     steps = batch.add_subparsers(dest="batch_command", required=True)
     export = steps.add_parser("export", help="write one request line per sample the store is missing")
-    export.add_argument("spec", help="the SPEC file (YAML)")
+    export.add_argument("spec", help="the SPEC file (YAML): an audit SPEC or a compare SPEC")
     export.add_argument("--out", required=True, help="the requests file to write (JSONL)")
     export.add_argument("--embeddings", action="store_true",
                         help="export /v1/embeddings requests for stored samples instead (openai embedder)")

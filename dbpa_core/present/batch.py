@@ -14,7 +14,7 @@ def read_export(export) -> str:
              f"{len(export.requests):,} request lines cover the rest."]
     if export.n_local:
         lines.append(f"{export.n_local:,} samples come from a backend that runs on this machine; "
-                     "`audit` draws them itself.")
+                     f"`{export.command}` draws them itself.")
     if export.n_waiting:
         lines.append(f"{export.n_waiting:,} samples are not stored yet, so their texts cannot be embedded: "
                      "export, run and import the samples first, then export the embeddings again.")

@@ -6,6 +6,8 @@ rut            RUTRequest: is this API the model it claims? (``dbpa rut``)
 stability      StabilityRequest: the OT stability search and criterion (``dbpa stability``)
 dispatch       RUNNERS: request type -> run, with AuditRequest -> audit.runner.run
 specs          the YAML SPECs of ``dbpa rut`` and ``dbpa stability``
+many           CompareSpec: ``dbpa compare SPEC.yaml``, one change across many prompts sampled now
+many_batch     a compare SPEC's prompts × arms through ``dbpa batch export`` / ``import``
 =============  ===================================================================
 
 A layer above the analyses it wires (audit, rut, stability, paper) and below

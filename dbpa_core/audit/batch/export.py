@@ -86,6 +86,8 @@ class BatchExport:
         Embeddings only: samples not yet stored, whose texts cannot be embedded yet.
     estimates : tuple of (str, CostEstimate)
         Per model: the cost at OpenAI Batch API prices (``assets/pricing.yaml``).
+    command : str
+        The command that runs the SPEC from the store (``audit``, or ``compare`` for a compare SPEC).
     """
 
     kind: str
@@ -95,6 +97,7 @@ class BatchExport:
     n_local: int = 0
     n_waiting: int = 0
     estimates: tuple[tuple[str, CostEstimate], ...] = ()
+    command: str = "audit"
 
 
 def describing(config, build):
@@ -131,15 +134,27 @@ def spec_request_keys(spec) -> dict[str, dict]:
             for _, _, description in spec_arms(spec) if description is not None}
 
 
+def spec_request_ks(spec) -> dict[str, int]:
+    """Request-key prefix → samples of that request (the largest k of the arms that send it)."""
+    ks: dict[str, int] = {}
+    for _, arm, description in spec_arms(spec):
+        if description is not None:
+            key = request_key(description)[:KEY_DIGITS]
+            ks[key] = max(ks.get(key, 0), arm_k(spec, arm))
+    return ks
+
+
 def export_requests(spec, *, store, embeddings: bool = False) -> BatchExport:
     """The batch requests a SPEC still needs, registered in ``store``.
 
     Parameters
     ----------
-    spec : AuditSpec
-        A validated SPEC (:func:`dbpa_core.audit.spec.load_spec`).  Its arms
-        drawn by the ``openai`` backend (OpenAI, vLLM, any OpenAI-compatible
-        server) are exported; arms of other backends are left to ``audit``.
+    spec : AuditSpec or CompareBatchSpec
+        A validated SPEC (:func:`dbpa_core.audit.spec.load_spec`, or a compare
+        SPEC through :func:`dbpa_core.requests.many_batch.batch_spec`, whose
+        arms carry their own ``k``).  Its arms drawn by the ``openai`` backend
+        (OpenAI, vLLM, any OpenAI-compatible server) are exported; arms of
+        other backends are left to ``audit`` (``compare``).
     store : SampleStore
         Decides what is missing, and remembers each line's slot so that
         :func:`import_results` needs only the results file.
@@ -160,15 +175,21 @@ def export_requests(spec, *, store, embeddings: bool = False) -> BatchExport:
     if all(sampler is None for sampler, _, _ in planned):
         raise ValueError(f"`sampler.backend` is {spec.sampler['backend']!r}: batch files are for the `openai` "
                          "backend (OpenAI, vLLM, any OpenAI-compatible server). Other backends run on this "
-                         "machine: run `python -m dbpa_core audit SPEC.yaml` instead.")
-    requests, registry, needed, stored, local = [], [], 0, 0, 0
+                         f"machine: run `python -m dbpa_core {spec_command(spec)} SPEC.yaml` instead.")
+    requests, registry, needed, stored, local, listed = [], [], 0, 0, 0, set()
     for sampler, arm, description in planned:
+        k = arm_k(spec, arm)
         if sampler is None:
-            local += spec.k
+            local += k
             continue
-        present = stored_samples(store, description, range(spec.k))
-        needed, stored = needed + spec.k, stored + len(present)
-        for index in range(spec.k):
+        present = stored_samples(store, description, range(k))
+        for index in range(k):
+            # Two arms of one request (one prompt listed twice) share its slots: each is counted and listed
+            # once (a custom_id is unique in a file).
+            if sample_custom_id(description, index) in listed:
+                continue
+            listed.add(sample_custom_id(description, index))
+            needed, stored = needed + 1, stored + (index in present)
             if index in present:
                 continue
             body = sampler.chat_request(arm.prompt, system=arm.system or None,
@@ -185,7 +206,17 @@ def export_requests(spec, *, store, embeddings: bool = False) -> BatchExport:
         estimates.append((f"{model} ({endpoint})", estimate_cost(
             [_prompt_text(r.body) for r in group], 1, max_tokens=max(r.body["max_tokens"] for r in group),
             sampler_model=model, embedder_model=embedder_model, batch=True)))
-    return BatchExport("samples", tuple(requests), needed, stored, local, 0, tuple(estimates))
+    return BatchExport("samples", tuple(requests), needed, stored, local, 0, tuple(estimates), spec_command(spec))
+
+
+def arm_k(spec, arm) -> int:
+    """Samples of one arm: its own ``k`` (a compare SPEC's per-prompt k), else the SPEC's."""
+    return getattr(arm, "k", spec.k)
+
+
+def spec_command(spec) -> str:
+    """The command that runs the SPEC once its samples are stored (``audit``, or ``compare``)."""
+    return getattr(spec, "command", "audit")
 
 
 def stored_samples(store, description: dict, indices) -> dict[int, tuple[str, list | None]]:
@@ -200,7 +231,8 @@ def _prompt_text(body: dict) -> str:
 def _export_embeddings(spec, store) -> BatchExport:
     if spec.embedder.get("name", "minilm") != "openai":
         raise ValueError(f"`embedder.name` is {spec.embedder.get('name', 'minilm')!r}: it runs on this machine, "
-                         "there are no embedding requests to export; `audit` embeds the stored samples itself.")
+                         f"there are no embedding requests to export; `{spec_command(spec)}` embeds the stored "
+                         "samples itself.")
     embedder = describing(spec.request.embedder, build_embedder)
     size = check_positive_int(embedder.batch_size, "embedder.batch_size")
     endpoint = embedder.base_url or "api.openai.com"
@@ -214,11 +246,12 @@ def _export_embeddings(spec, store) -> BatchExport:
             description = sampler.describe_request(arm.prompt, system=arm.system or None,
                                                    temperature=arm.temperature, max_tokens=arm.max_tokens,
                                                    seed=arm.seed)
-        present = stored_samples(store, description, range(spec.k))
-        if len(present) < spec.k:
-            waiting += spec.k - len(present)
+        k = arm_k(spec, arm)
+        present = stored_samples(store, description, range(k))
+        if len(present) < k:
+            waiting += k - len(present)
             continue
-        arm_texts = [present[index][0] for index in range(spec.k)]
+        arm_texts = [present[index][0] for index in range(k)]
         known = store.get_embeddings(embedder.key, arm_texts)
         new_texts = [t for t in dict.fromkeys(arm_texts) if text_hash(t) not in known and t not in todo]
         todo.update(dict.fromkeys(new_texts))

@@ -90,8 +90,8 @@ class Expected:
         The lines this store exported (:meth:`~dbpa_core.data.store.SampleStore.batch_requests`).
     spec_keys : mapping of request-key prefix → description, or None
         With ``--spec``: the SPEC's requests, whose slots are accepted even if not registered.
-    k : int or None
-        The SPEC's samples per arm (indices 0 … k − 1).
+    k : int, mapping of request-key prefix → int, or None
+        The SPEC's samples per arm (indices 0 … k − 1), or per request (a compare SPEC's per-prompt k).
     spec_embedder : str or None
         The SPEC's embedder key (OpenAI-compatible embedders only).
     dimensions : dict of embedder key → int
@@ -100,7 +100,7 @@ class Expected:
 
     registered: Mapping[str, tuple] = field(default_factory=dict)
     spec_keys: Mapping[str, dict] | None = None
-    k: int | None = None
+    k: int | Mapping[str, int] | None = None
     spec_embedder: str | None = None
     dimensions: dict[str, int] = field(default_factory=dict)
 
@@ -271,9 +271,10 @@ def _slot(custom_id: str, expected: Expected):
     """(kind, target, item) of a ``custom_id``; raises _Refused when it names no slot of this store/SPEC."""
     slot = sample_slot(custom_id)
     if slot is not None and expected.spec_keys is not None and slot[0] in expected.spec_keys:
-        if expected.k is not None and slot[1] >= expected.k:
+        k = expected.k.get(slot[0]) if isinstance(expected.k, Mapping) else expected.k
+        if k is not None and slot[1] >= k:
             raise _Refused("out_of_range", f"{custom_id!r} names sample {slot[1]:,}, but the SPEC has k = "
-                                           f"{expected.k} (indices 0 … {expected.k - 1}).")
+                                           f"{k} (indices 0 … {k - 1}).")
         return "sample", expected.spec_keys[slot[0]], slot[1]
     registered = expected.registered.get(custom_id)
     if registered is None or (slot is None and not EMBEDDING_ID.fullmatch(custom_id)):

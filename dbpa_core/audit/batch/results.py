@@ -39,7 +39,7 @@ import numpy as np
 from ...data.provenance import put_samples_meta
 from ...data.store import request_key, text_hash
 from ..runner import build_embedder
-from .export import describing, spec_request_keys, stored_samples
+from .export import describing, spec_request_keys, spec_request_ks, stored_samples
 from .lines import MAX_LINE_BYTES, Accepted, Expected, LineFailure, check_record, parse_line
 
 #: Lines validated and stored together (one store transaction); a chunk also ends at 64 MB of lines.
@@ -127,7 +127,7 @@ def import_results(path: str | Path, *, store, spec=None) -> BatchImport:
     store : SampleStore
         Where the samples go; the ``custom_id`` of each line is looked up
         among the lines this store exported.
-    spec : AuditSpec, optional
+    spec : AuditSpec or CompareBatchSpec, optional
         Accept only results of this SPEC's requests (others are reported as
         ``other_spec``); its sample slots are recognised even in a store that
         did not export them.
@@ -144,7 +144,7 @@ def import_results(path: str | Path, *, store, spec=None) -> BatchImport:
     if not path.is_file():
         raise ValueError(f"{path}: not a regular file; give the results file the batch engine wrote.")
     expected = Expected(spec_keys=spec_request_keys(spec) if spec is not None else None,
-                        k=spec.k if spec is not None else None,
+                        k=spec_request_ks(spec) if spec is not None else None,
                         spec_embedder=describing(spec.request.embedder, build_embedder).key
                         if spec is not None and spec.embedder.get("name") == "openai" else None)
     failures, seen = [], set()
