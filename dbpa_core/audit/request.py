@@ -146,7 +146,7 @@ class AuditRequest(Identified):
     n_resamples, similarity, discrepancy
         B, s and ω of every test (names normalised: ``"BLEU"`` is ``"bleu"``).
     correction, alpha
-        The family-wise correction and its level (paper §3.3).
+        The family-wise correction and its level (paper §3.2).
     seed : int
         The user seed: arms' seeds come from :func:`arm_seed`, every test's
         re-splits from ``numpy.random.default_rng(seed)``.

@@ -89,7 +89,7 @@ class PerturbationResult:
 
 @dataclass(frozen=True, eq=False)
 class FamilyResult:
-    """Many perturbations of one original arm, with family-wise correction (paper §3.3).
+    """Many perturbations of one original arm, with family-wise correction (paper §3.2).
 
     Attributes
     ----------

@@ -28,7 +28,7 @@ TYPED_ON_SIMULATED = ("**The simulated backend cannot test typed prompts.** It i
                       "each prompt's text, so any two different prompts differ by construction and the test will "
                       "declare a change whatever they say. Choose *Local SmolLM2* or an API in the sidebar to test "
                       "a real model, or a scenario above to see the method with a known truth.")
-#: Power the "would be needed" sample size aims at (the planner's default, paper §3.3).
+#: Power the "would be needed" sample size aims at (the planner's default, paper §3.2).
 PLANNED_POWER = 0.8
 #: Beyond this the estimate is said as a bound: one run's effect cannot be scaled that far with any trust.
 LARGEST_STATED_K = 2000
