@@ -97,6 +97,33 @@ def streamlit_app(store_folder: Path, timeout: float = 120):
         yield f"http://127.0.0.1:{port}"
 
 
+@contextmanager
+def browser_app(store_folder: Path):
+    """The app for a browser test (:func:`streamlit_app`), once Debian's Chromium is known to be there: a test
+    fails in CI, which installs it (scripts/install.sh), and is skipped elsewhere."""
+    import pytest
+
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian chromium is not installed (scripts/install.sh installs it)")
+        pytest.skip("chromium not installed")
+    with streamlit_app(store_folder) as url:
+        yield url
+
+
+@contextmanager
+def chromium_browser():
+    """Headless Debian Chromium driven by Playwright (never ``playwright install``), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 # --------------------------------------------------------------------------- a server that misbehaves on purpose
 def chat_completion(content, *, model: str = "m") -> dict:
     """The JSON body of a chat completion whose message content is ``content`` (may be None)."""

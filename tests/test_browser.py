@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
+from servers import CHROMIUM, CHROMIUM_ARGS, browser_app, chromium_browser, streamlit_app
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
@@ -36,23 +36,14 @@ PAGES = [
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is not installed (scripts/install.sh installs it)")
-        pytest.skip("chromium not installed")
-    with streamlit_app(tmp_path_factory.mktemp("streamlit")) as url:
+    with browser_app(tmp_path_factory.mktemp("streamlit")) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def page():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        browser.close()
+    with chromium_browser() as browser:
+        yield browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
 
 
 #: True once the page has been still for four polls in a row: no script running (the app's script state, as

@@ -9,12 +9,11 @@ the page shows no clipped text at 1024, 1280 and 1600 px (tests/clipping.js).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from servers import CHROMIUM, CHROMIUM_ARGS, streamlit_app
+from servers import browser_app, chromium_browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "screenshots"
 CLIPPING_JS = (Path(__file__).parent / "clipping.js").read_text()
@@ -47,22 +46,14 @@ MEASURE_JS = """() => {
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail("Debian chromium is not installed (scripts/install.sh installs it)")
-        pytest.skip("chromium not installed")
-    with streamlit_app(tmp_path_factory.mktemp("lesson")) as url:
+    with browser_app(tmp_path_factory.mktemp("lesson")) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium_browser() as chromium:
         yield chromium
-        chromium.close()
 
 
 def open_home(browser, url: str, width: int = WIDTH):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..audit.request import EmbedderConfig, SamplerConfig, arm_seed
+from ..audit.request import ArmRequest, EmbedderConfig, SamplerConfig, arm_seed
 
 __all__ = ["CompareBatchSpec", "batch_spec", "compare_batch_spec", "is_compare_spec"]
 
@@ -25,25 +25,11 @@ _COMPARE_ONLY = {"system", "perturbed_system", "arms", "fdr"}
 
 
 @dataclass(frozen=True)
-class CompareArm:
-    """One prompt × arm of a compare SPEC, in the fields the batch export reads of an ``ArmRequest``,
-    with the prompt's own ``k``."""
+class CompareArm(ArmRequest):
+    """One prompt × arm of a compare SPEC: an ``ArmRequest`` (what the batch export reads) with the prompt's own
+    ``k``."""
 
-    label: str
-    prompt: str
-    system: str
-    seed: int
-    sampler: SamplerConfig
-    perturbed: bool
     k: int
-
-    @property
-    def temperature(self) -> float | None:
-        return self.sampler.temperature
-
-    @property
-    def max_tokens(self) -> int | None:
-        return self.sampler.max_tokens
 
 
 @dataclass(frozen=True)
