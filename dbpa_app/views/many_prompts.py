@@ -16,10 +16,11 @@ from dbpa_core.data.eval_logs import FORMATS
 from dbpa_core.paper.embeddings import load_shipped_embeddings
 from dbpa_core.present.formatting import format_number, format_percent, format_pvalue
 from dbpa_core.present.readings import decision
+from dbpa_core.present.verdicts import effect_in_words, plain_verdict
 from dbpa_core.stats.discrepancy import DISCREPANCY_NAMES
 from dbpa_core.stats.planning import MIN_PILOT
 from dbpa_core.stats.planning_many import plan_many_prompts, read_many_plan
-from dbpa_app.ui.components import decision_box, downloads, guard, markdown_text
+from dbpa_app.ui.components import decision_box, downloads, guard, markdown_text, verdict_headline
 from dbpa_app.ui.freshness import keep, request_inputs, result_area
 from dbpa_app.ui.runs import projection, shared_call, shared_figure
 from dbpa_app.ui.sidebar import current_settings
@@ -162,10 +163,12 @@ with guard():
             a, b = result.arms
             st.caption(f"Arms: {a} (original) → {b} (perturbed) · {test.n_prompts} prompts · B = "
                        f"{test.n_resamples:,}" + (" (every joint split: exact)" if test.exact else " random re-splits"))
+            verdict_headline(plain_verdict(test.pvalue, alpha), current=shown.current)  # the headline (issue 45)
             cards = st.columns([1.4, 1, 1])
             cards[0].metric("Decision" if shown.current else "Decision (out of date)", decision(test.pvalue, alpha))
             cards[1].metric("p-value", format_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
-            cards[2].metric("Mean ω beyond chance", format_number(test.effect_size))
+            cards[2].metric("Effect beyond chance", effect_in_words(test.effect_size, test.standardized_effect),
+                            help=f"Mean ω beyond chance: {format_number(test.effect_size)}")
             for sentence in compare_readings(result):
                 st.caption(sentence)
             if shown.current:
