@@ -556,6 +556,7 @@ def test_the_background_model_load_ends_quietly_when_the_server_stops():
             raise self.error
 
     load_quietly_at_shutdown(Embedder(RuntimeError("cannot schedule new futures after interpreter shutdown")))
+    load_quietly_at_shutdown(Embedder(RuntimeError("can't register atexit after shutdown")))  # an import then
     with pytest.raises(RuntimeError, match="out of memory"):
         load_quietly_at_shutdown(Embedder(RuntimeError("out of memory")))
     with pytest.raises(OSError, match="no such file"):
