@@ -12,7 +12,8 @@ def test_example_verdict_table_and_downloads(tmp_path, monkeypatch):
     assert not at.exception, at.exception
     assert metric(at, "Decision") == "REJECT H₀"
     assert any("Changed the answers" in m.value for m in at.markdown)  # the plain verdict is the headline
-    assert metric(at, "Effect beyond chance").startswith("large: ")  # +5.9 null SD, in words, never a raw −0.00x
+    effect = next(m.value for m in at.markdown if m.value.startswith("**Effect beyond chance:**"))
+    assert "large: 5.9" in effect, effect  # +5.9 null SD, in words first, never a bare −0.00x
     captions = " ".join(c.value for c in at.caption)
     assert "Across 9 prompts" in captions and "a change is declared" in captions
     frame = next(d.value for d in at.dataframe)

@@ -164,11 +164,12 @@ with guard():
             st.caption(f"Arms: {a} (original) → {b} (perturbed) · {test.n_prompts} prompts · B = "
                        f"{test.n_resamples:,}" + (" (every joint split: exact)" if test.exact else " random re-splits"))
             verdict_headline(plain_verdict(test.pvalue, alpha), current=shown.current)  # the headline (issue 45)
-            cards = st.columns([1.4, 1, 1])
+            cards = st.columns([1.4, 1])
             cards[0].metric("Decision" if shown.current else "Decision (out of date)", decision(test.pvalue, alpha))
             cards[1].metric("p-value", format_pvalue(test.pvalue, test.n_resamples, exact=test.exact))
-            cards[2].metric("Effect beyond chance", effect_in_words(test.effect_size, test.standardized_effect),
-                            help=f"Mean ω beyond chance: {format_number(test.effect_size)}")
+            # In words, as text that wraps: a metric card cut "large: 5.9 × chance's spread" at 1024 px.
+            st.markdown(f"**Effect beyond chance:** {effect_in_words(test.effect_size, test.standardized_effect)} "
+                        f"(mean ω beyond chance {format_number(test.effect_size)})")
             for sentence in compare_readings(result):
                 st.caption(sentence)
             if shown.current:
