@@ -189,7 +189,7 @@ def writable_file(path: Path, option: str) -> Path:
 
 
 # ------------------------------------------------- type before open
-def _kind(mode: int) -> str | None:
+def file_kind(mode: int) -> str | None:
     """What a file that is not a regular file is, in words (None for a regular file or a folder)."""
     for test, words in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
                         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
@@ -198,20 +198,29 @@ def _kind(mode: int) -> str | None:
     return None
 
 
-def check_kind(path: str | Path, name: str, *, folder_ok: bool = False) -> os.stat_result | None:
-    """Refuse (ValueError naming ``name``) a path that is a named pipe, a device or a socket, checked with
-    ``stat`` before anything opens it: opening a FIFO blocks until a writer comes, and a device such as
-    ``/dev/zero`` never ends.  Returns the stat of an existing path, None when it does not exist."""
+def stat_or_none(path: str | Path, name: str, *, cannot: str = "cannot be read",
+                 fix: str = "give another path") -> os.stat_result | None:
+    """``os.stat`` of ``path`` (links followed), None when nothing is there; a path the system refuses is a
+    ValueError naming ``name`` (too long, or ``cannot`` with the reason, then ``fix``)."""
     try:
-        info = os.stat(path)
+        return os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as error:
         if error.errno == errno.ENAMETOOLONG:
-            raise ValueError(f"`{name}`: the path is too long ({len(str(path)):,} characters); give a "
-                             "shorter one.") from None
-        raise ValueError(f"`{name}`: {path} cannot be read ({error.strerror}); give another path.") from None
-    kind = _kind(info.st_mode)
+            raise ValueError(f"`{name}`: the path is too long ({len(os.fsencode(str(path))):,} bytes, or a name in "
+                             "it over 255); give a shorter one.") from None
+        raise ValueError(f"`{name}`: {path} {cannot} ({error.strerror}); {fix}.") from None
+
+
+def check_kind(path: str | Path, name: str, *, folder_ok: bool = False) -> os.stat_result | None:
+    """Refuse (ValueError naming ``name``) a path that is a named pipe, a device or a socket, checked with
+    ``stat`` before anything opens it: opening a FIFO blocks until a writer comes, and a device such as
+    ``/dev/zero`` never ends.  Returns the stat of an existing path, None when it does not exist."""
+    info = stat_or_none(path, name)
+    if info is None:
+        return None
+    kind = file_kind(info.st_mode)
     if kind:
         raise ValueError(f"`{name}`: {path} is {kind}, not a regular file; give a file path.")
     if stat.S_ISDIR(info.st_mode) and not folder_ok:

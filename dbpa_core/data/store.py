@@ -38,9 +38,8 @@ import numpy as np
 
 from .._validation import is_secret_name, redact, redact_known
 from . import store_rows as rows_
-from .files import check_path_length
 from .store_files import APPLICATION_ID, SCHEMA_VERSION, opens_for_writing, recognise, writable
-from .store_files import kind_of as _kind_of, non_regular as _non_regular
+from .files import check_path_length, file_kind, stat_or_none
 
 
 _SCHEMA = """
@@ -163,12 +162,13 @@ class SampleStore:
         # Type before open: a device, a named pipe or a socket is never opened (a FIFO would block, and
         # "an empty file" would otherwise describe /dev/null), and nothing but a regular file is ever written.
         check_path_length(self.path, "store")
-        info = _kind_of(self.path)
+        info = stat_or_none(self.path, "store", cannot="cannot be used", fix="give another file path")
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise ValueError(f"`store`: {self.path} is a folder; give a file path such as "
                              f"{self.path / 'store.sqlite'}.")
         if info is not None and not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"`store`: {self.path} is {_non_regular(info.st_mode)}, not a file; it is left "
+            kind = file_kind(info.st_mode) or "not a regular file"
+            raise ValueError(f"`store`: {self.path} is {kind}, not a file; it is left "
                              "untouched: give a file path such as ~/.cache/dbpa_explorer/store.sqlite.")
         stamped = recognise(self.path)
         # Only what this call creates may be removed if setting up fails: never a file that was there before.

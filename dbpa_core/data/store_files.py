@@ -6,7 +6,6 @@ written."""
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
 import stat
@@ -14,25 +13,6 @@ import tempfile
 import urllib.parse
 from contextlib import closing
 from pathlib import Path
-
-
-def kind_of(path: Path) -> os.stat_result | None:
-    """``os.stat`` of ``path`` (links followed), None when nothing is there; an unusable path is a ValueError."""
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        if error.errno == errno.ENAMETOOLONG:
-            raise ValueError(f"`store`: the path is too long ({len(os.fsencode(str(path))):,} bytes, or a name in "
-                             "it over 255); give a shorter one.") from None
-        raise ValueError(f"`store`: {path} cannot be used ({error.strerror}); give another file path.") from None
-
-
-def non_regular(mode: int) -> str:
-    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
-            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "not a regular file")
 
 
 def committed_page_one(wal: Path) -> bytes | None:
