@@ -14,6 +14,8 @@ import pytest
 from dbpa_core import compare_discrepancies, plan_sample_size
 from dbpa_core.stats.planning import CALIBRATION, SampleSizePlan
 
+from bench.bench_planner import real, synthetic  # the populations the recorded oracle curves belong to
+
 GRID = (4, 6, 8, 10, 13, 16, 20, 25, 32, 40, 50, 63, 80, 100, 126, 160, 200)
 #: bench_planner's "synthetic" population: oracle k for 80 % = 65.
 SYNTHETIC_ORACLE = (0.01, 0.09, 0.09, 0.24, 0.25, 0.34, 0.38, 0.46, 0.57, 0.63, 0.69, 0.79, 0.88, 0.91, 0.95, 0.97,
@@ -25,32 +27,13 @@ SETTINGS = dict(n_resamples=99, n_simulations=30, k_min=4, k_max=200)
 
 
 def synthetic_draw(k, rng, shift=1.4, dim=32):
-    scales = 1 / np.sqrt(1 + np.arange(dim))
-    x = rng.standard_normal((k, dim)) * scales
-    y = rng.standard_normal((k, dim)) * scales
-    x[:, 0] += 3.0
-    y[:, 0] += 3.0
-    y[:, 1] += shift
-    return x, y
+    """bench_planner's synthetic population (the one SYNTHETIC_ORACLE was measured on), drawn at size k."""
+    return synthetic(shift=shift, dim=dim)(k, rng)
 
 
 def real_draw():
-    from dbpa_core import paper
-    from dbpa_core.data.store import text_hash
-
-    shipped = paper.shipped_embeddings()
-    pools = []
-    for model in ("gpt-35-1106-vdsT-AE", "SWNorth-gpt-4-0613-20231016"):
-        texts = [t for s in paper.SEEDS for arm in paper.load_paraphrases(model, s).paraphrases for t in arm]
-        pools.append(shipped.vectors[[shipped.rows[text_hash(t)] for t in texts]].astype(np.float64))
-    a, b = pools
-
-    def draw(k, rng):
-        x = a[rng.integers(len(a), size=k)]
-        from_b = rng.random(k) < 0.6
-        return x, np.where(from_b[:, None], b[rng.integers(len(b), size=k)], a[rng.integers(len(a), size=k)])
-
-    return draw
+    """bench_planner's real population (the one REAL_ORACLE was measured on)."""
+    return real(q=0.6)
 
 
 def true_power(k, oracle):
