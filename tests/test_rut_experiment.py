@@ -327,18 +327,46 @@ def test_rescoring_replaces_scores_only_and_refuses_other_tokens():
 
 def test_the_shipped_pools_hold_todays_scores():
     """The shipped pools were scored by the scorer live audits use (rescored from their texts when the scorer
-    changed): one prompt's 206 answers, scored again, give the shipped token ids (rescore_pools raises otherwise)
-    and the shipped scores, bit for bit."""
-    from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, load_rut_texts
+    changed): 32 of their answers, scored again, give the shipped token ids (rescore_pools raises otherwise)
+    and the shipped scores, bit for bit.
+
+    The 32: on 4 prompts, 2 reference answers and 1 of each substitute's (drawn once with a fixed seed); one
+    prompt is the one holding the pools' longest answer (59 tokens after retokenizing), and that answer is
+    among them.  Why so few suffice: a changed scorer moves every answer.  Each of an answer's ≈ 30 positions
+    reads all 49,152 logits of a full forward pass, and every change that moved numbers so far (a kernel,
+    the attention path, how tokens are split into forward steps, the chat template, a statistic's formula)
+    moved the last bits of every position; 32 answers × 30 positions × 5 scores compared bit for bit catch it.
+    The answers are scored 8 to a step where the recording scored 206, so a score that came to depend on its
+    batch shows too.  What only a full rescoring would show is a tokenizer change that touches the text of
+    answers left out; one prompt's 206 answers (32 s of CI) covered 0.8 % of them, these 32 cover 0.13 %.
+    """
+    from dbpa_core.rut.pools import POOLS_FILE, TEXTS_FILE, Arm, RUTPools, load_rut_texts
     from dbpa_core.rut.scoring import ReferenceScorer
 
-    pools = load_rut_pools(POOLS_FILE)
-    prompt = pools.prompts[7]
-    again = rescore_pools(pools, load_rut_texts(TEXTS_FILE), ReferenceScorer(), prompts=[prompt])
-    i = pools.prompts.index(prompt)
-    for shipped, scored in zip([pools.reference, *pools.substitutes.values()],
-                               [again.reference, *again.substitutes.values()]):
+    pools, texts = load_rut_pools(POOLS_FILE), load_rut_texts(TEXTS_FILE)
+    arms = [pools.reference, *pools.substitutes.values()]
+    lengths = [np.count_nonzero(arm.tokens != PAD, axis=2) for arm in arms]
+    longest = max(range(len(arms)), key=lambda a: lengths[a].max())
+    i_long, n_long = np.unravel_index(lengths[longest].argmax(), lengths[longest].shape)
+    rng = np.random.default_rng(46)
+    rows = [int(i_long), *rng.choice(np.setdiff1d(np.arange(len(pools.prompts)), [i_long]), 3, replace=False)]
+    picks = {arm.name: [sorted(rng.choice(arm.n_answers, 2 if arm is pools.reference else 1, replace=False))
+                        for _ in rows] for arm in arms}
+    if n_long not in picks[arms[longest].name][0]:
+        picks[arms[longest].name][0][-1] = int(n_long)
+    # The chosen answers as pools of their own, their scores blank: rescore_pools has to fill every one.
+    chosen = [Arm(arm.name, arm.kind, arm.label, np.stack([arm.tokens[i, n] for i, n in zip(rows, picks[arm.name])]),
+                  {s: np.full((len(rows), len(picks[arm.name][0])), np.nan) for s in SCORES}) for arm in arms]
+    prompts = tuple(pools.prompts[i] for i in rows)
+    subset = RUTPools(prompts, chosen[0], {a.name: a for a in chosen[1:]}, pools.meta)
+    answers = {(arm.name, p): [texts[arm.name, p][n] for n in picked]
+               for arm in arms for p, picked in zip(prompts, picks[arm.name])}
+    assert sum(map(len, answers.values())) == 32
+    assert max(np.count_nonzero(a.tokens != PAD, axis=-1).max() for a in chosen) == lengths[longest].max()
+    again = rescore_pools(subset, answers, ReferenceScorer())
+    for arm, scored in zip(arms, [again.reference, *again.substitutes.values()]):
         for score in SCORES:
-            np.testing.assert_array_equal(scored.scores[score][i], shipped.scores[score][i], err_msg=shipped.name)
+            shipped = np.stack([arm.scores[score][i, n] for i, n in zip(rows, picks[arm.name])])
+            np.testing.assert_array_equal(scored.scores[score], shipped, err_msg=f"{arm.name} {score}")
     assert pools.meta["rescored"]["answers"] == 24_720
     assert "one token per forward step" in pools.meta["protocol"]["scoring"]

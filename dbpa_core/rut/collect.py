@@ -1,9 +1,10 @@
 """Collecting the RUT audit's data: responses drawn from the reference and the target, scored.
 
 One place for both paths that need it: the app's live audit
-(:func:`live_rut_scores`) and the recording script (:func:`record_rut_scores`,
-run by ``scripts/record_audits.py``).  Every response goes through the sample
-store, so an interrupted collection resumes.
+(:func:`live_rut_scores`; :func:`live_rut_audits` draws many such audits
+together, for calibration runs) and the recording script
+(:func:`record_rut_scores`, run by ``scripts/record_audits.py``).  Every
+response goes through the sample store, so an interrupted collection resumes.
 
 Seeds.  The RUT's null (Zhu et al., ICLR 2026, §3) needs the target's rank to
 be uniform *and independent across prompts*.  A seeded sampler does not give
@@ -104,11 +105,7 @@ def live_rut_scores(prompts, *, reference, target, scorer, score: str, m: int, s
     AuditScores
         Prompts with an empty response (no score) are listed in ``dropped``.
     """
-    prompts = list(prompts)
-    if len(prompts) < 2:
-        raise ValueError("The audit needs at least 2 prompts with a target response.")
-    score = check_choice(score, "score", SCORES)
-    m = check_positive_int(m, "m")
+    prompts, score, m = _check_audit(prompts, score, m)
     if uploaded is not None and (missing := [p for p in prompts if p not in uploaded]):
         raise ValueError(f"`uploaded` has no target response to {missing[0]!r}: give one response per prompt.")
     reference_scores = np.zeros((len(prompts), m))
@@ -129,6 +126,53 @@ def live_rut_scores(prompts, *, reference, target, scorer, score: str, m: int, s
         if progress is not None:
             progress(i + 1, len(prompts))
     return AuditScores.from_rows(prompts, target_scores, reference_scores)
+
+
+def live_rut_audits(prompts, *, seeds, reference, target, scorer, score: str, m: int, system: str | None = None,
+                    temperature: float = REFERENCE_TEMPERATURE, max_tokens: int = 40, store=None) -> list[AuditScores]:
+    """Many live audits, one per seed: ``[live_rut_scores(prompts, ..., seed=s) for s in seeds]``, drawn together.
+
+    Each prompt's responses for every seed are drawn in one sampler call per
+    role (:meth:`~dbpa_core.samplers.base.Sampler.sample_seeds`) and scored in
+    one call, so a calibration run of many small audits pays for each prompt
+    once rather than once per audit.  A response's draw depends on its own
+    seed alone and its scores do not depend on its batch, so every audit's
+    numbers are those of :func:`live_rut_scores`, bit for bit.
+
+    Parameters
+    ----------
+    prompts, reference, target, scorer, score, m, system, temperature, max_tokens, store
+        As in :func:`live_rut_scores`.
+    seeds : sequence of int
+        One user seed per audit.
+
+    Returns
+    -------
+    list of AuditScores
+        One per seed, in the order of ``seeds``.
+    """
+    prompts, score, m = _check_audit(prompts, score, m)
+    seeds = [check_positive_int(s, "seeds", minimum=0) for s in seeds]
+    reference_scores = np.zeros((len(seeds), len(prompts), m))
+    target_scores = np.zeros((len(seeds), len(prompts)))
+    for i, prompt in enumerate(prompts):
+        texts = reference.sample_seeds(prompt, m, [prompt_seed(s, prompt, "reference") for s in seeds],
+                                       temperature=REFERENCE_TEMPERATURE, max_tokens=max_tokens, store=store)
+        answers = target.sample_seeds(prompt, 1, [prompt_seed(s, prompt, "target") for s in seeds],
+                                      system=system or None, temperature=temperature, max_tokens=max_tokens,
+                                      store=store)
+        rows = iter(scorer.score_many(prompt, [t for k in range(len(seeds)) for t in (*texts[k], *answers[k])]))
+        for k in range(len(seeds)):
+            reference_scores[k, i] = [next(rows)[score] for _ in range(m)]
+            target_scores[k, i] = next(rows)[score]
+    return [AuditScores.from_rows(prompts, target_scores[k], reference_scores[k]) for k in range(len(seeds))]
+
+
+def _check_audit(prompts, score, m) -> tuple[list[str], str, int]:
+    prompts = list(prompts)
+    if len(prompts) < 2:
+        raise ValueError("The audit needs at least 2 prompts with a target response.")
+    return prompts, check_choice(score, "score", SCORES), check_positive_int(m, "m")
 
 
 def record_rut_scores(reference, simulated, scorer, *, reference_samples: int = 16, alternative_samples: int = 3,

@@ -96,6 +96,13 @@ class SamplingFailed(EndpointError):
         self.args = (f"{self.url}: {self.reason} {kept}",)
 
 
+def _check_request(prompt, system) -> None:
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
+    if system is not None and not isinstance(system, str):
+        raise ValueError("`system` must be a string or None.")
+
+
 def sample_seed(seed: int, index: int) -> int:
     """The seed of sample ``index``: independent streams from one user seed.
 
@@ -144,6 +151,18 @@ class Sampler(ABC):
         for index in indices:
             yield index, self.complete(prompt, system=system, temperature=temperature, max_tokens=max_tokens,
                                        seed=seed, index=index)
+
+    def complete_seeds(self, prompt: str, requests: list[tuple[int, int]], *, system: str | None,
+                       temperature: float, max_tokens: int) -> Iterator[tuple[int, Completion]]:
+        """Yield ``(k, completion)`` for every ``requests[k] = (seed, index)``, in the order they finish.
+
+        :meth:`complete_many` across user seeds, used by :meth:`sample_seeds`
+        when ``batched`` is True; each output must be the one :meth:`complete`
+        gives for its seed and index.
+        """
+        for k, (seed, index) in enumerate(requests):
+            yield k, self.complete(prompt, system=system, temperature=temperature, max_tokens=max_tokens,
+                                   seed=seed, index=index)
 
     @property
     def model(self) -> str:
@@ -213,13 +232,15 @@ class Sampler(ABC):
 
     def sample_completions(self, prompt: str, n: int, *, system: str | None = None,
                            temperature: float | None = None, max_tokens: int | None = None, seed: int = 0,
-                           store=None, progress: Progress | None = None,
-                           on_sample: OnSample | None = None) -> list[Completion]:
-        """As :meth:`sample`, returning :class:`Completion` objects (with logprobs where available)."""
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError("`prompt` must be a non-empty string: type the prompt to send.")
-        if system is not None and not isinstance(system, str):
-            raise ValueError("`system` must be a string or None.")
+                           store=None, progress: Progress | None = None, on_sample: OnSample | None = None,
+                           drawn: Mapping[int, Completion] | None = None) -> list[Completion]:
+        """As :meth:`sample`, returning :class:`Completion` objects (with logprobs where available).
+
+        ``drawn``: the backend's replies for some indices, already generated
+        (by :meth:`sample_seeds`); they are checked and stored as replies of
+        :meth:`complete` would be, and the other missing indices are drawn one by one.
+        """
+        _check_request(prompt, system)
         n = check_positive_int(n, "n")
         seed = check_positive_int(seed, "seed", minimum=0)
         temperature, max_tokens = self._settings(temperature, max_tokens)
@@ -271,7 +292,10 @@ class Sampler(ABC):
                 raise SamplingCancelled(f"cancelled after {done} of {n} samples (all stored).")
 
         try:
-            if self.batched and len(missing) > 1:
+            if drawn is not None:
+                for index in missing:
+                    record(index, draw(index, drawn.get(index)))
+            elif self.batched and len(missing) > 1:
                 # Each sample is stored as soon as its sequence ends; closing the generator
                 # (a cancel, an error) ends the batch and frees the backend at once.
                 with closing(self.complete_many(prompt, missing, system=system, temperature=temperature,
@@ -290,6 +314,55 @@ class Sampler(ABC):
                     if store is not None else None)
             raise SamplingFailed(error.url, error.reason, kept, n) from error
         return [results[i] for i in range(n)]
+
+    def sample_seeds(self, prompt: str, n: int, seeds, *, system: str | None = None,
+                     temperature: float | None = None, max_tokens: int | None = None, store=None) -> list[list[str]]:
+        """``n`` outputs for ``prompt`` under each user seed: ``[self.sample(prompt, n, seed=s, ...) for s in seeds]``.
+
+        A batched backend generates the missing outputs of every seed together
+        (one :meth:`complete_seeds` call: the prompt evaluated once, full
+        forward steps), so many small requests to one prompt (the audits of a
+        calibration run) cost about what one large request does.  The outputs,
+        the store's rows and the errors are those of the loop.
+
+        Parameters
+        ----------
+        prompt, n, system, temperature, max_tokens, store
+            As in :meth:`sample`.
+        seeds : sequence of int
+            User seeds (≥ 0).
+
+        Returns
+        -------
+        list of list of str
+            Per seed, in the order of ``seeds``, the ``n`` texts :meth:`sample` returns.
+        """
+        seeds = [check_positive_int(s, "seeds", minimum=0) for s in seeds]
+        if not self.batched or len(seeds) < 2:
+            return [self.sample(prompt, n, system=system, temperature=temperature, max_tokens=max_tokens, seed=s,
+                                store=store) for s in seeds]
+        _check_request(prompt, system)
+        n = check_positive_int(n, "n")
+        temperature, max_tokens = self._settings(temperature, max_tokens)
+        requests = []
+        for seed in dict.fromkeys(seeds):
+            stored = {} if store is None else store.get_samples(self.describe_request(
+                prompt, system=system, temperature=temperature, max_tokens=max_tokens, seed=seed), range(n))
+            requests += [(seed, i) for i in range(n) if not stored.get(i, ("",))[0].strip()]
+        drawn: dict[int, dict[int, Completion]] = {seed: {} for seed in seeds}
+        try:
+            with closing(self.complete_seeds(prompt, requests, system=system, temperature=temperature,
+                                             max_tokens=max_tokens)) as finished:
+                for k, completion in finished:
+                    seed, index = requests[k]
+                    drawn[seed][index] = completion
+        except EndpointError as error:  # nothing drawn here is stored yet
+            kept = None if store is None else n * len(drawn) - len(requests)
+            raise SamplingFailed(error.url, error.reason, kept, n * len(drawn)) from error
+        # Each seed's replies then go through sample()'s checks and into the store, as its own draws would.
+        return [[c.text for c in self.sample_completions(prompt, n, system=system, temperature=temperature,
+                                                         max_tokens=max_tokens, seed=seed, store=store,
+                                                         drawn=drawn[seed])] for seed in seeds]
 
     def _draw_concurrently(self, missing, draw, record) -> None:
         # At most max_concurrency calls in flight; the main thread records

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import threading
+from contextlib import closing
 from pathlib import Path
 
 from .._validation import MAX_N_CTX, N_CTX_WHY, check_positive_int
@@ -168,15 +169,22 @@ class LocalSampler(Sampler):
         return completion
 
     def complete_many(self, prompt, indices, *, system, temperature, max_tokens, seed):
-        engine = self.engine
         indices = list(indices)
+        with closing(self.complete_seeds(prompt, [(seed, i) for i in indices], system=system,
+                                         temperature=temperature, max_tokens=max_tokens)) as finished:
+            for j, completion in finished:
+                yield indices[j], completion
+
+    def complete_seeds(self, prompt, requests, *, system, temperature, max_tokens):
+        # One engine call for every (seed, index): sequence j's draw depends on its own seed alone.
+        engine = self.engine
         with model_lock(self.model_path):
             tokens = engine.chat_prompt(self.messages(prompt, system))
-            generations = engine.generate_iter(tokens, [sample_seed(seed, i) for i in indices],
+            generations = engine.generate_iter(tokens, [sample_seed(seed, i) for seed, i in requests],
                                                temperature=temperature, max_tokens=max_tokens,
                                                logprobs=self.logprobs, width=self.batch_size)
             try:
                 for j, generation in generations:
-                    yield indices[j], Completion(generation.text, generation.token_logprobs)
+                    yield j, Completion(generation.text, generation.token_logprobs)
             finally:
                 generations.close()
