@@ -38,8 +38,10 @@ The stability criterion of a model $f_\beta$ at an error rate $r$ (Liu, Li, Cui 
 smallest optimal-transport discrepancy from the items' distribution $\hat{\mathbb P}$ to a shifted distribution
 $\mathbb Q$ of (question, weight) pairs whose weighted error rate reaches $r$:
 
-$$\mathfrak R(\beta, r) = \inf_{\mathbb Q}\ \mathbb M_c(\mathbb Q, \hat{\mathbb P})\quad\text{s.t.}\quad
-\mathbb E_{\mathbb Q}[W\,\ell(\beta, Z)] \ge r.$$
+$$
+\mathfrak R(\beta, r) = \inf_{\mathbb Q}\ \mathbb M_c(\mathbb Q, \hat{\mathbb P})\quad\text{s.t.}\quad
+\mathbb E_{\mathbb Q}[W\,\ell(\beta, Z)] \ge r.
+$$
 
 Eq. (1)'s transport cost $c$ prices two moves:
 
@@ -57,9 +59,14 @@ verdicts' setting ($r$ = 50 %). $\theta_1 = \infty$ leaves only re-weighting, $\
 Higher $\mathfrak R$: more stable. With $K$ candidate rewrites $x_1, \dots, x_K$ of each item it is solved by
 its dual (§2.4):
 
-$$\mathfrak R(\beta, r) = \sup_{h \ge 0}\ h r - \theta_2 \log \mathbb E_{\mathbb P_0}\Big[\exp\Big(
-\frac{\ell_{h, \theta_1}(\hat Z)}{\theta_2}\Big)\Big], \qquad \ell_{h, \theta_1}(\hat z) = \max_k\
-h\,\ell(f_\beta(x_k), \hat y) - \theta_1\, d(x_k, \hat x).$$
+$$
+\mathfrak R(\beta, r) = \sup_{h \ge 0}\ h r - \theta_2 \log \mathbb E_{\mathbb P_0}\Big[\exp\Big(
+\frac{\ell_{h, \theta_1}(\hat Z)}{\theta_2}\Big)\Big],
+$$
+
+$$
+\ell_{h, \theta_1}(\hat z) = \max_k\ h\,\ell(f_\beta(x_k), \hat y) - \theta_1\, d(x_k, \hat x).
+$$
 
 The candidates come from a tree-of-attack search (§2.4): an assistant model proposes rewrites round after round,
 the judge keeps those with the same meaning, the target answers them. Table 1 counts the share of items a kept
@@ -264,16 +271,16 @@ def show_verdicts(study) -> None:
     plain verdict first and its numbers after, each read in a sentence (a model alone: why there is no ranking)."""
     from dbpa_core.present import stability_verdicts as sv
 
-    st.markdown("**Which model is most stable?**")
-    several = any(len(study.task_rows(task)) > 1 for task in study.tasks)
-    if several:
+    if any(len(study.task_rows(task)) > 1 for task in study.tasks):
         st.caption(sv.read_ranking_basis(study.settings["n_resamples"]))
     for task in study.tasks:
         st.markdown(sv.ranking_verdict(study, task))
-        for line in (sv.read_ranking_numbers(study, task), sv.read_supports(study, task),
-                     sv.read_ranking_agreement(study, task)):
-            if line:
-                st.caption(line)
+        # One caption per task (its numbers, then whether the order holds): the two verdicts fit the first
+        # screen at 1280×900 (tests/test_stability_browser.py).
+        numbers = " ".join(line for line in (sv.read_ranking_numbers(study, task), sv.read_supports(study, task),
+                                             sv.read_ranking_agreement(study, task)) if line)
+        if numbers:
+            st.caption(numbers)
 
 
 @st.cache_resource(show_spinner=False)

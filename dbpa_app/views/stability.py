@@ -37,8 +37,9 @@ with st.expander("The criterion in the paper's notation"):
     st.markdown(NOTATION)
 
 with guard():
+    # Its options say what it picks: no label row above them (the verdict below fits the first screen).
     mode = st.radio("Data", ["Recorded study (instant)", "Live run: your model and questions"], horizontal=True,
-                    key="stab_mode")
+                    key="stab_mode", label_visibility="collapsed")
     if mode.startswith("Recorded"):
         from dbpa_app.ui.sidebar import sampler_ignored
 
@@ -49,8 +50,8 @@ with guard():
                                          "ratio. Cosine + length: (1 − cos) + 0.5·|log length ratio|. Cosine: 1 − cos.")
         n_resamples = int(columns[1].number_input("Bootstrap B", 0, 5000, 200, step=100, key="stab_resamples",
                                                   help="Resamples of the items behind each ranking's support."))
-        columns[2].caption("Recorded here with the packaged models: three local targets; the packaged SmolLM2 "
-                           "proposes the rewrites, MiniLM judges the meaning. The sidebar seed seeds the bootstrap.")
+        columns[2].caption("Recorded here: three local SmolLM2 targets, rewrites by SmolLM2, meaning judged by "
+                           "MiniLM (details at the foot). The sidebar seed seeds the bootstrap.")
         # The verdict first (issue 45: a result on the first screen), filled once the bootstrap is done; the
         # tables and figures below are drawn first, on screen while it runs.
         verdicts = st.container()

@@ -25,13 +25,12 @@ SURE, FAIRLY_SURE = 0.95, 0.80
 
 def read_ranking_basis(n_resamples: int) -> str:
     """What every task's verdict means, said once: the ranking's setting and where its sureness comes from."""
-    basis = (f"Most stable: the highest R, the cost of the cheapest change of the questions that gets "
-             f"{format_share(PAPER_R)} of the answers wrong (r = {format_share(PAPER_R)}, rewording and re-weighting "
-             "priced alike: θ₁ = θ₂ = 2).")
+    basis = (f"Most stable: the highest R, the cost of the cheapest change that gets {format_share(PAPER_R)} of the answers "
+             "wrong (rewording and re-weighting priced alike, θ₁ = θ₂ = 2).")
     if n_resamples == 0:
         return basis + " How sure is not measured: no bootstrap was run (B = 0)."
-    return (basis + f" How sure: how often each model keeps its place when the items are drawn again at random, "
-                    f"{n_resamples:,} times (a bootstrap); near 100 %, the order does not hang on a few items.")
+    return (basis + f" How sure: how often a model keeps its place over {n_resamples:,} random redraws of the items "
+                    "(a bootstrap); near 100 %, the order does not hang on a few items.")
 
 
 def _ranked(study: StabilityStudy, task: str):
