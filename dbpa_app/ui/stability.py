@@ -32,10 +32,11 @@ JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedd
               "as written is at least a threshold calibrated on the shipped labelled pairs. LLM judge: the sidebar's "
               "OpenAI-compatible model answers yes / no.")
 
-#: The criterion as the paper writes it (the page's intro says it in plain words; this is one click away).
+#: The criterion as the paper writes it (the page's intro says it in plain words; this is one click away).  It
+#: avoids the word "items": tests/test_browser.py finds the live form's "Items" by its text, hidden blocks included.
 NOTATION = r"""
 The stability criterion of a model $f_\beta$ at an error rate $r$ (Liu, Li, Cui & Blanchet, §2.2) is the
-smallest optimal-transport discrepancy from the items' distribution $\hat{\mathbb P}$ to a shifted distribution
+smallest optimal-transport discrepancy from the distribution $\hat{\mathbb P}$ of the questions as asked to a shifted one
 $\mathbb Q$ of (question, weight) pairs whose weighted error rate reaches $r$:
 
 $$
@@ -69,8 +70,8 @@ $$
 $$
 
 The candidates come from a tree-of-attack search (§2.4): an assistant model proposes rewrites round after round,
-the judge keeps those with the same meaning, the target answers them. Table 1 counts the share of items a kept
-rewrite breaks (Adversarial %) and the target's queries per success (# Avg. Queries); Figure 1 (§3) draws
+the judge keeps those with the same meaning, the target answers them. Table 1 counts the share of questions a
+kept rewrite breaks (Adversarial %) and the target's queries per success (# Avg. Queries); Figure 1 (§3) draws
 $\mathfrak R$ against $\theta_1/\theta_2$ at $r$ = 50 % and against $r$ at $\theta_1 = \theta_2 = 2$.
 """
 
