@@ -1,6 +1,6 @@
 """The per-unit costs behind the time a run announces (dbpa_core.audit.timing, issue 45).
 
-    DBPA_THREADS=1 python bench/bench_timing.py            # simulated, recorded, MiniLM, the permutation test
+    DBPA_THREADS=1 python bench/bench_timing.py            # simulated, recorded, MiniLM, the tests, the bootstrap
     DBPA_THREADS=1 python bench/bench_timing.py --local    # and SmolLM2 through llama.cpp (≈ 1 min)
 
 Each cost is measured as CPU seconds of this process (``time.process_time``),
@@ -69,6 +69,14 @@ def main() -> None:
         seconds, _ = cpu(lambda: dbpa_test(x, y, n_resamples=800, rng=np.random.default_rng(0)))
         row(f"permutation test, k = {k}, B = 800", seconds / (800 * (2 * k) ** 2), timing.SECONDS_PER_TEST_UNIT,
             "resample·(2k)²")
+    from dbpa_core.paper.stability import stability_study
+    from dbpa_core.stability.runs import recorded_runs
+
+    runs = recorded_runs(cost="paper")  # the Stability page's bootstrap: each resample re-solves every target
+    base, _ = cpu(lambda: stability_study(runs=runs, n_resamples=0))
+    seconds, _ = cpu(lambda: stability_study(runs=runs, n_resamples=100))
+    row("stability criterion (bootstrap)", (seconds - base) / (100 * len(runs)), timing.SECONDS_PER_CRITERION,
+        "solve")
     recorded = get_sampler("recorded")
     seconds, _ = cpu(lambda: recorded.sample(scenario.prompt, 20, seed=0))
     row("recorded output", seconds / 20, timing.SECONDS_PER_OUTPUT["recorded"], "output")

@@ -9,13 +9,15 @@ live one under a :class:`~ui.runs.RunProgress`.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from dbpa_core.requests.stability import target_name  # noqa: F401 - the page's label of its own target
 
 from .components import show_table
 from .resources import embedder_for, store
-from .cache import shared, shared_function
+from .cache import shared
 from .progress import RunProgress
 
 #: Where the live run's rewrites and verdicts come from: short labels (a selectbox cuts a long chosen value at
@@ -30,15 +32,130 @@ JUDGE_HELP = ("Embedding similarity: a rewrite keeps the meaning when its embedd
               "as written is at least a threshold calibrated on the shipped labelled pairs. LLM judge: the sidebar's "
               "OpenAI-compatible model answers yes / no.")
 
+#: The criterion as the paper writes it (the page's intro says it in plain words; this is one click away).  It
+#: avoids the word "items": tests/test_browser.py finds the live form's "Items" by its text, hidden blocks included.
+NOTATION = r"""
+The stability criterion of a model $f_\beta$ at an error rate $r$ (Liu, Li, Cui & Blanchet, §2.2) is the
+smallest optimal-transport discrepancy from the distribution $\hat{\mathbb P}$ of the questions as asked to a shifted one
+$\mathbb Q$ of (question, weight) pairs whose weighted error rate reaches $r$:
 
-@shared_function(spinner="Table 1 and Figure 1 from the recorded searches…")
+$$
+\mathfrak R(\beta, r) = \inf_{\mathbb Q}\ \mathbb M_c(\mathbb Q, \hat{\mathbb P})\quad\text{s.t.}\quad
+\mathbb E_{\mathbb Q}[W\,\ell(\beta, Z)] \ge r.
+$$
+
+Eq. (1)'s transport cost $c$ prices two moves:
+
+- **rewriting** a question $\hat x$ into $x$: $\theta_1$ per unit of eq. (1)'s distance
+  $d(x, \hat x) = (1 - \cos(\Phi(x), \Phi(\hat x))) \cdot \max(\#\mathrm{Token}(x) / \#\mathrm{Token}(\hat x),
+  \#\mathrm{Token}(\hat x) / \#\mathrm{Token}(x))$, with $\Phi$ the embedding (the paper prints the cosine
+  similarity; here the distance $1 - \cos$, as a cost must be 0 for no change). A rewrite the judge says changes
+  the meaning costs $\infty$ (the paper's judge is GPT-4; here a calibrated embedding judge, or an LLM judge on a
+  live run);
+- **re-weighting** which questions are asked: $\theta_2\,(\phi(w) - \phi(\hat w))_+$ with
+  $\phi(w) = w \log w - w + 1$, i.e. $\theta_2$ per unit of KL divergence.
+
+$\theta_1, \theta_2 \ge 0$ with $1/\theta_1 + 1/\theta_2 = c$; here $c = 1$, so $\theta_1 = \theta_2 = 2$ at the
+verdicts' setting ($r$ = 50 %). $\theta_1 = \infty$ leaves only re-weighting, $\theta_2 = \infty$ only rewriting.
+Higher $\mathfrak R$: more stable. With $K$ candidate rewrites $x_1, \dots, x_K$ of each item it is solved by
+its dual (§2.4):
+
+$$
+\mathfrak R(\beta, r) = \sup_{h \ge 0}\ h r - \theta_2 \log \mathbb E_{\mathbb P_0}\Big[\exp\Big(
+\frac{\ell_{h, \theta_1}(\hat Z)}{\theta_2}\Big)\Big],
+$$
+
+$$
+\ell_{h, \theta_1}(\hat z) = \max_k\ h\,\ell(f_\beta(x_k), \hat y) - \theta_1\, d(x_k, \hat x).
+$$
+
+The candidates come from a tree-of-attack search (§2.4): an assistant model proposes rewrites round after round,
+the judge keeps those with the same meaning, the target answers them. Table 1 counts the share of questions a
+kept rewrite breaks (Adversarial %) and the target's queries per success (# Avg. Queries); Figure 1 (§3) draws
+$\mathfrak R$ against $\theta_1/\theta_2$ at $r$ = 50 % and against $r$ at $\theta_1 = \theta_2 = 2$.
+"""
+
+
 def recorded_study(cost: str, n_resamples: int, seed: int):
     """The study of the shipped searches (``n_resamples = 0``: no bootstrap, a fraction of a second), run as
-    ``dbpa stability`` runs a recorded SPEC (:class:`~dbpa_core.requests.stability.StabilityRequest`)."""
+    ``dbpa stability`` runs a recorded SPEC (:class:`~dbpa_core.requests.stability.StabilityRequest`), shared
+    by every session; the bootstrap under a :class:`TimedBar` that says its time before it starts."""
     from dbpa_core.requests.dispatch import run
     from dbpa_core.requests.stability import StabilityRequest
+    from dbpa_core.stability.runs import TARGETS
+    from dbpa_core.stability.tasks import TASKS
 
-    return run(StabilityRequest(cost=cost, n_resamples=n_resamples, seed=seed)).study
+    request = StabilityRequest(cost=cost, n_resamples=n_resamples, seed=seed)
+
+    def compute():
+        if n_resamples == 0:
+            with st.spinner("Table 1 and Figure 1 from the recorded searches…"):
+                return run(request).study
+        from .timing import announced
+
+        estimate = bootstrap_time(n_resamples, len(TARGETS) * len(TASKS))
+        with TimedBar("Bootstrap of the items", estimate) as bar, announced(estimate):
+            return run(request, progress=bar.bootstrap).study
+
+    return shared("stability_recorded", request, compute)
+
+
+def bootstrap_time(n_resamples: int, n_targets: int):
+    """The :class:`~dbpa_core.audit.timing.TimeEstimate` of a study's bootstrap here (every target re-solved on
+    each resample), from the measured cost of one solve, this machine's learnt ratio and its load now."""
+    from dbpa_core.audit.timing import bootstrap_estimate, load_factor
+
+    from .timing import throughput
+
+    return bootstrap_estimate(n_resamples, n_targets, throughput(), load=load_factor())
+
+
+def live_time(settings, request):
+    """The time of a live run, said before it starts: every call of every item and target (an upper bound: a
+    search stops at its first failure), then the bootstrap."""
+    from dbpa_core.audit.timing import TimeEstimate
+
+    from .timing import calls_time
+
+    targets, rewrites = 1 + len(request.compare), request.n_candidates * request.depth
+    calls = calls_time(settings.sampler.backend, len(request.items) * targets * (1 + 2 * rewrites))
+    boot = bootstrap_time(request.n_resamples, targets)
+    return TimeEstimate(calls.seconds + boot.seconds, key=calls.key, ratio=calls.ratio, load=calls.load)
+
+
+def elapsed_and_left(started: float, fraction: float) -> str:
+    """" · 12 s elapsed, about 30 s left" on a bar (the time left once a little of the run is done)."""
+    elapsed = time.monotonic() - started
+    text = f" · {elapsed:.0f} s elapsed"
+    if elapsed > 1 and 0.02 < fraction < 1:
+        left = elapsed * (1 - fraction) / fraction
+        text += f", about {left:.0f} s left" if left < 120 else f", about {left / 60:.0f} min left"
+    return text
+
+
+class TimedBar:
+    """A progress bar whose label says the announced time (:func:`ui.timing.with_time`) from its start, then the
+    time elapsed and left: the recorded study's bootstrap (no Cancel button: changing B stops it)."""
+
+    def __init__(self, label: str, estimate):
+        from .timing import with_time
+
+        self.label, self.started = with_time(label, estimate), time.monotonic()
+        self._bar = st.progress(0.0, text=self.label)
+
+    def bootstrap(self, update) -> None:
+        """The run's progress hook: the bootstrap's resamples (:class:`~dbpa_core.audit.arms.RunUpdate`)."""
+        if update.label == "stability: bootstrap":
+            fraction = update.done / max(update.total, 1)
+            self._bar.progress(min(1.0, fraction), text=f"{self.label}: {update.done:,} of {update.total:,} "
+                                                        f"resamples{elapsed_and_left(self.started, fraction)}")
+
+    def __enter__(self) -> TimedBar:
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._bar.empty()
+        return False
 
 
 @st.cache_resource(show_spinner="Loading SmolLM2's tokenizer…")
@@ -66,9 +183,21 @@ def stability_result(settings, request, *, run: bool = True):
             return dispatch(request)
         if settings.problem:
             raise ValueError(settings.problem)
-        with RunProgress("Searching rewrites", n_steps=1 + len(request.compare)) as bar:
+        from .timing import announced, with_time
+
+        # Its time said on the bar from the start (issue 45); the bootstrap is the last step.
+        estimate = live_time(settings, request)
+        steps = 1 + len(request.compare) + (request.n_resamples > 0)
+        with RunProgress(with_time("Searching rewrites", estimate), n_steps=steps) as bar, announced(estimate):
             def progress(update):
-                bar.report(update.done / update.total, f"{update.label}: {update.done}/{update.total} items")
+                fraction = update.done / max(update.total, 1)
+                if update.stage == "bootstrap":
+                    if update.label == "stability: bootstrap":
+                        bar.report(fraction, f"bootstrap: {update.done:,} of {update.total:,} resamples"
+                                             f"{elapsed_and_left(bar.started, 0)}")
+                    return
+                bar.report(fraction, f"{update.label}: {update.done}/{update.total} items"
+                                     f"{elapsed_and_left(bar.started, 0)}")
                 if update.done == update.total:
                     bar.next_step()
 
@@ -86,11 +215,8 @@ def live_study(settings, request, *, run: bool):
 
 
 def show_task(study, task: str, *, key: str):
-    """Table 1 beside the paper's printed one, Figure 1 and the most sensitive items of one task.
-
-    Returns the place beside the r = 75 % chart where :func:`show_ranking`
-    draws the ranking finding (the page fills it once the bootstrap is done).
-    """
+    """Table 1 beside the paper's printed one, Figure 1 and the most sensitive items of one task (its verdict,
+    :func:`show_verdicts`, is drawn above the tasks: the charts' readings do not spell its order again)."""
     from dbpa_core.present import stability_report as sr
     from dbpa_core.present.stability_figures import stability_figure
 
@@ -125,11 +251,13 @@ def show_task(study, task: str, *, key: str):
     left, right = st.columns(2)
     for column, curve in ((left, "ratio"), (right, "risk")):
         column.plotly_chart(stability_figure(study, task, curve), width="stretch", key=f"{key}_{task}_{curve}")
-        column.caption(sr.read_figure(study, task, curve))
-    left, right = st.columns(2)
-    left.plotly_chart(stability_figure(study, task, "ratio_high"), width="stretch", key=f"{key}_{task}_ratio_high")
-    left.caption(sr.read_high_r_note(study, task) + " " + sr.read_figure(study, task, "ratio_high"))
-    ranking = right.container()
+        column.caption(sr.read_figure(study, task, curve, order_said=True))
+    with st.expander("Not in the paper: the θ curve again at r = 75 %"):
+        left, _ = st.columns(2)
+        left.plotly_chart(stability_figure(study, task, "ratio_high"), width="stretch",
+                          key=f"{key}_{task}_ratio_high")
+        left.caption(sr.read_high_r_note(study, task) + " " + sr.read_figure(study, task, "ratio_high",
+                                                                              order_said=True))
 
     st.markdown("**Most sensitive items** and their winning rewrites")
     sensitive = sr.sensitive_frame(study, task)
@@ -137,18 +265,23 @@ def show_task(study, task: str, *, key: str):
         # Whole sentences, wrapped: a grid cut every answer after 400 px (issue 29).
         show_table(sensitive)
     st.caption(sr.read_sensitive(study, task))
-    return ranking
 
 
-def show_ranking(study, task: str) -> None:
-    """Whether the models' curves cross, and how often each keeps its place in the bootstrap."""
-    from dbpa_core.present import stability_report as sr
+def show_verdicts(study) -> None:
+    """Which model is most stable on each task and how sure: what the ranking means said once, then per task a
+    plain verdict first and its numbers after, each read in a sentence (a model alone: why there is no ranking)."""
+    from dbpa_core.present import stability_verdicts as sv
 
-    st.markdown("**Do the rankings cross?**")
-    st.write(sr.ranking_finding(study, task))
-    rows = study.task_rows(task)
-    for row in rows if len(rows) > 1 else ():  # one model "keeps its place" in every resample: nothing to say
-        st.caption(sr.read_rank_support(row.target, row.rank_support, study.settings["n_resamples"]))
+    if any(len(study.task_rows(task)) > 1 for task in study.tasks):
+        st.caption(sv.read_ranking_basis(study.settings["n_resamples"]))
+    for task in study.tasks:
+        st.markdown(sv.ranking_verdict(study, task))
+        # One caption per task (its numbers, then whether the order holds): the two verdicts fit the first
+        # screen at 1280×900 (tests/test_stability_browser.py).
+        numbers = " ".join(line for line in (sv.read_ranking_numbers(study, task), sv.read_supports(study, task),
+                                             sv.read_ranking_agreement(study, task)) if line)
+        if numbers:
+            st.caption(numbers)
 
 
 @st.cache_resource(show_spinner=False)

@@ -49,6 +49,10 @@ SECONDS_PER_EMBEDDING = {"minilm": 0.030, "openai": 0.01}
 SECONDS_PER_TEST_UNIT = 2.0e-10
 #: Seconds to load a model the first time a process uses it (MiniLM; SmolLM2 through llama.cpp).
 LOAD_SECONDS = {"minilm": 5.0, "local": 0.5}
+#: Seconds to solve the stability criterion R(β, r) once (one target's 40–60 items, one bootstrap resample of the
+#: Stability page; a bounded 1-D search whose iterations, not the item count, set the cost).  Measured: 1.7 ms
+#: CPU per solve (bench/bench_timing.py, the recorded study's six targets).
+SECONDS_PER_CRITERION = 0.0017
 
 #: How much one run moves the learnt ratio (the rest is the earlier runs' history).
 LEARNING_WEIGHT = 0.5
@@ -259,3 +263,11 @@ def calls_estimate(backend: str, calls: int, throughput: Throughput, *, embedder
     modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=calls, new_embeddings=embeddings,
                              loads=loads)
     return throughput.estimate(modelled, f"{backend}/{embedder}", load=load)
+
+
+def bootstrap_estimate(n_resamples: int, n_targets: int, throughput: Throughput, *, load: float = 1.0) -> TimeEstimate:
+    """How long the stability study's paired bootstrap takes here: ``n_resamples`` resamples of the items, each
+    solving the criterion once per target (``n_targets``, all tasks together), learnt under ``"stability"``."""
+    check_positive_int(n_resamples, "n_resamples", minimum=0)
+    check_positive_int(n_targets, "n_targets", minimum=0)
+    return throughput.estimate(n_resamples * n_targets * SECONDS_PER_CRITERION, "stability/bootstrap", load=load)

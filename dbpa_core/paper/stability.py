@@ -174,7 +174,8 @@ def _headline(losses, costs) -> float:
     return stability_criterion(losses, costs, PAPER_R, theta1=theta[0], theta2=theta[1]).value
 
 
-def _rank_support(runs: list[StabilityRun], n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _rank_support(runs: list[StabilityRun], n_resamples: int, rng: np.random.Generator,
+                  tick: Callable | None = None) -> np.ndarray:
     # Paired: every target is re-evaluated on the same resampled items, so the
     # share says how often the observed order of each target survives.
     observed = np.array([_headline(r.losses, r.costs) for r in runs])
@@ -185,6 +186,8 @@ def _rank_support(runs: list[StabilityRun], n_resamples: int, rng: np.random.Gen
         index = rng.integers(0, n, n)
         values = np.array([_headline(r.losses[index], r.costs[index]) for r in runs])
         kept += np.argsort(np.argsort(-values, kind="stable"), kind="stable") == ranks
+        if tick is not None:
+            tick()
     # No resample, no measurement: NaN, not a support of 0 % (a live run's B = 0 is allowed).
     return kept / n_resamples if n_resamples else np.full(len(runs), np.nan)
 
@@ -204,7 +207,8 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
     cost : str
         The perturbation cost (:data:`~dbpa_core.stability.criterion.COSTS`); default eq. (1).
     progress : callable(stage, done, total), optional
-        Called after each task (as the other reproducers' progress).
+        Called after each task (as the other reproducers' progress), and during the bootstrap with the stage
+        ``"stability: bootstrap"`` and the resamples done of all tasks' (at most about a hundred times).
     runs : dict, optional
         ``{(task, target): StabilityRun}`` instead of the recorded searches (a live run).
 
@@ -221,9 +225,16 @@ def stability_study(*, store=None, n_resamples: int = 200, seed: int = 0, cost: 
     rng = np.random.default_rng(seed)
     rows = []
     tasks = [t for t in TASKS if any(key[0] == t for key in runs)]
+    resampled, every = [0], max(1, n_resamples * len(tasks) // 100)
+
+    def tick():  # the bootstrap is most of a study's time at a large B: said as it goes (issue 45)
+        resampled[0] += 1
+        if resampled[0] % every == 0:
+            progress("stability: bootstrap", resampled[0], n_resamples * len(tasks))
+
     for done, task in enumerate(tasks, start=1):
         task_runs = [run for key, run in runs.items() if key[0] == task]
-        support = _rank_support(task_runs, n_resamples, rng)
+        support = _rank_support(task_runs, n_resamples, rng, tick if progress is not None else None)
         for run, kept in zip(task_runs, support):
             rows.append(StabilityRow(
                 task, target_label(run.target), run.n_items, run.baseline_risk, run.adversarial_fraction,

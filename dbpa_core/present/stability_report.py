@@ -102,12 +102,20 @@ def read_high_r_note(study: StabilityStudy, task: str) -> str:
     return f"Not in the paper: the θ curve again at r = {format_share(HIGH_R)}, {where}."
 
 
-def read_figure(study: StabilityStudy, task: str, curve: str) -> str:
-    """One sentence per Figure 1 chart: the order where each price is low, and whether the curves cross."""
+def read_figure(study: StabilityStudy, task: str, curve: str, *, order_said: bool = False) -> str:
+    """One sentence per Figure 1 chart: the order where each price is low, and whether the curves cross.
+
+    ``order_said``: the headline order (r = 50 %, θ1 = θ2 = 2) is on the screen already (the page's verdict);
+    a chart whose curves do not cross and whose ends keep that order says so instead of spelling it again.
+    """
     rows = study.task_rows(task)
     if len(rows) == 1:
         return _read_one_curve(study, task, curve)
     crossed = study.crossings(task, curve)
+    if order_said and not crossed:
+        said = _said_again(study, task, curve)
+        if said:
+            return said
     cross = ("the curves of " + "; ".join(f"{a} and {b}" for a, b in crossed) + " cross, so the order depends on "
              "the setting") if crossed else "no curves cross, so one order holds along the whole curve"
     if curve == "risk":
@@ -120,6 +128,24 @@ def read_figure(study: StabilityStudy, task: str, curve: str) -> str:
     return (f"At r = {format_share(r)}: where rewriting is cheap (θ₁/θ₂ = {study.ratios[0]:g}) most stable first: "
             f"{_order_text(study, task, curve, 0)}; where re-weighting is cheap (θ₁/θ₂ = {study.ratios[-1]:g}): "
             f"{_order_text(study, task, curve, -1)}; {cross}.")
+
+
+def _said_again(study: StabilityStudy, task: str, curve: str) -> str:
+    """:func:`read_figure`'s short sentence where the chart keeps the headline order at both ends; "" if not."""
+    headline = study.order(task, "risk", int(np.argmin(np.abs(study.risks - PAPER_R))))
+    if curve == "risk":
+        top = len(study.risks) - 2
+        if _order_text(study, task, curve, top) != headline:
+            return ""
+        own = ", ".join(f"{r.target} {format_share(r.baseline_risk)}" for r in study.task_rows(task))
+        return (f"R is 0 up to each model's own error rate ({own}) and then rises: a shift must pay to push the "
+                "error rate above what the model already gets wrong; no curves cross, so the order above holds at "
+                "every r.")
+    if any(_order_text(study, task, curve, point) != headline for point in (0, -1)):
+        return ""
+    r = HIGH_R if curve == "ratio_high" else PAPER_R
+    return (f"At r = {format_share(r)} the order above holds from cheap rewriting (θ₁/θ₂ = {study.ratios[0]:g}) to "
+            f"cheap re-weighting (θ₁/θ₂ = {study.ratios[-1]:g}): no curves cross.")
 
 
 def read_sensitive(study: StabilityStudy, task: str) -> str:

@@ -236,7 +236,7 @@ def run(request: StabilityRequest, *, store=None, progress=None, sampler_for=Non
     store : SampleStore, optional
         Every call of a live search is kept in it, so a rerun replays it.
     progress : callable(RunUpdate), optional
-        Told after each item of each target.
+        Told after each item of each target, then as the bootstrap goes (stage ``"bootstrap"``).
     sampler_for : callable(SamplerConfig) -> Sampler, optional
         Default :func:`~dbpa_core.audit.runner.build_sampler` (keys from the environment).
     embedder : Embedder, optional
@@ -252,16 +252,23 @@ def run(request: StabilityRequest, *, store=None, progress=None, sampler_for=Non
     from ..stability.criterion import stability_criterion
     from ..stability.runs import recorded_runs
 
+    from ..audit.arms import RunUpdate
+
     seed = test_seed(request)
+    # The bootstrap's resamples as they go (stage "bootstrap"; a live search's items are "sampling").
+    boot = None if progress is None else (lambda stage, done, total: progress(RunUpdate("bootstrap", stage, done,
+                                                                                         total)))
     if request.source == "recorded":
         runs = recorded_runs(cost=request.cost)
-        study = stability_study(runs=runs, n_resamples=request.n_resamples, seed=seed, cost=request.cost)
+        study = stability_study(runs=runs, n_resamples=request.n_resamples, seed=seed, cost=request.cost,
+                                progress=boot)
         study = replace(study, settings={**study.settings,
                                          "source": "assets/recorded/audits/stability_search.json.gz"})
     else:
         runs = _live_runs(request, store=store, progress=progress, sampler_for=sampler_for, embedder=embedder,
                           token_count=token_count)
-        study = stability_study(runs=runs, n_resamples=request.n_resamples, seed=seed, cost=request.cost)
+        study = stability_study(runs=runs, n_resamples=request.n_resamples, seed=seed, cost=request.cost,
+                                progress=boot)
     criteria = {(task, target_label(target)): stability_criterion(run.losses, run.costs, request.r,
                                                                   theta1=request.theta, theta2=request.theta)
                 for (task, target), run in runs.items()}
