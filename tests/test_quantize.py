@@ -86,8 +86,8 @@ def test_variants_load_generate_and_differ_from_the_reference(variants):
     closest, scores one of the four 0.14 nats higher, within what a last-bit change moves: bench/probe_numerics.py).
 
     Each prompt's answer is scored right after the model answered it, so the scoring reuses the prompt's evaluated
-    cache (the same numbers bit for bit: tests/test_engine.py).  The answers keep their 24 tokens: at 16, Q3_K_M
-    costs one of the four answers only 0.33 nats, too close to the reference to tell apart."""
+    cache (the same numbers bit for bit: tests/test_engine.py), one prompt evaluation instead of two.  The answers
+    keep their 24 tokens: at 16, Q3_K_M costs one of the four answers only 0.33 nats, under the 1 nat asked below."""
     reference = get_sampler("local", model="smollm2")
     scorer = ReferenceScorer(model="smollm2")
     answers, base = [], []
