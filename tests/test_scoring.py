@@ -101,8 +101,8 @@ def test_fast_scores_equal_the_per_token_path():
     the same bit for bit (against llama_cpp.Llama fed one token per eval); the statistics agree up to their
     float64 formulas, the ranks exactly; and they do not depend on how many responses go through together.
 
-    Sized for the per-token path, one forward step per token (most of the time): every response is still checked
-    token by token, in both configurations more responses than streams (16 responses, 8 and 5 streams), so
+    Sized for the per-token path (one forward step per token: most of the time), every response still checked
+    token by token: both configurations have more responses than streams (16 responses; 8 and 5 streams), so
     streams end at different steps and are refilled; the 64-token reply takes its stream past 64 and 96 KV
     cells (llama.cpp pads attention to 32); a wrong row, stream or position changes a log-probability or a rank
     at once."""
