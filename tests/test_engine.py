@@ -274,8 +274,8 @@ KERNEL_SCRIPT = textwrap.dedent("""
     for model in ("smollm2", "smollm2-q8_0"):  # Q4_1 weights and a Q8_0 output matrix; Q8_0 everywhere
         engine = get_engine(resolve_model(model, None), 2048, default_threads())  # its share of the cores
         prompt = engine.chat_prompt(get_sampler("local").messages({prompt!r}, None))
-        drawn = engine.generate(prompt, [sample_seed(9, i) for i in range(15)], temperature=1.0, max_tokens=24,
-                                logprobs=True, width=15)
+        drawn = engine.generate(prompt, [sample_seed(9, i) for i in range({sequences})], temperature=1.0,
+                                max_tokens={tokens}, logprobs=True, width={sequences})
         for g in drawn:
             digest.update(np.array(g.tokens, np.int64).tobytes() + np.array(g.token_logprobs, np.float64).tobytes())
         for _ in engine.score_iter(prompt, [list(g.tokens) for g in drawn], rows, width=7):
@@ -295,9 +295,17 @@ def test_the_tiled_kernels_run_and_change_no_number():
     (scripts/llama_cpp): they are the ones running, and every logit equals, bit for bit, llama.cpp's own kernels'
     (DBPA_GEMM=0), the AVX2 level's, and a fully stock run's (DBPA_GEMM=0 with DBPA_KV_PAD=256, the stock
     padding): on the packaged model (Q4_1 weights, a Q8_0 output matrix) and its 8-bit requantization (Q8_0
-    everywhere), 15 sequences drawn together with their log-probabilities (an odd count: the single-column tiles
-    too), the same tokens scored 7 at a time, and a prompt-shaped step of 60-odd tokens with logits for every
-    row."""
+    everywhere), 11 sequences of 8 tokens drawn together with their log-probabilities, the same tokens scored 7
+    at a time, and a prompt-shaped step of up to 45 tokens with logits for every row.
+
+    Sized to take every tile at the least cost (each mode is a process of its own: llama.cpp reads the kernel
+    level and the padding once per process).  Every weight matrix has a multiple of 4 rows (192 to 49,152), so a
+    tile is 4 rows by as many of the step's tokens as fit: a step of 11 tokens takes two 4-column tiles, a
+    2-column tile and a single column in the AVX-512 kernels (five 2-column tiles and a single column in the AVX2
+    one), scoring takes 7 (4 + 2 + 1) then 4, and the prompt (37 tokens) and the prompt-shaped step nine to eleven
+    4-column tiles in a row.  (A step of one token is llama.cpp's vector dot in every mode, not a tile.)  Each
+    stream holds at most 45 cells, so attention reads 64 cells with the 32-cell padding and 256 with the stock
+    one.  A tile that computed one number differently changes the digest."""
     import platform
 
     from dbpa_core.samplers.llama_build import GEMM_KERNELS, gemm_kernel
@@ -308,7 +316,7 @@ def test_the_tiled_kernels_run_and_change_no_number():
         if os.environ.get("CI") and platform.machine().lower() in {"x86_64", "amd64"}:
             pytest.fail(reason)
         pytest.skip(reason)
-    script = KERNEL_SCRIPT.format(repo=str(REPO), prompt=PROMPT)
+    script = KERNEL_SCRIPT.format(repo=str(REPO), prompt=PROMPT, sequences=11, tokens=8)
     runs = {}
     for mode, settings in (("default", {}), ("avx2", {"DBPA_GEMM": "avx2"}), ("0", {"DBPA_GEMM": "0"}),
                            ("stock", {"DBPA_GEMM": "0", "DBPA_KV_PAD": "256"})):

@@ -96,22 +96,31 @@ def per_token_logits(llama, context: list[int], answer: list[int]) -> np.ndarray
 
 def test_fast_scores_equal_the_per_token_path():
     """score_responses (one token of up to batch_size responses per forward step) = the per-token path
-    (per_token_statistics: one eval and one row of Python per token), on 26 responses: the reference model's own
+    (per_token_statistics: one eval and one row of Python per token), on 16 responses: the reference model's own
     samples at three temperatures, other texts, an empty one, with and without a system prompt.  The logits are
     the same bit for bit (against llama_cpp.Llama fed one token per eval); the statistics agree up to their
-    float64 formulas, the ranks exactly; and they do not depend on how many responses go through together."""
+    float64 formulas, the ranks exactly; and they do not depend on how many responses go through together.
+
+    Sized for the per-token path (one forward step per token: most of the time), every response still checked
+    token by token: both configurations have more responses than streams (16 responses; 8 and 5 streams), so
+    streams end at different steps and are refilled; the 64-token reply takes its stream past 64 and 96 KV
+    cells (llama.cpp pads attention to 32); a wrong row, stream or position changes a log-probability or a rank
+    at once."""
     prompt = "Give one tip for sleeping well."
     sampler = get_sampler("local")
-    responses = (sampler.sample(prompt, 8, temperature=0.5, max_tokens=30, seed=1)
-                 + sampler.sample(prompt, 8, temperature=1.2, max_tokens=30, seed=2)
-                 + sampler.sample(prompt, 4, temperature=0, max_tokens=30, seed=3)
+    responses = (sampler.sample(prompt, 4, temperature=0.5, max_tokens=16, seed=1)
+                 + sampler.sample(prompt, 4, temperature=1.2, max_tokens=16, seed=2)
+                 + sampler.sample(prompt, 2, temperature=0, max_tokens=16, seed=3)
                  + ["Zebra quantum paperwork sideways marmalade.", "Sleep.", "Ne buvez pas de café le soir, "
                     "et couchez-vous à heure fixe. " * 3, "🙂 emoji and ünïcödé", "", "Drink warm milk."])
-    assert len(responses) == 26
-    for system, scorer in ((None, ReferenceScorer(batch_size=16)), ("Be brief.", ReferenceScorer(batch_size=5))):
+    assert len(responses) == 16
+    per_token = {}  # the per-token path's statistics without a system prompt, by response
+    for system, scorer in ((None, ReferenceScorer(batch_size=8)), ("Be brief.", ReferenceScorer(batch_size=5))):
         fast = scorer.score_responses(prompt, responses, system=system)
-        for response, scored in zip(responses, fast):
+        for i, (response, scored) in enumerate(zip(responses, fast)):
             logp, ranks, entropy = scorer.per_token_statistics(prompt, response, system=system)
+            if system is None:
+                per_token[i] = ranks
             assert scored.text == response and len(scored.tokens) == len(logp)
             np.testing.assert_allclose(scored.token_logprobs, logp, rtol=1e-12, atol=1e-12)
             np.testing.assert_array_equal(scored.ranks, ranks)
@@ -121,17 +130,18 @@ def test_fast_scores_equal_the_per_token_path():
     assert list(fast[0].tokens) == scorer.engine.tokenize(responses[0], special=False)
     alone = ReferenceScorer(batch_size=1).score_many(prompt, responses[:3])
     assert alone == ReferenceScorer(batch_size=16).score_many(prompt, responses[:3])
-    # The logits themselves, against llama_cpp.Llama fed one token per eval: equal bit for bit.
+    # The logits themselves, against llama_cpp.Llama fed one token per eval: equal bit for bit (6 responses,
+    # 4 at a time: a stream refilled).
     from dbpa_core.rut.scoring import token_statistics_from_logits
 
     engine, llama = scorer.engine, scorer.llama
     context = engine.chat_prompt(scorer._messages(prompt, None))
-    answers = [engine.tokenize(r, special=False) for r in responses[:6] + responses[20:22]]
+    chosen = [0, 1, 4, 5, 10, 11]  # samples at T = 0.5 and 1.2, gibberish, one word
+    answers = [engine.tokenize(responses[i], special=False) for i in chosen]
     rows = {j: logits for j, (logits,) in engine.score_iter(context, answers, lambda x, _: (x.copy(),), width=4)}
     for j, answer in enumerate(answers):
         np.testing.assert_array_equal(rows[j], per_token_logits(llama, context, answer))
-        assert np.array_equal(token_statistics_from_logits(rows[j], answer)[1], scorer.per_token_statistics(
-            prompt, engine.detokenize(answer))[1])
+        assert np.array_equal(token_statistics_from_logits(rows[j], answer)[1], per_token[chosen[j]])
 
 
 def test_scoring_bad_input(scorer):
