@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from dbpa_app.ui.lesson import apply_presentation_mode, presentation_toggle, presenting
+from dbpa_app.ui.resources import import_figure_libraries
 from dbpa_app.ui.sidebar import interrupted_notice, sidebar
 
 # A local favicon: a Material icon or emoji as page_icon is fetched from the internet, which fails offline.
@@ -12,10 +13,9 @@ from dbpa_app.ui.sidebar import interrupted_notice, sidebar
 st.set_page_config(page_title="DBPA Explorer", page_icon=str(Path(__file__).parent / "favicon.png"), layout="wide",
                    initial_sidebar_state="collapsed" if presenting() else "auto")
 
+home = st.Page("views/how_it_works.py", title="How it works", icon=":material/school:", default=True)
 pages = {
-    "Learn": [
-        st.Page("views/how_it_works.py", title="How it works", icon=":material/school:", default=True),
-    ],
+    "Learn": [home],
     "Audit": [
         st.Page("views/audit_one.py", title="Audit one perturbation", icon=":material/search:"),
         st.Page("views/many_perturbations.py", title="Many perturbations", icon=":material/table_chart:"),
@@ -34,6 +34,8 @@ pages = {
     ],
 }
 navigation = st.navigation(pages)
+if navigation is not home:  # the home page imports them itself, once its verdict is drawn (issue 45)
+    import_figure_libraries()
 st.session_state["settings"] = sidebar()
 presentation_toggle()
 apply_presentation_mode()

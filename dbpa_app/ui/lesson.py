@@ -11,6 +11,7 @@ for a projector.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -92,6 +93,69 @@ def apply_presentation_mode() -> None:
         st.html(PRESENT_CSS)
 
 
+@dataclass(frozen=True)
+class StripNumbers:
+    """Every number the verdict strip reads, and nothing else: taken from a result, or shipped
+    (:mod:`ui.first_verdict`) so that the home page's default verdict shows before the test has run.
+
+    Attributes
+    ----------
+    pvalue, n_resamples, exact
+        The test's p-value and its resolution (B, or N enumerated splits when ``exact``).
+    effect_size, standardized_effect
+        What :func:`~dbpa_core.present.verdicts.effect_in_words` reads.
+    true_effect : float or None
+        The simulated model's true effect of the intervention (None when unknown).
+    k : int
+        Outputs per arm.
+    """
+
+    pvalue: float
+    n_resamples: int
+    exact: bool
+    effect_size: float
+    standardized_effect: float | None
+    true_effect: float | None
+    k: int
+
+    @classmethod
+    def of(cls, result, k: int | None = None) -> StripNumbers:
+        """The numbers of a :class:`~dbpa_core.audit.results.PerturbationResult` (``k``: its original arm's size)."""
+        test = result.test
+        return cls(float(test.pvalue), int(test.n_resamples), bool(test.exact), float(test.effect_size),
+                   None if test.standardized_effect is None else float(test.standardized_effect),
+                   None if result.true_effect is None else float(result.true_effect),
+                   len(result.original.texts) if k is None else int(k))
+
+
+def strip_html(numbers: StripNumbers, alpha: float, *, intervention: str, label: str, note: str = "",
+               simulated: bool = False) -> str:
+    """The compact verdict as HTML: plain verdict, p, effect in words, intervention (see :func:`verdict_strip`)."""
+    changed = numbers.pvalue <= alpha
+    headline = plain_verdict(numbers.pvalue, alpha)
+    p = format_pvalue(numbers.pvalue, numbers.n_resamples, exact=numbers.exact)
+    p_text = f"p {p}" if p.startswith(("≤", "<")) else f"p = {p}"
+    effect = effect_in_words(numbers.effect_size, numbers.standardized_effect)
+    notes = []
+    if note:
+        notes.append(f'<div class="dbpa-verdict-note">{html.escape(note)}</div>')
+    if simulated and not changed and numbers.true_effect:
+        notes.append('<div class="dbpa-verdict-note missed">'
+                     + html.escape(missed_note(numbers.true_effect, numbers.k, numbers.standardized_effect, alpha))
+                     + "</div>")
+    elif simulated and changed and numbers.true_effect == 0:
+        notes.append('<div class="dbpa-verdict-note missed">A false alarm: this control changes nothing in the '
+                     f"simulated model; it happens in about {format_percent(alpha)} of tests of a control.</div>")
+    kind = "headline changed" if changed else "headline"
+    return (f'<div class="dbpa-verdict" data-testid="dbpa-verdict">'
+            f'<span class="{kind}">{html.escape(headline)}</span>'
+            f'<span class="fact">{html.escape(p_text)}</span>'
+            f'<span class="fact">effect: {html.escape(effect)}</span>'
+            f'<span class="fact">intervention: <b>{html.escape(intervention)}</b></span>'
+            f'<span class="label">{html.escape(technical_label(numbers.pvalue, alpha))} · {html.escape(label)} · '
+            f"k = {numbers.k} per arm</span></div>" + "".join(notes))
+
+
 def verdict_strip(slot, result, alpha: float, *, intervention: str, label: str, k: int, note: str = "",
                   simulated: bool = False) -> None:
     """Draw the compact verdict into ``slot`` (an ``st.empty``): plain verdict, p, effect in words, intervention.
@@ -99,30 +163,8 @@ def verdict_strip(slot, result, alpha: float, *, intervention: str, label: str, 
     The technical label (REJECT / FAIL TO REJECT H₀) is the smaller text; a simulated target the test
     missed says so, with the k that would have been needed (:func:`dbpa_core.present.verdicts.missed_note`).
     """
-    test = result.test
-    changed = test.pvalue <= alpha
-    headline = plain_verdict(test.pvalue, alpha)
-    p = format_pvalue(test.pvalue, test.n_resamples, exact=test.exact)
-    p_text = f"p {p}" if p.startswith(("≤", "<")) else f"p = {p}"
-    effect = effect_in_words(test.effect_size, test.standardized_effect)
-    notes = []
-    if note:
-        notes.append(f'<div class="dbpa-verdict-note">{html.escape(note)}</div>')
-    if simulated and not changed and result.true_effect:
-        notes.append('<div class="dbpa-verdict-note missed">'
-                     + html.escape(missed_note(result.true_effect, k, test.standardized_effect, alpha)) + "</div>")
-    elif simulated and changed and result.true_effect == 0:
-        notes.append('<div class="dbpa-verdict-note missed">A false alarm: this control changes nothing in the '
-                     f"simulated model; it happens in about {format_percent(alpha)} of tests of a control.</div>")
-    kind = "headline changed" if changed else "headline"
-    body = (f'<div class="dbpa-verdict" data-testid="dbpa-verdict">'
-            f'<span class="{kind}">{html.escape(headline)}</span>'
-            f'<span class="fact">{html.escape(p_text)}</span>'
-            f'<span class="fact">effect: {html.escape(effect)}</span>'
-            f'<span class="fact">intervention: <b>{html.escape(intervention)}</b></span>'
-            f'<span class="label">{html.escape(technical_label(test.pvalue, alpha))} · {html.escape(label)} · '
-            f"k = {k} per arm</span></div>" + "".join(notes))
-    slot.markdown(body, unsafe_allow_html=True)
+    slot.markdown(strip_html(StripNumbers.of(result, k), alpha, intervention=intervention, label=label, note=note,
+                             simulated=simulated), unsafe_allow_html=True)
 
 
 def method_code(*, backend: str, prompt: str, perturbed: str, k: int, statistic: str, n_resamples: int,

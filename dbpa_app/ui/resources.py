@@ -22,28 +22,17 @@ BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THR
 
 
 def prepare_process() -> None:
-    """Make this process safe and cheap to share between many sessions; run once, before any page draws.
+    """Make this process cheap to share between many sessions; run once, before any page draws.
 
     ``ui/__init__.py`` calls it, so the first script thread of the process
-    runs it while holding the import lock of :mod:`ui`: every other session's
-    script waits until it has finished (each page imports :mod:`ui` first).
+    runs it while holding the import lock of :mod:`ui`.
 
-    1. pandas and PIL are imported completely here.  Plotly looks them up in
-       ``sys.modules`` without importing them (``get_module(...,
-       should_load=False)``); while another thread is still importing one of
-       them, a figure built meanwhile finds a half-initialised module and
-       fails (``partially initialized module 'pandas' has no attribute
-       'Series'``, plotly/plotly.py#2433): issue 31's first-use race.
-    2. BLAS runs one thread per call.  Sessions are the server's parallelism;
-       a multi-threaded BLAS on a small matrix (the 80 × 384 PCA of the
-       output clouds) spins its threads against the other sessions' work: on
-       a loaded 2-core machine that SVD took 0.2–0.6 s of CPU instead of 2 ms.
-       A thread count set in the environment (``OPENBLAS_NUM_THREADS`` …) is
-       left as it is.
+    BLAS runs one thread per call.  Sessions are the server's parallelism; a
+    multi-threaded BLAS on a small matrix (the 80 × 384 PCA of the output
+    clouds) spins its threads against the other sessions' work: on a loaded
+    2-core machine that SVD took 0.2–0.6 s of CPU instead of 2 ms.  A thread
+    count set in the environment (``OPENBLAS_NUM_THREADS`` …) is left as it is.
     """
-    import pandas  # noqa: F401
-    import PIL.Image  # noqa: F401
-
     if not any(name in os.environ for name in BLAS_THREAD_VARIABLES):
         # Libraries loaded later (scipy's own OpenBLAS) read the variable; those already loaded (numpy's) are
         # set through threadpoolctl.
@@ -51,6 +40,25 @@ def prepare_process() -> None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")
+
+
+def import_figure_libraries() -> None:
+    """Import pandas and PIL completely; every script run calls it before it builds a figure.
+
+    Plotly looks them up in ``sys.modules`` without importing them
+    (``get_module(..., should_load=False)``); while another thread is still
+    importing one of them, a figure built meanwhile finds a half-initialised
+    module and fails (``partially initialized module 'pandas' has no
+    attribute 'Series'``, plotly/plotly.py#2433): issue 31's first-use race.
+    An ``import`` statement, unlike that lookup, waits for another thread's
+    import of the same module to finish, so a script that runs this first
+    never sees half a module.  app.py calls it for every page but the home
+    page, which calls it once its verdict is on screen: the two imports took
+    ≈ 1.4 s of a fresh server's first view (issue 45).  Once loaded, a few
+    microseconds.
+    """
+    import pandas  # noqa: F401
+    import PIL.Image  # noqa: F401
 
 
 class SharedMiniLM(MiniLMEmbedder):

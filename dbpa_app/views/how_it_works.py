@@ -21,7 +21,15 @@ st.html(LESSON_CSS)
 # The verdict strip: first on the page and sticky (ui.lesson), filled once the result exists and redrawn in
 # place while streaming, as the exposition's header kept T, p and the decision in sight while the sliders moved.
 strip = st.container(key="verdict").empty()
-strip.caption("Testing …")
+# The default view's verdict ships with the app (ui.first_verdict): drawn now, before the statistics stack is
+# imported, and redrawn below with the page's own result (the same numbers); any other view waits for its result.
+from dbpa_app.ui.first_verdict import HOME_DEFAULTS, draw_shipped_verdict  # noqa: E402
+from dbpa_app.ui.resources import import_figure_libraries, scenarios, store  # noqa: E402
+
+all_scenarios = scenarios()
+if not draw_shipped_verdict(strip, settings, st.session_state, all_scenarios):
+    strip.caption("Testing …")
+import_figure_libraries()  # before any figure (issue 31's race), once the verdict is on screen
 
 # The statistics stack is imported after the title is drawn: on a cold start
 # its imports take a second, and the page should not be blank meanwhile.
@@ -36,13 +44,11 @@ from dbpa_app.ui.exposition import (  # noqa: E402
     truth_note,
 )
 from dbpa_app.ui.live import is_live  # noqa: E402
-from dbpa_app.ui.resources import scenarios, store  # noqa: E402
 from dbpa_app.ui.runs import Audited, calls_a_paid_api, cancelled_draw, family_explanations  # noqa: E402
 from dbpa_app.ui.runs import family as run_family  # noqa: E402
 from dbpa_core.present.readings import read_alone_beside_family  # noqa: E402
 from dbpa_core.stats.decision import declares_change  # noqa: E402
 
-all_scenarios = scenarios()
 QUICK_PICKS = 9  # keys 1–9 pick the interventions (every one of the shipped scenarios: the strongest is 6th)
 
 
@@ -66,7 +72,7 @@ def outputs_and_null(result, request, alpha, statistic, inputs, seed, beside="",
 
 
 with guard():
-    st.session_state.setdefault("home_scenario", "seasons_question")
+    st.session_state.setdefault("home_scenario", HOME_DEFAULTS["home_scenario"])
     scenario = all_scenarios[st.session_state["home_scenario"]]
     if st.session_state.get("home_perturbation") not in [p.id for p in scenario.perturbations]:
         pick_first_intervention()
@@ -89,7 +95,8 @@ with guard():
         help="Targets should change the answer; controls should not (the table in 03 says which is which).")
     controls = st.columns([2, 1])
     k = controls[0].slider("Samples per arm k", 5, limit, key="home_k")
-    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], 0.05, key="home_alpha")
+    alpha = controls[1].select_slider("α", [0.001, 0.005, 0.01, 0.05, 0.1], HOME_DEFAULTS["home_alpha"],
+                                      key="home_alpha")
     picks = st.columns([1.6] + [1] * min(QUICK_PICKS, len(ids)) + [3])
     picks[0].caption(f"Keys 1–{min(QUICK_PICKS, len(ids))} pick:")
     for number, (column, pid) in enumerate(zip(picks[1:1 + QUICK_PICKS], ids), start=1):
@@ -102,20 +109,21 @@ with guard():
         st.caption(recorded_cap_note(limit) + (f" At k = {limit} all of them are in use, so **Resample** replays the "
                                                "same outputs: only the test's re-splits change." if k == limit else ""))
     with st.expander("More settings: the statistic (JSD or centroid T), permutations B, k presets"):
-        statistic = st.radio("Statistic", list(STATISTICS), format_func=lambda s: STATISTICS[s][1],
-                             key="home_statistic")
+        statistic = st.radio("Statistic", list(STATISTICS), list(STATISTICS).index(HOME_DEFAULTS["home_statistic"]),
+                             format_func=lambda s: STATISTICS[s][1], key="home_statistic")
         st.caption("JSD compares the *distributions of pairwise similarities* (within x₀'s outputs against across "
                    "the arms), so it also sees a change in spread or in the mix of answers; the centroid distance "
                    "compares only the *average* output, simpler to picture but blind to changes that keep the "
                    "average.")
         more = st.columns([1, 1])
-        n_resamples = more[0].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], 800, key="home_b")
+        n_resamples = more[0].select_slider("Permutations B", [100, 200, 400, 800, 2000, 5000], HOME_DEFAULTS["home_b"],
+                                            key="home_b")
         # One button per distinct size: on the recorded backend (20 per prompt) both presets would read "k = 20".
         presets = {min(preset, limit): preset for preset in (200, 40)}
         for column, (size, preset) in zip(more[1].columns(2), sorted(presets.items())):
             column.button(f"k = {size}", key=f"home_n_{preset}", on_click=set_state, args=("home_k", size),
                           width="stretch")
-    resample = st.session_state.setdefault("home_resample", 0)
+    resample = st.session_state.setdefault("home_resample", HOME_DEFAULTS["home_resample"])
 
     st.subheader("01 · Two prompts")
     perturbation = scenario.perturbation(perturbation_id)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import check_probability
 from ..stats.cvm import RUT_PVALUE_RESOLUTION
-from ..stats.permutation import resampling_floor
+from ..stats.resolution import resampling_floor
 
 
 #: Below this, a statistic of this project (all between 1e-6 and 1e3) is floating-point noise: the standard

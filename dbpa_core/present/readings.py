@@ -16,7 +16,7 @@ import math
 
 from ..stats.corrections import METHOD_NAMES
 from ..stats.decision import declares_change
-from ..stats.permutation import ALPHA_OVER_M, resampling_floor
+from ..stats.resolution import ALPHA_OVER_M, resampling_floor
 from .formatting import (two_digits, at_floor, counted, floor_value, format_number, format_percent,
                          format_pvalue)
 

@@ -7,7 +7,9 @@ similarity         2. s(y, y′): cosine, −L1, −L2, BLEU, ROUGE-L; P0 and P1
 discrepancy        3. ω(P0, P1): JSD (default), JS distance, W1, KS, energy,
                    MMD, centroid
 permutation        4. Algorithm 1: the permutation null and p-value
-                   (``_kernels``: its compiled inner loops); its floor
+                   (``_kernels``: its compiled inner loops)
+resolution         4. the p-value's floor (1/(B + 1)) and the warning when
+                   it is above the level; no compiled kernel imported
 decision           4. the decision rule (fixed-k or sequential)
 corrections        5. family-wise error: Bonferroni, Holm, Benjamini–Hochberg
 power              5. §3.2's sample-size rule (a z-test's) and simulated power
