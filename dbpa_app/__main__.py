@@ -5,7 +5,7 @@ installed app does not have; the packaged ``config.toml`` (why each setting is
 set is written there) is passed as command-line options instead, and options
 given here come after it, so they win (``--server.port 8601``).
 
-With a Streamlit that has ``st.App`` (1.53 and later; requirements.txt pins 1.67) the file run is
+With a Streamlit that has ``st.App`` (requirements.txt pins 1.67, which has it) the file run is
 ``serve.py``: the same app behind a middleware that answers Streamlit's frontend files from memory
 (``static_cache.py``: a new visitor costs the server a fraction of the CPU).  An older Streamlit runs
 ``app.py`` as before.
