@@ -130,7 +130,7 @@ class StaticFromMemory:
             pending = self._pending.get(path)
             if pending is not None:  # another request is fetching it: wait for that answer
                 kept = await asyncio.shield(pending)
-                if kept is None:  # Streamlit's answer was not one to keep: ask Streamlit again
+                if kept is None:  # Streamlit's answer was not one to keep, or never came: ask Streamlit
                     await self.app(scope, receive, send)
                     return
             else:
@@ -163,9 +163,8 @@ class StaticFromMemory:
                 kept = await asyncio.to_thread(_keep, 200, headers, b"".join(parts))
                 self.kept[path] = kept
             future.set_result(kept)
-        except BaseException as error:
-            future.set_exception(error)
-            future.exception()  # retrieved: waiting requests raise it, nobody else needs to
+        except BaseException:  # this request failed or was cancelled (its browser went away): the ones
+            future.set_result(None)  # waiting for it ask Streamlit themselves, and the file is not kept
             raise
         finally:
             del self._pending[path]

@@ -119,6 +119,33 @@ def test_people_arriving_together_ask_streamlit_once():
     assert all(gzip.decompress(body) == INDEX_JS.read_bytes() for _, _, body in answers)
 
 
+def test_a_first_request_that_fails_leaves_the_others_to_streamlit():
+    """The first request for a file breaks off (its browser went away): those waiting for it get Streamlit's
+    own answer, and the file is kept by the next request that completes."""
+
+    class BreaksFirst(Counted):
+        async def __call__(self, scope, receive, send):
+            self.calls.append(scope["path"])
+            if len(self.calls) == 1:
+                await asyncio.sleep(0.05)  # the others arrive meanwhile
+                raise OSError("connection lost")
+            await self.handler(scope, receive, send)
+
+    async def scenario():
+        inner = BreaksFirst()
+        app = StaticFromMemory(inner, directory=STATIC, base_url="")
+        answers = await asyncio.gather(*(ask(app, INDEX_PATH) for _ in range(3)), return_exceptions=True)
+        waited = list(inner.calls), list(app.kept)
+        again = [await ask(app, INDEX_PATH) for _ in range(2)]
+        return waited, inner.calls, answers, again, app.kept
+
+    waited, calls, answers, again, kept = asyncio.run(scenario())
+    assert isinstance(answers[0], OSError)
+    assert all(status == 200 and body == INDEX_JS.read_bytes() for status, _, body in answers[1:] + again)
+    assert len(waited[0]) == 3 and waited[1] == []  # the two waiting asked Streamlit; nothing kept yet
+    assert len(calls) == 4 and list(kept) == [INDEX_PATH]  # the next request kept it, the last one used it
+
+
 def test_only_the_files_in_streamlits_folder_can_be_kept():
     known = frontend_files(STATIC)
     assert INDEX_PATH in known and len(known) == sum(1 for p in (STATIC / "static").rglob("*") if p.is_file())
