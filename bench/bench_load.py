@@ -7,7 +7,7 @@
     python bench/bench_load.py --option server.fileWatcherType=auto   # one server option's effect
     python bench/bench_load.py --split               # the first visit of a fresh server, its time split
 
-Starts ``streamlit run app.py`` on 127.0.0.1 (a free port, an empty sample
+Starts the app as ``python -m dbpa_app`` does (``streamlit run`` on the checkout's script) on 127.0.0.1 (a free port, an empty sample
 store, the packaged dbpa_app/config.toml), then:
 
 1. a cold wave (``--cold``, default 4): that many sessions open the home page
@@ -276,6 +276,23 @@ HEADER = ("     page   n  visit | first result s  | server  | browsers CPU   | s
           "                     | median    max  | CPU s/session | s/sess  share | MiB    |          | 1 min")
 
 
+def launcher_command(app_dir: Path) -> list[str]:
+    """The command ``python -m dbpa_app`` of the checkout ``app_dir`` execs (its script, its config.toml as options).
+
+    The checkout's own ``dbpa_app/__main__.py`` is loaded from its file, so a baseline and this checkout each
+    get theirs (issue 45: ``python -m dbpa_app`` runs ``serve.py``, the app behind the static-file cache).
+    """
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"launcher_{abs(hash(app_dir))}", app_dir / "dbpa_app" / "__main__.py")
+    launcher = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launcher)
+    if hasattr(launcher, "streamlit_command"):
+        return launcher.streamlit_command([])
+    return [sys.executable, "-m", "streamlit", "run", str(app_dir / "dbpa_app" / "app.py"),
+            *launcher.config_options(app_dir / "dbpa_app" / "config.toml")]
+
+
 async def measure(app_dir: Path, args, title: str) -> list[dict]:
     """Start ``app_dir``'s app on a fresh store and run the cold wave, the warm-up and every wave; print the rows."""
     from playwright.async_api import async_playwright
@@ -284,14 +301,11 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
     log = folder / "streamlit.log"
     port = free_port()
     options = [f"--{option.partition('=')[0]}={option.partition('=')[2]}" for option in args.option]
-    if (app_dir / "dbpa_app" / "app.py").exists():  # the packaged layout: its config.toml passed as options
-        sys.path.insert(0, str(app_dir))
-        from dbpa_app.__main__ import config_options
-
-        script, packaged = app_dir / "dbpa_app" / "app.py", config_options(app_dir / "dbpa_app" / "config.toml")
+    if (app_dir / "dbpa_app" / "app.py").exists():  # the packaged layout: started as `python -m dbpa_app` starts it
+        started = launcher_command(app_dir)
     else:  # an older checkout: app.py at the root, .streamlit/config.toml read from the working directory
-        script, packaged = app_dir / "app.py", []
-    command = [sys.executable, "-m", "streamlit", "run", str(script), *packaged,
+        started = [sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py")]
+    command = [*started,
                "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.disconnectedSessionTTL", str(args.session_ttl), *options]

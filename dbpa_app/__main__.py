@@ -4,10 +4,16 @@ Streamlit reads ``.streamlit/config.toml`` from the working directory, which an
 installed app does not have; the packaged ``config.toml`` (why each setting is
 set is written there) is passed as command-line options instead, and options
 given here come after it, so they win (``--server.port 8601``).
+
+With a Streamlit that has ``st.App`` (requirements.txt pins 1.67, which has it) the file run is
+``serve.py``: the same app behind a middleware that answers Streamlit's frontend files from memory
+(``static_cache.py``: a new visitor costs the server a fraction of the CPU).  An older Streamlit runs
+``app.py`` as before.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tomllib
@@ -26,9 +32,23 @@ def config_options(path: Path = HERE / "config.toml") -> list[str]:
     return options
 
 
+def serves_st_app() -> bool:
+    """Whether the installed Streamlit serves an ``st.App`` found in the file given to ``streamlit run``.
+
+    Read from its files, not by importing it (``import streamlit`` would cost this short-lived process ≈ 1 s
+    before the server's own start).
+    """
+    spec = importlib.util.find_spec("streamlit")
+    if spec is None or spec.origin is None:
+        return False
+    root = Path(spec.origin).parent
+    return (root / "starlette.py").is_file() and (root / "web" / "server" / "app_discovery.py").is_file()
+
+
 def streamlit_command(user_options: list[str]) -> list[str]:
-    """The command that starts the app: this interpreter's Streamlit on ``app.py``."""
-    return [sys.executable, "-m", "streamlit", "run", str(HERE / "app.py"), *config_options(), *user_options]
+    """The command that starts the app: this interpreter's Streamlit on ``serve.py`` (or ``app.py``)."""
+    script = HERE / ("serve.py" if serves_st_app() else "app.py")
+    return [sys.executable, "-m", "streamlit", "run", str(script), *config_options(), *user_options]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -67,6 +67,7 @@ def test_the_wheel_carries_the_assets_the_app_and_the_licences(wheel):
                if path.is_file()}
     assert shipped and shipped <= names, sorted(shipped - names)[:5]
     assert {"dbpa_app/app.py", "dbpa_app/config.toml", "dbpa_app/__main__.py", "dbpa_app/ui/__init__.py",
+            "dbpa_app/serve.py", "dbpa_app/static_cache.py",
             "dbpa_app/views/how_it_works.py", "dbpa_core/present/audit_report.schema.json"} <= names
     licences = {name.rsplit("/", 1)[-1] for name in names if ".dist-info/licenses/" in name}
     assert {"LICENSE", "NOTICE"} <= licences
@@ -121,7 +122,8 @@ def test_a_fresh_environment_gets_the_app_without_a_compiler(wheel, tmp_path):
     assert check.returncode == 0, check.stdout
     app = subprocess.run([python, "-c", "import streamlit, sentence_transformers, dbpa_app.__main__ as m; "
                           "print(m.streamlit_command([])[4])"], env=env, capture_output=True, text=True, cwd=tmp_path)
-    assert app.returncode == 0 and app.stdout.strip().endswith("dbpa_app/app.py"), app.stderr
+    # requirements.txt's Streamlit has st.App: the app behind the static-file cache (dbpa_app/serve.py)
+    assert app.returncode == 0 and app.stdout.strip().endswith("dbpa_app/serve.py"), app.stderr
 
 
 def test_dbpa_app_hands_every_option_after_app_to_streamlit(monkeypatch):
@@ -142,6 +144,6 @@ def test_dbpa_app_hands_every_option_after_app_to_streamlit(monkeypatch):
     assert "--server.fileWatcherType=none" in packaged and "--server.maxUploadSize=20" in packaged
     assert "--runner.postScriptGC=false" in packaged
     command = streamlit_command(["--server.port", "8611"])
-    assert command[1:4] == ["-m", "streamlit", "run"] and command[4].endswith("dbpa_app/app.py")
+    assert command[1:4] == ["-m", "streamlit", "run"] and command[4].endswith("dbpa_app/serve.py")
     assert command[-2:] == ["--server.port", "8611"] and command.index(packaged[0]) < command.index("--server.port")
 
