@@ -570,3 +570,68 @@ def test_the_method_section_says_what_omega_cannot_see(app):
     assert BLIND_SPOT_TEXT in texts
     assert "This is the paper's z-test approximation, not DBPA's power" in texts
     assert any(b.key == "blind_spot_run" for b in app.button)
+
+
+def test_the_bar_counts_only_embedding_where_drawing_costs_nothing():
+    """Simulated outputs cost nothing to draw: the bar measures their embedding alone, so half of the last arm's
+    embedding is not read as "about 0 s left" (the timed walk's Resample, issue 45)."""
+    from types import SimpleNamespace
+
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from dbpa_core.audit.arms import RunUpdate
+        from dbpa_app.ui.runs import RunProgress
+
+        bar = RunProgress("Drawing")
+        bar.track(st.session_state["request"])
+        shown = []
+        real = bar._bar.progress
+        bar._bar.progress = lambda value, text=None: (shown.append(value), real(value, text=text))
+        for label in ("original", "perturbed"):
+            bar.update(RunUpdate("sampling", label, 4, 4))
+        bar.update(RunUpdate("embedding", "original", 2, 4))
+        st.session_state["shown"] = shown
+
+    for backend, expected in (("simulated", [0.0, 0.0, 0.25]), ("local", [0.25, 0.5, 0.625])):
+        at = AppTest.from_function(script)
+        at.session_state["request"] = SimpleNamespace(perturbations=(1,), sequential=None, k=4,
+                                                      sampler=SimpleNamespace(backend=backend))
+        at.run()
+        assert not at.exception
+        assert at.session_state["shown"] == pytest.approx(expected), backend
+
+
+def test_one_run_is_announced_once_in_a_session():
+    """The caption under Resample and the bar once it is pressed say the same time for the same run, though the
+    load moved in between (the timed walk: "about 25 s", then "about 30 s"); another run is estimated anew."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import dataclasses
+        import os
+        from unittest import mock
+
+        import streamlit as st
+
+        from dbpa_core.audit.configs import SamplerConfig
+        from dbpa_core.audit.request import AuditRequest
+        from dbpa_core.data.scenarios import load_scenarios
+        from dbpa_app.ui.timing import request_time
+
+        request = AuditRequest.from_scenario(load_scenarios()["seasons_question"], sampler=SamplerConfig("local"),
+                                             k=40, n_resamples=200)
+        with mock.patch.object(os, "getloadavg", return_value=(2.0, 2.0, 2.0)):
+            caption = request_time(request, fresh=True).seconds
+        with mock.patch.object(os, "getloadavg", return_value=(40.0, 40.0, 40.0)):
+            pressed = request_time(dataclasses.replace(request, alpha=0.01)).seconds  # the same tests
+            other = request_time(dataclasses.replace(request, replicate=1), fresh=True).seconds
+        st.session_state["times"] = caption, pressed, other
+
+    at = AppTest.from_function(script)
+    at.run(timeout=60)
+    assert not at.exception
+    caption, pressed, other = at.session_state["times"]
+    assert pressed == caption and other > 2 * caption

@@ -48,7 +48,8 @@ class RunProgress:
         left = ""
         if elapsed > 3 and 0.02 < fraction < 1 and not getattr(self.listener, "shows_time_left", False):
             seconds = elapsed * (1 - fraction) / fraction
-            left = f" · about {seconds:.0f} s left" if seconds < 120 else f" · about {seconds / 60:.0f} min left"
+            left = (" · almost done" if seconds < 1 else f" · about {seconds:.0f} s left" if seconds < 120
+                    else f" · about {seconds / 60:.0f} min left")
         self._bar.progress(fraction, text=f"{self.label}: {text}{left}")
 
     def track(self, request: AuditRequest) -> None:
@@ -70,10 +71,17 @@ class RunProgress:
             self.report(update.done / request.k, f"{update.text}: {update.done} of at most {request.k} per arm")
             return
         n_arms = len(request.perturbations) + 1 if request is not None else 1
-        # Sampling is the first half of an arm's work, embedding the second.  Each arm's share only grows, so
+        # Sampling is the first half of an arm's work, embedding the second; simulated and recorded outputs cost
+        # nothing to draw, so there embedding is all of it (counting their sampling as half read "about 0 s
+        # left" half-way through the last arm's embedding in the timed walk).  Each arm's share only grows, so
         # the bar never goes back when an arm drawn earlier (a live view's pair, drawn first) is read again
         # from the store as the rest of the family is drawn.
-        share = (0.5 if update.stage == "embedding" else 0.0) + 0.5 * update.done / max(update.total, 1)
+        instant = getattr(getattr(request, "sampler", None), "backend", None) in ("simulated", "recorded")
+        sampling = 0.0 if instant else 0.5
+        if update.stage == "embedding":
+            share = sampling + (1 - sampling) * update.done / max(update.total, 1)
+        else:
+            share = sampling * update.done / max(update.total, 1)
         self._shares[update.label] = max(self._shares.get(update.label, 0.0), min(share, 1.0))
         self.report(min(sum(self._shares.values()), n_arms) / n_arms, f"{update.text} ({update.done}/{update.total})")
 

@@ -42,8 +42,10 @@ MEASURED_ON = "2 shared CPU cores, torch CPU, DBPA_THREADS=1 (bench/bench_timing
 #: the parallel calls.  Measured: 0.00013, 0.00005 and 1.71 s (wall, at load 18 on 2 cores).
 SECONDS_PER_OUTPUT = {"simulated": 0.00015, "recorded": 0.0001, "local": 1.7, "openai": 1.5}
 #: Seconds to embed one output of ≈ 60–130 tokens, per embedder (MiniLM on the CPU, batches of 64; OpenAI:
-#: one call per batch of texts, its latency spread over the batch).  Measured: 0.030 s CPU per text.
-SECONDS_PER_EMBEDDING = {"minilm": 0.030, "openai": 0.01}
+#: one call per batch of texts, its latency spread over the batch).  MiniLM's is wall time, not CPU: torch
+#: embeds on every core (bench/bench_timing.py, 2026-11-29, load 2.6: 0.017 s CPU, ≈ 0.011 s wall per text; the
+#: 0.030 s CPU measured at load 18 made a fresh store's announcements twice the real time in the timed walk).
+SECONDS_PER_EMBEDDING = {"minilm": 0.011, "openai": 0.01}
 #: Seconds of one permutation test per resample and per pair of outputs ((2k)² similarities, re-split B times):
 #: measured 25 ms for k = 200, B = 800 — negligible beside sampling and embedding, kept for large B.
 SECONDS_PER_TEST_UNIT = 2.0e-10
