@@ -4,7 +4,8 @@ Screenshots go to test-artifacts/screenshots/ (kept as test artifacts, gitignore
 (``test_no_clipped_text``, issue 46: it carries what test_every_page and test_audit_run_and_upload checked): each
 page opened, then each of its main actions, drawn at 1280 px and photographed; the clipped-text guard (issue 29)
 on every view at 1024, 1280 and 1600 px by resizing the same page, never reloading it (tests/clipping.js says what
-counts).  Every wait is on a condition (a text, the app idle, the layout settled), never a fixed sleep.
+counts).  Every wait is on a condition (a text, the app idle, the layout settled), never a fixed sleep.  The
+"Across many prompts" page has its own test at the end (once tests/test_many_browser.py), on the same server.
 """
 
 from __future__ import annotations
@@ -326,12 +327,26 @@ def upload_bad_file(page, tmp_path):
 
 def charts(n: int, *also: str):
     """The view's first ``n`` Plotly charts are drawn (Plotly draws after its script chunk loads, asynchronously)
-    and each text of ``also`` is shown."""
+    and each text of ``also`` is shown; then the page settles."""
     def action(page, tmp_path):
         page.locator(".js-plotly-plot").nth(n - 1).wait_for(timeout=60_000)
         assert page.locator(".js-plotly-plot").count() >= n
         for text in also:
             page.get_by_text(text).first.wait_for(timeout=120_000)
+        settle(page)
+    return action
+
+
+def enter(label: str, value: int):
+    """The number box ``label`` set to ``value`` (typed, applied with Enter: the page reruns) before the main
+    action: a smaller run that draws the same charts, tables and notes.  Its numbers are the AppTest suite's
+    to check (tests/test_app.py); this pass checks what is drawn and whether its text fits."""
+    def action(page, tmp_path):
+        box = page.get_by_label(label, exact=True)
+        box.fill(str(value))
+        box.press("Enter")
+        wait_until_idle(page)
+        assert box.input_value() == str(value), (label, box.input_value())
     return action
 
 
@@ -343,8 +358,14 @@ def shown(ready: str):
     return action
 
 
-#: Per page, the views a user reaches by its main actions: (view name, how to get there from the previous view).
-#: The first view of each page is the page as it opens (``open`` where the page's main action comes next).
+#: Per page, the views a user reaches by its main actions: (view name, how to get there from the previous view;
+#: each ends once the page has settled).  The first view of each page is the page as it opens (``open`` where
+#: the page's main action comes next).  A live run is sized down where its cost grows with k (the outputs it
+#: embeds) and a smaller k draws the same elements; what a smaller run still shows, measured with the default's
+#: (issue 46): TPR / FPR at k = 3 its best-model banner, the ROC chart, the table and the downloads (and the
+#: warning about AUCs near 0.5 besides); persona study at k = 10 the grid with its longest cell text, a three-star
+#: one (p < 0.001 needs the default B = 1000); many perturbations at k = 15 the card of a target detected (two targets
+#: rejected, stars as the default's) and of a control beside it; the planner for m = 1 its curve and reading.
 VIEWS = {
     # the decision, the clouds and the null histogram are drawn (what test_every_page meant to check: its block
     # stood after its loop over the pages, so it ran on the last page, never on the home page)
@@ -353,11 +374,14 @@ VIEWS = {
                   # the clouds, the null histogram and the similarity histograms (test_audit_run_and_upload)
                   ("run", then(click("Run the test", "Download result (JSON)"), charts(3, "Decision")))],
     "many_perturbations": [("open", shown("Run the family")),
-                           ("run", click("Run the family", "Download table (CSV)")),
-                           ("planner", click("Check by simulation", "Each point is the share"))],
+                           ("run", then(enter("Samples per arm k", 15),
+                                        click("Run the family", "Download table (CSV)"))),
+                           ("planner", then(enter("Perturbations m", 1),
+                                            click("Check by simulation", "Each point is the share")))],
     "tpr_fpr": [("paper", shown("no one on this project wrote")),
                 ("recorded", choose("Recorded: local models", "Agreement with the paper")),
-                ("live", then(choose("Sample now", "Run"), click("Run", "Download table (CSV)")))],
+                ("live", then(choose("Sample now", "Run"), enter("Samples per arm k", 3),
+                              click("Run", "Download table (CSV)")))],
     "alignment": [("paper", shown("Results for:")),
                   ("live", then(choose("Sample now", "Compare"), click("Compare", "Download table (CSV)")))],
     "byo_samples": [("open", shown("Bring your own samples")),
@@ -365,7 +389,8 @@ VIEWS = {
                                  charts(1, "REJECT H₀"))),
                     ("bad file", upload_bad_file)],
     "persona_study": [("paper", shown("Results for:")),
-                      ("live", then(choose("Sample now", "Run the study"), click("Run the study", "Darker cells")))],
+                      ("live", then(choose("Sample now", "Run the study"), enter("Samples per arm k", 10),
+                                    click("Run the study", "Darker cells")))],
     "reproduce": [("table2", shown("Results for:")), ("fig1", choose("Figs 1", "Results for: Figs 1")),
                   ("fig3", choose("Fig 3", "Results for: Fig 3")), ("appendix", choose("Appendix", "C.3 ·"))],
     "model_audit": [("audit", shown("Decision")), ("paper", choose("The paper's experiments", "Highest power AUC"))],
@@ -397,8 +422,10 @@ def photograph(page, path: Path, width: int) -> None:
 
 
 #: The width of the one pass (each view is reached, checked and photographed there); the clipped-text guard
-#: runs at every width of WIDTHS on the same page, resized.  The page as it opens is photographed at each width.
+#: runs at every width of WIDTHS on the same page, resized: first at this one, where the view was drawn (no
+#: resize), then at the others.  The page as it opens is photographed at each width.
 PASS_WIDTH = 1280
+CHECK_ORDER = (PASS_WIDTH, *(width for width in WIDTHS if width != PASS_WIDTH))
 
 
 @pytest.mark.parametrize("slug", list(VIEWS), ids=[slug or "home" for slug in VIEWS])
@@ -411,19 +438,50 @@ def test_no_clipped_text(app_url, page, slug, tmp_path):
     page.set_viewport_size({"width": PASS_WIDTH, "height": 900})
     page.goto(f"{app_url}/{slug}", wait_until="domcontentloaded")
     page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(timeout=240_000)
-    wait_until_idle(page)
-    problems = []
+    problems = []  # (the first view's action waits until the page is idle and settled)
     for number, (view, action) in enumerate(VIEWS[slug]):
         page.set_viewport_size({"width": PASS_WIDTH, "height": 900})
-        action(page, tmp_path)
-        settle(page)
+        action(page, tmp_path)  # it ends on a settled page
         assert_no_exception(page, f"{slug or 'home'} {view}")
-        for width in WIDTHS:
-            page.set_viewport_size({"width": width, "height": 900})
-            settle(page)  # charts and grids re-lay out on resize
+        for width in CHECK_ORDER:
+            if page.viewport_size != {"width": width, "height": 900}:
+                page.set_viewport_size({"width": width, "height": 900})
+                settle(page)  # charts and grids re-lay out on resize
             problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
                          for p in clipped_text(page)]
             if width == PASS_WIDTH or number == 0:
                 photograph(page, ARTIFACTS / f"{slug or 'home'}_{view}_{width}.png", width)
         assert_no_exception(page, f"{slug or 'home'} {view} after resizing")
     assert not problems, f"clipped text on {slug or 'home'}:\n" + "\n".join(problems)
+
+
+def test_many_prompts_run_has_no_clipped_text(app_url, page):
+    """The "Across many prompts" page after its two main actions (the shipped example run, then the planner from
+    it as a pilot): no exception, the six small multiples drawn, and at 1024, 1280 and 1600 px no text cut off;
+    each view photographed at every width.  (Once tests/test_many_browser.py: here it shares this file's server,
+    warm from the pages above, instead of starting its own.)"""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/many_prompts", wait_until="domcontentloaded")
+    page.get_by_role("heading", name="Across many prompts").first.wait_for(timeout=240_000)
+    wait_until_idle(page)
+    click("Run the test", "Download result (JSON)")(page, None)
+    page.get_by_text("Each panel is one of the 6 most changed prompts").first.wait_for(timeout=60_000)
+    settle(page)  # Plotly draws asynchronously: until every chart in view is drawn
+    assert_no_exception(page, "many_prompts run")
+    # The six panels' titles are drawn (subplot titles are SVG annotations).
+    assert page.locator(".js-plotly-plot .annotation-text").count() >= 6
+    problems = []
+    for view in ("run", "plan"):
+        if view == "plan":  # the second action: the planner across prompts, from this run as a pilot
+            page.set_viewport_size({"width": 1280, "height": 900})
+            click("Plan by simulation", "Smallest k per number of prompts")(page, None)
+            assert_no_exception(page, "many_prompts plan")
+        for width in CHECK_ORDER:
+            if page.viewport_size != {"width": width, "height": 900}:
+                page.set_viewport_size({"width": width, "height": 900})
+                settle(page)  # charts and grids re-lay out on resize
+            problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
+                         for p in clipped_text(page)]
+            photograph(page, ARTIFACTS / f"many_prompts_{view}_{width}.png", width)
+    assert not problems, "clipped text on many_prompts:\n" + "\n".join(problems)
