@@ -485,3 +485,33 @@ def test_many_prompts_run_has_no_clipped_text(app_url, page):
                          for p in clipped_text(page)]
             photograph(page, ARTIFACTS / f"many_prompts_{view}_{width}.png", width)
     assert not problems, "clipped text on many_prompts:\n" + "\n".join(problems)
+
+
+#: What the Stability page's first screen at 1280×900 must hold: the verdict of both tasks, down to the last task's
+#: numbers, under a short intro (issue 45: "no result on the first screen").
+STABILITY_FIRST_SCREEN_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.scrollingElement;
+  if (main) main.scrollTop = 0;
+  const blocks = [...document.querySelectorAll('[data-testid="stMarkdownContainer"], [data-testid="stCaptionContainer"]')];
+  const verdicts = blocks.filter(b => b.innerText.includes('is the most stable'));
+  const kept = blocks.filter(b => b.innerText.trim().startsWith('R, most stable first'));
+  const title = document.querySelector('h1');
+  const intro = blocks.find(b => b.innerText.trim().startsWith('How costly a change'));
+  return {verdicts: verdicts.map(b => b.getBoundingClientRect().top),
+          kept: kept.map(b => b.getBoundingClientRect().bottom),
+          title: title ? title.getBoundingClientRect().top : null,
+          intro: intro ? intro.innerText.split(/\\s+/).length : null};
+}"""
+
+
+def test_the_stability_verdict_is_on_the_first_screen(app_url, page):
+    """The recorded study's verdict, both tasks and how sure, is on the Stability page's first screen at 1280×900,
+    after an intro of at most 60 words.  (Once tests/test_stability_browser.py, with a server of its own.)"""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{app_url}/stability", wait_until="domcontentloaded")
+    page.get_by_text("of 200 resamples").first.wait_for(timeout=240_000)
+    settle(page)  # the tables and charts below lay out; the verdict must not move down
+    found = page.evaluate(STABILITY_FIRST_SCREEN_JS)
+    assert found["intro"] is not None and found["intro"] <= 60, found
+    assert len(found["verdicts"]) == 2 and len(found["kept"]) == 2, found
+    assert max(found["kept"]) <= 900, f"the verdict ends {max(found['kept']):.0f} px down, below the first screen"
