@@ -277,7 +277,7 @@ def show_verdicts(study) -> None:
     for task in study.tasks:
         st.markdown(sv.ranking_verdict(study, task))
         # One caption per task (its numbers, then whether the order holds): the two verdicts fit the first
-        # screen at 1280×900 (tests/test_stability_browser.py).
+        # screen at 1280×900 (tests/test_browser.py::test_the_stability_verdict_is_on_the_first_screen).
         numbers = " ".join(line for line in (sv.read_ranking_numbers(study, task), sv.read_supports(study, task),
                                              sv.read_ranking_agreement(study, task)) if line)
         if numbers:
