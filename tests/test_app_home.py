@@ -429,6 +429,24 @@ def test_the_live_time_left_says_what_it_covers():
     assert time_left(3, 1, 9.0) == "measuring the throughput…"
 
 
+def progress_values():
+    """An AppTest script: a RunProgress tracking the session's ``request`` is fed its ``updates`` (stage, label,
+    done, total); the fractions its bar showed and the outputs it counted go back into the session."""
+    import streamlit as st
+
+    from dbpa_core.audit.arms import RunUpdate
+    from dbpa_app.ui.runs import RunProgress
+
+    bar = RunProgress("Drawing")
+    bar.track(st.session_state["request"])
+    shown = []
+    real = bar._bar.progress
+    bar._bar.progress = lambda value, text=None: (shown.append(value), real(value, text=text))
+    for stage, label, done, total in st.session_state["updates"]:
+        bar.update(RunUpdate(stage, label, done, total))
+    st.session_state["shown"], st.session_state["kept"] = shown, bar.kept
+
+
 def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():
     """The home page draws the followed pair first, then the whole family, whose first two arms (the pair) come
     back from the store: the bar measures the family throughout and never moves back (it fell from 63 % to 22 %
@@ -437,24 +455,11 @@ def test_the_bar_never_goes_back_when_a_live_pair_is_read_again():
 
     from streamlit.testing.v1 import AppTest
 
-    def script():
-        import streamlit as st
-
-        from dbpa_core.audit.arms import RunUpdate
-        from dbpa_app.ui.runs import RunProgress
-
-        bar = RunProgress("Drawing")
-        bar.track(st.session_state["request"])
-        shown = []
-        real = bar._bar.progress
-        bar._bar.progress = lambda value, text=None: (shown.append(value), real(value, text=text))
-        for label in ("original", "pair", "original", "pair", "other 1", "other 2"):
-            for stage in ("sampling", "embedding"):
-                bar.update(RunUpdate(stage, label, 4, 4))
-        st.session_state["shown"], st.session_state["kept"] = shown, bar.kept
-
-    at = AppTest.from_function(script)
+    at = AppTest.from_function(progress_values)
     at.session_state["request"] = SimpleNamespace(perturbations=(1, 2, 3), sequential=None, k=4)
+    at.session_state["updates"] = [(stage, label, 4, 4) for label in ("original", "pair", "original", "pair",
+                                                                      "other 1", "other 2")
+                                   for stage in ("sampling", "embedding")]
     at.run()
     assert not at.exception
     shown = at.session_state["shown"]
@@ -579,26 +584,12 @@ def test_the_bar_counts_only_embedding_where_drawing_costs_nothing():
 
     from streamlit.testing.v1 import AppTest
 
-    def script():
-        import streamlit as st
-
-        from dbpa_core.audit.arms import RunUpdate
-        from dbpa_app.ui.runs import RunProgress
-
-        bar = RunProgress("Drawing")
-        bar.track(st.session_state["request"])
-        shown = []
-        real = bar._bar.progress
-        bar._bar.progress = lambda value, text=None: (shown.append(value), real(value, text=text))
-        for label in ("original", "perturbed"):
-            bar.update(RunUpdate("sampling", label, 4, 4))
-        bar.update(RunUpdate("embedding", "original", 2, 4))
-        st.session_state["shown"] = shown
-
     for backend, expected in (("simulated", [0.0, 0.0, 0.25]), ("local", [0.25, 0.5, 0.625])):
-        at = AppTest.from_function(script)
+        at = AppTest.from_function(progress_values)
         at.session_state["request"] = SimpleNamespace(perturbations=(1,), sequential=None, k=4,
                                                       sampler=SimpleNamespace(backend=backend))
+        at.session_state["updates"] = [("sampling", "original", 4, 4), ("sampling", "perturbed", 4, 4),
+                                       ("embedding", "original", 2, 4)]
         at.run()
         assert not at.exception
         assert at.session_state["shown"] == pytest.approx(expected), backend

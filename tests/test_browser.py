@@ -407,6 +407,21 @@ def clipped_text(page) -> list[dict]:
     return page.evaluate(CLIPPING_JS)
 
 
+def clipped_at_every_width(page, view: str, name: str, *, photograph_all: bool = True) -> list[str]:
+    """The clipped texts of the view on screen at each width of :data:`CHECK_ORDER` (the page re-laid out after
+    each resize), photographed at every width (else only at :data:`PASS_WIDTH`) as ``name``_WIDTH.png."""
+    problems = []
+    for width in CHECK_ORDER:
+        if page.viewport_size != {"width": width, "height": 900}:
+            page.set_viewport_size({"width": width, "height": 900})
+            settle(page)  # charts and grids re-lay out on resize
+        problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
+                     for p in clipped_text(page)]
+        if photograph_all or width == PASS_WIDTH:
+            photograph(page, ARTIFACTS / f"{name}_{width}.png", width)
+    return problems
+
+
 def photograph(page, path: Path, width: int) -> None:
     """The whole page at ``width``: Streamlit scrolls inside its main block, so the viewport is made as
     tall as that block first (and put back afterwards)."""
@@ -443,14 +458,7 @@ def test_no_clipped_text(app_url, page, slug, tmp_path):
         page.set_viewport_size({"width": PASS_WIDTH, "height": 900})
         action(page, tmp_path)  # it ends on a settled page
         assert_no_exception(page, f"{slug or 'home'} {view}")
-        for width in CHECK_ORDER:
-            if page.viewport_size != {"width": width, "height": 900}:
-                page.set_viewport_size({"width": width, "height": 900})
-                settle(page)  # charts and grids re-lay out on resize
-            problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
-                         for p in clipped_text(page)]
-            if width == PASS_WIDTH or number == 0:
-                photograph(page, ARTIFACTS / f"{slug or 'home'}_{view}_{width}.png", width)
+        problems += clipped_at_every_width(page, view, f"{slug or 'home'}_{view}", photograph_all=number == 0)
         assert_no_exception(page, f"{slug or 'home'} {view} after resizing")
     assert not problems, f"clipped text on {slug or 'home'}:\n" + "\n".join(problems)
 
@@ -477,13 +485,7 @@ def test_many_prompts_run_has_no_clipped_text(app_url, page):
             page.set_viewport_size({"width": 1280, "height": 900})
             click("Plan by simulation", "Smallest k per number of prompts")(page, None)
             assert_no_exception(page, "many_prompts plan")
-        for width in CHECK_ORDER:
-            if page.viewport_size != {"width": width, "height": 900}:
-                page.set_viewport_size({"width": width, "height": 900})
-                settle(page)  # charts and grids re-lay out on resize
-            problems += [f"{view} @ {width}px · {p['kind']}: {p['text']!r} (needs {p['need']} px, has {p['have']})"
-                         for p in clipped_text(page)]
-            photograph(page, ARTIFACTS / f"many_prompts_{view}_{width}.png", width)
+        problems += clipped_at_every_width(page, view, f"many_prompts_{view}")
     assert not problems, "clipped text on many_prompts:\n" + "\n".join(problems)
 
 
