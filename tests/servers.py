@@ -288,6 +288,24 @@ class LocalAPI:
         self.server.server_close()
 
 
+class RecordingServer(LocalAPI):
+    """An OpenAI-compatible chat endpoint that records every request body it receives (``bodies``) and answers
+    each with the chat completion of :meth:`reply`."""
+
+    def __init__(self):
+        super().__init__()
+        self.bodies = []
+
+    def reply(self, body: dict) -> str:
+        """The reply's text (a subclass makes it a function of the request)."""
+        return f"reply for seed {body['seed']}"
+
+    def answer(self, method, path, headers, raw):
+        body = json.loads(raw)
+        self.bodies.append(body)
+        return chat_completion(self.reply(body), model=body["model"]), "application/json"
+
+
 # --------------------------------------------------------------------------- a server that answers like api.openai.com
 REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4")
 _WORDS = ("tilt", "orbit", "axis", "sunlight", "angle", "summer", "winter", "hemisphere", "daylight", "season")

@@ -20,7 +20,7 @@ from dbpa_core.data.store import SampleStore
 from dbpa_core.present.batch import read_export
 from dbpa_core.embedders.openai_compatible import OpenAIEmbedder
 from dbpa_core.samplers.openai_compatible import OpenAISampler
-from servers import LocalAPI
+from servers import LocalAPI, RecordingServer
 
 # Nothing listens there: a SPEC naming it can be exported and imported, never sampled live.
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -115,21 +115,6 @@ def test_round_trip_through_a_real_server_equals_the_live_audit(tmp_path, llama_
 
 
 # ------------------------------------------------ exported = what is sent live
-class RecordingServer(LocalAPI):
-    """An OpenAI-compatible chat endpoint that records every request body it receives."""
-
-    def __init__(self):
-        super().__init__()
-        self.bodies = []
-
-    def answer(self, method, path, headers, raw):
-        body = json.loads(raw)
-        self.bodies.append(body)
-        return {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                    "role": "assistant", "content": f"reply for seed {body['seed']}"}}]}, "application/json"
-
-
 def test_exported_lines_are_exactly_the_live_requests_and_the_store_decides_what_is_missing(tmp_path):
     with RecordingServer() as server:
         spec_path = write_spec(tmp_path, sampler={"backend": "openai", "model": "m", "base_url": server.base_url,

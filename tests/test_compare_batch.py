@@ -12,32 +12,23 @@ import yaml
 
 from dbpa_core.__main__ import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, main
 from dbpa_core.samplers.openai_compatible import OpenAISampler
-from servers import LocalAPI
+from servers import RecordingServer, chat_completion
 
 LONG = ("the", "axial", "tilt", "of", "earth", "changes", "how", "directly", "sunlight", "arrives", "so", "summer",
         "days", "are", "longer", "and", "warmer", "while", "winter", "brings", "shorter", "colder", "days")
 SHORT = ("tilt", "sunlight", "angle", "season")
 
 
-class ChatServer(LocalAPI):
+class ChatServer(RecordingServer):
     """An OpenAI-compatible chat endpoint whose reply is a function of the request (messages, seed): the
     same request always gets the same text, live or in a batch.  A system prompt "Answer in one line."
     gets short replies.  It counts and records every request."""
 
-    def __init__(self):
-        super().__init__()
-        self.bodies = []
-
-    def answer(self, method, path, headers, raw):
-        body = json.loads(raw)
-        self.bodies.append(body)
+    def reply(self, body):
         digest = hashlib.sha256(json.dumps([body["messages"], body["seed"]]).encode()).digest()
         one_line = any(m["role"] == "system" and "one line" in m["content"] for m in body["messages"])
         words = SHORT if one_line else LONG
-        text = " ".join(words[b % len(words)] for b in digest[: 4 if one_line else 14])
-        return {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": text}}]}, "application/json"
+        return " ".join(words[b % len(words)] for b in digest[: 4 if one_line else 14])
 
 
 def write_spec(tmp_path, base_url, **overrides):
@@ -126,8 +117,7 @@ def test_import_checks_each_prompts_own_k(tmp_path, capsys):
     beyond = [i.rpartition("-")[0] + "-3" for i in ids if i.endswith("-2") and i.rpartition("-")[0] + "-3" not in ids]
     within = [i for i in ids if i.endswith("-3")]  # the tides prompt (k = 4)
     assert len(beyond) == 4 and len(within) == 2  # 2 prompts of k = 3 × 2 arms; tides × 2 arms
-    reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}
+    reply = chat_completion("ok")
     results = tmp_path / "results.jsonl"
     results.write_text("".join(json.dumps({"id": f"b{n}", "custom_id": custom_id, "error": None, "response": {
         "status_code": 200, "request_id": f"r{n}", "body": reply}}) + "\n"
