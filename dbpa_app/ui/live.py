@@ -17,7 +17,7 @@ import time
 import numpy as np
 import streamlit as st
 
-from dbpa_core.present.formatting import counted, discrepancy_symbol
+from dbpa_core.present.formatting import about_duration, counted, discrepancy_symbol
 
 #: Backends whose outputs come from a model as the run goes (the others are computed or replayed at once).
 LIVE_BACKENDS = ("local", "openai")
@@ -46,8 +46,8 @@ def time_left(n_left: int, n_new: int, elapsed: float, *, more_arms: int = 0) ->
         return "measuring the throughput…" + then
     rate = n_new / elapsed
     seconds = n_left / rate
-    left = f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} min"
-    return f"{rate:.2g} outputs/s measured · {left} left for these two arms (re-read at each output){then}"
+    return (f"{rate:.2g} outputs/s measured · {about_duration(seconds)} left for these two arms (re-read at each "
+            f"output){then}")
 
 
 #: Brings the run's Cancel button (ui.runs.RunProgress), its bar and the live view below them into the window,

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from dbpa_core.present.formatting import about_duration
+
 if TYPE_CHECKING:
     from dbpa_core.audit.request import AuditRequest
 
@@ -48,8 +50,7 @@ class RunProgress:
         left = ""
         if elapsed > 3 and 0.02 < fraction < 1 and not getattr(self.listener, "shows_time_left", False):
             seconds = elapsed * (1 - fraction) / fraction
-            left = (" · almost done" if seconds < 1 else f" · about {seconds:.0f} s left" if seconds < 120
-                    else f" · about {seconds / 60:.0f} min left")
+            left = " · almost done" if seconds < 1 else f" · {about_duration(seconds)} left"
         self._bar.progress(fraction, text=f"{self.label}: {text}{left}")
 
     def track(self, request: AuditRequest) -> None:

@@ -13,6 +13,7 @@ import time
 
 import streamlit as st
 
+from dbpa_core.present.formatting import about_duration
 from dbpa_core.requests.stability import target_name  # noqa: F401 - the page's label of its own target
 
 from .components import show_table
@@ -128,8 +129,7 @@ def elapsed_and_left(started: float, fraction: float) -> str:
     elapsed = time.monotonic() - started
     text = f" · {elapsed:.0f} s elapsed"
     if elapsed > 1 and 0.02 < fraction < 1:
-        left = elapsed * (1 - fraction) / fraction
-        text += f", about {left:.0f} s left" if left < 120 else f", about {left / 60:.0f} min left"
+        text += f", {about_duration(elapsed * (1 - fraction) / fraction)} left"
     return text
 
 

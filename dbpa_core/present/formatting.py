@@ -166,6 +166,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
+def about_duration(seconds: float) -> str:
+    """A time still to wait, as a progress bar says it: "about 40 s", "about 3 min" (minutes from 120 s)."""
+    return f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.0f} min"
+
+
 def discrepancy_symbol(name: str) -> str:
     """``"jsd"`` → ``"JSD"``: the name a card or an axis shows for a discrepancy code (the code itself if unknown)."""
     return DISCREPANCY_SYMBOLS.get(str(name).lower(), str(name))
