@@ -5,7 +5,6 @@
     git archive 11eed57 | tar -x -C /tmp/base        # the app before issue 31, as the baseline …
     python bench/bench_load.py --baseline /tmp/base  # … measured first, then side by side with ratios
     python bench/bench_load.py --option server.fileWatcherType=auto   # one server option's effect
-    python bench/bench_load.py --split               # the first visit of a fresh server, its time split
 
 Starts the app as ``python -m dbpa_app`` does (``streamlit run`` on the checkout's script) on 127.0.0.1 (a free port, an empty sample
 store, the packaged dbpa_app/config.toml), then:
@@ -153,78 +152,6 @@ async def visit(context, url: str, ready: str, timeout_ms: int) -> None:
     await page.close()
 
 
-async def split_session(browser, url: str, ready: str, *, server: int, timeout_ms: int) -> dict:
-    """One person opening a fresh server's home page, its time split (issue 45): seconds from the start of the
-    visit to the page's HTML, Streamlit's websocket (the browser has loaded and run the app's JavaScript), the
-    script's start (the server's first message on it), the verdict strip (``ready``), the page's own result
-    (the numbers under the verdict, drawn once its test has run) and the script's end, with the server's and
-    the browsers' CPU seconds at each mark."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 900})
-    page = await context.new_page()
-    me, marks, started = os.getpid(), {}, time.perf_counter()
-    cpu0 = (cpu_seconds(server), tree_cpu(me, exclude={server}))
-
-    def mark(name: str) -> None:
-        if name not in marks:
-            marks[name] = (time.perf_counter() - started, cpu_seconds(server) - cpu0[0],
-                           tree_cpu(me, exclude={server}) - cpu0[1])
-
-    def on_websocket(socket) -> None:
-        if "_stcore/stream" in socket.url:
-            mark("websocket open")
-            socket.on("framesent", lambda _: mark("rerun asked"))
-            socket.on("framereceived", lambda _: mark("script started") if "rerun asked" in marks else None)
-
-    page.on("websocket", on_websocket)
-    await page.goto(url, wait_until="commit", timeout=timeout_ms)
-    mark("HTML received")
-    await page.get_by_text(ready).first.wait_for(timeout=timeout_ms)
-    mark("verdict drawn")
-    await page.get_by_text("The numbers behind the verdict").first.wait_for(timeout=timeout_ms)
-    mark("own result drawn")
-    await page.wait_for_function(SCRIPT_ENDED, timeout=timeout_ms)
-    mark("script ended")
-    await context.close()
-    return marks
-
-
-def print_split(marks: dict, healthy: float) -> None:
-    print("  split of the first visit (s from the visit's start | server CPU s | browsers CPU s):")
-    for name, (at, server, browsers) in sorted(marks.items(), key=lambda item: item[1][0]):
-        print(f"    {name:<17} {at:6.2f} | {server:6.2f} | {browsers:6.2f}")
-    if "verdict drawn" in marks:
-        print(f"  first decision {healthy + marks['verdict drawn'][0]:.2f} s after `streamlit run` = server healthy "
-              f"{healthy:.2f} s (polled every 20 ms) + {marks['verdict drawn'][0]:.2f} s")
-
-
-class HealthPoll:
-    """The moment the server's health check first answers, polled every 20 ms from a thread (tests/servers.py
-    polls every 0.5 s, which may add up to half a second to the time until healthy)."""
-
-    def __init__(self, url: str, spawned: float):
-        import threading
-
-        self.url, self.spawned, self.at = url, spawned, None
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-
-    def _poll(self) -> None:
-        import urllib.request
-
-        deadline = time.perf_counter() + 180
-        while self.at is None and time.perf_counter() < deadline:
-            try:
-                with urllib.request.urlopen(self.url, timeout=1) as response:
-                    if response.status == 200:
-                        self.at = time.perf_counter() - self.spawned
-            except OSError:
-                time.sleep(0.02)
-
-    def seconds(self, fallback: float) -> float:
-        self._thread.join(timeout=5)
-        return self.at if self.at is not None else fallback
-
-
 async def wave(browser, url: str, ready: str, n: int, *, server: int, timeout_ms: int, cached: bool,
                settle: float = 0.0):
     """n sessions at once, one browser context (one person) each; their times, exceptions and failures, and the
@@ -315,7 +242,6 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
           f"machine: {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f} (1 min), "
           f"{os.getloadavg()[1]:.1f} (5 min)")
     spawned = time.perf_counter()
-    health = HealthPoll(f"{base}/_stcore/health", spawned) if args.split else None
     with serve(command, f"{base}/_stcore/health", log, env={"DBPA_STORE": str(folder / "store.sqlite")},
                cwd=app_dir, timeout=180) as process:
         ready = time.perf_counter() - spawned  # `streamlit run` → the health check answers
@@ -326,26 +252,17 @@ async def measure(app_dir: Path, args, title: str) -> list[dict]:
             browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             rows = []
             print(HEADER)
-            if args.split:  # one instrumented first visit instead of the cold wave
-                healthy = health.seconds(ready)
-                print(f"load average {os.getloadavg()[0]:.1f} (1 min)")
-                print_split(await split_session(browser, base + PAGES["home"][0], PAGES["home"][1], server=server,
-                                                timeout_ms=timeout_ms), healthy)
-                await browser.close()
-                return []  # the split alone: no warm-up, no waves
-            elif args.cold:
+            if args.cold:
                 mark = log.stat().st_size
                 load = os.getloadavg()[0]
                 outcomes, reading = await wave(browser, base + PAGES["home"][0], PAGES["home"][1], args.cold,
                                                server=server, timeout_ms=timeout_ms, cached=False)
                 rows.append(summary("cold home", args.cold, outcomes, reading, log_errors(log, mark), load, False))
                 print_row(rows[-1])
-                # Issue 45's goal (≤ 2 s): the server's start plus its first decision; the browsers' own start
-                # is left out (in a room they are open before the server starts).
+                # One visitor's first decision on a fresh server (issue 45's ≤ 2 s) is bench_first_decision.py's.
                 first = min((t for t, _, failure in outcomes if not failure), default=float("nan"))
-                print(f"first decision {ready + first:.2f} s after `streamlit run` on a fresh store (server "
-                      f"healthy {ready:.2f} s + first result {first:.2f} s; goal ≤ 2 s: "
-                      f"{'met' if ready + first <= 2 else 'NOT met'}; load average {load:.1f})")
+                print(f"the cold wave's first result {first:.2f} s after the wave began (server healthy {ready:.2f} s "
+                      f"after `streamlit run`; load average {load:.1f})")
             for name in args.pages:  # warm-up: every page's default view computed once
                 path, ready = PAGES[name]
                 await wave(browser, base + path, ready, 1, server=server, timeout_ms=timeout_ms, cached=False)
@@ -451,9 +368,6 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="CHECKOUT",
                         help="also measure this checkout's app first (e.g. a worktree of the commit before issue 31) "
                              "and print both side by side")
-    parser.add_argument("--split", action="store_true",
-                        help="replace the cold wave by one instrumented first visit: the time to its HTML, "
-                             "websocket, script start, verdict and own result (issue 45's first decision)")
     parser.add_argument("--per-run", action="store_true",
                         help="only measure what fileWatcherType=none and postScriptGC=false save per script run")
     args = parser.parse_args()

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from dbpa_app.ui.lesson import apply_presentation_mode, presentation_toggle, presenting
+from dbpa_app.ui.lesson import presenting
 from dbpa_app.ui.resources import import_figure_libraries
-from dbpa_app.ui.sidebar import interrupted_notice, sidebar
+from dbpa_app.ui.sidebar import draw_shared
 
 # A local favicon: a Material icon or emoji as page_icon is fetched from the internet, which fails offline.
 # Presentation mode (?present=1) opens with the sidebar collapsed.
@@ -34,10 +34,7 @@ pages = {
     ],
 }
 navigation = st.navigation(pages)
-if navigation is not home:  # the home page imports them itself, once its verdict is drawn (issue 45)
+if navigation is not home:  # the home page draws its verdict strip first, then these (issue 45)
     import_figure_libraries()
-st.session_state["settings"] = sidebar()
-presentation_toggle()
-apply_presentation_mode()
-interrupted_notice()
+    draw_shared()
 navigation.run()

@@ -8,7 +8,9 @@ from memory").  This middleware, placed in front of Streamlit's by :mod:`dbpa_ap
 answer the first time Streamlit gives it — its status, headers and bytes exactly, kept only when
 Streamlit itself marked it ``immutable`` (the content-hashed files, cached by browsers for a year) — and
 answers every later request for the same file from memory, gzip-compressed once for browsers that
-accept it (a room's Wi-Fi then carries about a quarter of the bytes).
+accept it (a room's Wi-Fi then carries about a quarter of the bytes).  The first answer goes to its
+browser as Streamlit gives it and is compressed afterwards, in a worker thread: a fresh server's first
+visitor, the one a class waits for, never waits for compression (bench/bench_first_decision.py).
 
 Only the files that exist under Streamlit's static folder when the server starts can be kept (so memory
 is bounded by that folder, ≈ 26 MB with the compressed copies), and only plain ``GET`` requests: a
@@ -48,8 +50,9 @@ def frontend_files(directory: Path) -> frozenset[str]:
                      for path in (directory / "static").rglob("*") if path.is_file())
 
 
-def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> Kept:
-    """The answer to keep, with its compressed form when the type compresses (run in a worker thread)."""
+def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes, *, compress: bool = True) -> Kept:
+    """The answer to keep; with ``compress``, its compressed form too when the type compresses (in a worker
+    thread: level 6 takes ≈ 0.1 s for Streamlit's largest chunk)."""
     named = {name.lower(): value for name, value in headers}
     kind = named.get(b"content-type", b"")
     if len(body) < 1000 or b"content-encoding" in named or not kind.startswith(COMPRESSIBLE):
@@ -57,6 +60,8 @@ def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> Kept:
     # Both forms say that they vary with Accept-Encoding, so a shared cache on the way keeps them apart.
     plain = tuple((name, value) for name, value in headers if name.lower() != b"vary") + (
         (b"vary", b"Accept-Encoding"),)
+    if not compress:
+        return Kept(status, plain, body, None, ())
     packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
     etag = named.get(b"etag")
     rewritten = []
@@ -68,7 +73,7 @@ def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> Kept:
             value = etag[:-1] + b'-gzip"' if etag.endswith(b'"') else etag + b"-gzip"
         rewritten.append((name, value))
     rewritten.append((b"content-encoding", b"gzip"))
-    return Kept(status, tuple(plain), body, packed, tuple(rewritten))
+    return Kept(status, plain, body, packed, tuple(rewritten))
 
 
 def _accepts_gzip(scope) -> bool:
@@ -107,6 +112,7 @@ class StaticFromMemory:
         self.prefix = "/" + base_url.strip("/") if base_url.strip("/") else ""
         self.kept: dict[str, Kept] = {}
         self._pending: dict[str, asyncio.Future] = {}
+        self._compressing: set[asyncio.Task] = set()
 
     def _file(self, scope) -> str | None:
         """The static file this request is for (its path without any prefix), or ``None``."""
@@ -143,32 +149,42 @@ class StaticFromMemory:
         await send({"type": "http.response.body", "body": kept.gzipped if gzipped else kept.body})
 
     async def _first(self, path: str, scope, receive, send) -> Kept | None:
-        """Streamlit answers the first request; its answer is kept if it is immutable, else sent as it is."""
+        """Streamlit answers the first request, passed on to its browser as it comes; the answer is kept if it
+        is immutable, its compressed form made afterwards in a worker thread (the first visitor of a fresh
+        server, the one a class waits for, never waits for compression)."""
         future = asyncio.get_running_loop().create_future()
         self._pending[path] = future
         start, parts = {}, []
 
-        async def collect(message) -> None:
+        async def relay(message) -> None:
             if message["type"] == "http.response.start":
                 start.update(message)
             elif message["type"] == "http.response.body":
                 parts.append(message.get("body", b""))
+            await send(message)
 
+        kept = None
         try:
-            await self.app(scope, receive, collect)
+            await self.app(scope, receive, relay)
             headers = list(start.get("headers", ()))
             cache = b"".join(value for name, value in headers if name.lower() == b"cache-control")
-            kept = None
             if start.get("status") == 200 and b"immutable" in cache:
-                kept = await asyncio.to_thread(_keep, 200, headers, b"".join(parts))
+                kept = _keep(200, headers, b"".join(parts), compress=False)
                 self.kept[path] = kept
-            future.set_result(kept)
-        except BaseException:  # this request failed or was cancelled (its browser went away): the ones
-            future.set_result(None)  # waiting for it ask Streamlit themselves, and the file is not kept
-            raise
-        finally:
+                task = asyncio.get_running_loop().create_task(self._compress(path, kept))
+                self._compressing.add(task)
+                task.add_done_callback(self._compressing.discard)
+        finally:  # a failed or cancelled request (its browser went away) leaves nothing kept: the ones waiting
+            future.set_result(kept)  # for it ask Streamlit themselves
             del self._pending[path]
-        if kept is None:
-            await send({**start, "type": "http.response.start"})
-            await send({"type": "http.response.body", "body": b"".join(parts)})
-        return kept
+        return None  # already answered
+
+    async def settled(self) -> None:
+        """Return once every compression under way has finished (the tests wait for it)."""
+        while self._compressing:
+            await asyncio.gather(*self._compressing)
+
+    async def _compress(self, path: str, kept: Kept) -> None:
+        """Replace the kept answer by one with its compressed form (made in a worker thread)."""
+        if kept.headers and any(name == b"vary" for name, _ in kept.headers):  # a type worth compressing
+            self.kept[path] = await asyncio.to_thread(_keep, kept.status, list(kept.headers), kept.body)

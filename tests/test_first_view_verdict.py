@@ -80,7 +80,7 @@ def test_a_file_that_does_not_match_the_request_is_not_used(scenarios, field, va
 
 
 def _strip(at) -> str:
-    return next(m.value for m in at.markdown if 'data-testid="dbpa-verdict"' in m.value)
+    return next(h.body for h in at.html if 'data-testid="dbpa-verdict"' in h.body)
 
 
 def test_the_page_shows_it_first_then_the_same_strip_from_its_own_result(tmp_path, monkeypatch):
@@ -97,3 +97,78 @@ def test_the_page_shows_it_first_then_the_same_strip_from_its_own_result(tmp_pat
     assert not at.exception, at.exception
     assert at.session_state["_verdict_shipped"] is False
     assert "at α = 0.1" in _strip(at)
+
+
+def _record_the_first_run(tmp_path, monkeypatch, **sidebar):
+    """The home page's first run with the order of its strip, its pause and the shared sidebar recorded."""
+    import types
+
+    from dbpa_app.ui import first_verdict, sidebar as shared
+
+    order = []
+    draw_shipped, draw_shared = first_verdict.draw_shipped_verdict, shared.draw_shared
+
+    def shipped(slot, settings, state, scenarios):
+        drawn = draw_shipped(slot, settings, state, scenarios)
+        order.append("strip" if drawn else "no strip")
+        return drawn
+
+    monkeypatch.setattr(first_verdict, "draw_shipped_verdict", shipped)
+    monkeypatch.setattr(shared, "draw_shared", lambda: order.append("sidebar") or draw_shared())
+    monkeypatch.setattr(first_verdict, "time", types.SimpleNamespace(sleep=lambda s: order.append(("pause", s))))
+    at = prepare(tmp_path, monkeypatch, **sidebar)
+    at.run()
+    assert not at.exception, at.exception
+    return at, order
+
+
+def test_a_first_visit_gets_the_strip_before_the_sidebar(tmp_path, monkeypatch):
+    """A fresh session: the shipped strip, a pause the browser draws it in (issue 45: drawn with the sidebar,
+    it waited for the widgets' scripts), then the sidebar, whose settings are the defaults the strip assumed;
+    the strip is not drawn again.  A later run draws the sidebar first, as every other page does."""
+    from dbpa_app.ui.first_verdict import STRIP_ALONE_SECONDS
+
+    at, order = _record_the_first_run(tmp_path, monkeypatch)
+    assert order == ["strip", ("pause", STRIP_ALONE_SECONDS), "sidebar"], order
+    assert at.session_state["settings"] == default_settings() and at.session_state["_verdict_shipped"] is True
+    assert "Changed the answers" in _strip(at) or "No change detected" in _strip(at)
+    order.clear()
+    at.run()
+    assert order == ["sidebar", "strip"], order
+
+
+def test_a_session_with_a_sidebar_setting_never_gets_it_early(tmp_path, monkeypatch):
+    """A sidebar value already in the session (a widget drawn, or set before the first run): no early strip
+    and no pause; the sidebar first, and the strip from the page's own result."""
+    at, order = _record_the_first_run(tmp_path, monkeypatch, seed=1)
+    assert order == ["sidebar", "no strip"], order
+    assert at.session_state["_verdict_shipped"] is False and "at α = 0.05" in _strip(at)
+
+
+def test_every_sidebar_key_is_known_to_the_early_check():
+    """``sidebar_untouched`` reads the sidebar's keys by their prefixes: every key the sidebar stores, for
+    every backend and embedder, must start with one of them (a new widget without one would let a changed
+    setting show the shipped strip for a moment)."""
+    from streamlit.testing.v1 import AppTest
+
+    from dbpa_app.ui.sidebar import SIDEBAR_KEY_PREFIXES
+
+    def draw(backend, embedder):
+        import streamlit as st
+
+        from dbpa_app.ui.sidebar import sidebar
+
+        # What the previous run stored (a widget's value is in the state from the run after it was drawn).
+        st.session_state["_stored"] = sorted(str(key) for key in st.session_state.keys() if key != "_stored")
+        st.session_state.setdefault("backend", backend)
+        st.session_state.setdefault("embedder", embedder)
+        sidebar()
+
+    for backend in ("simulated", "local", "openai", "recorded"):
+        for embedder in ("minilm", "openai"):
+            at = AppTest.from_function(draw, args=(backend, embedder)).run().run()
+            assert not at.exception, at.exception
+            stored = at.session_state["_stored"]
+            assert [key for key in stored if not key.startswith(SIDEBAR_KEY_PREFIXES)] == [], (backend, embedder)
+            assert {"backend", "embedder", "seed"} <= set(stored), stored  # the run drew the sidebar
+            assert len(stored) >= (3 if backend == "recorded" else 5) + (3 if embedder == "openai" else 0), stored

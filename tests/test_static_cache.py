@@ -68,13 +68,17 @@ def test_a_file_is_asked_of_streamlit_once_and_answered_as_streamlit_answers_it(
         inner = Counted()
         app = StaticFromMemory(inner, directory=STATIC, base_url="")
         direct = await ask(create_streamlit_static_handler(str(STATIC), None), INDEX_PATH)
+        first = await ask(app, INDEX_PATH, ("accept-encoding", "gzip"))
+        compressing = app.kept[INDEX_PATH].gzipped is None  # the first visitor did not wait for compression
+        await app.settled()
         answers = [await ask(app, INDEX_PATH) for _ in range(3)]
         packed = [await ask(app, INDEX_PATH, ("accept-encoding", "gzip, deflate, br")) for _ in range(2)]
         font = [await ask(app, "/static/media/" + FONT.name, ("accept-encoding", "gzip")) for _ in range(2)]
-        return inner.calls, direct, answers, packed, font
+        return inner.calls, direct, first, compressing, answers, packed, font
 
-    calls, direct, answers, packed, font = asyncio.run(scenario())
+    calls, direct, first, compressing, answers, packed, font = asyncio.run(scenario())
     assert calls == [INDEX_PATH, "/static/media/" + FONT.name]  # one request each reached Streamlit
+    assert first == direct and compressing  # the first answer is Streamlit's, passed on as it came
     for status, headers, body in answers:
         assert status == 200 and body == INDEX_JS.read_bytes()
         assert {**direct[1], "vary": "Accept-Encoding"} == headers  # Streamlit's headers, plus Vary
@@ -84,6 +88,22 @@ def test_a_file_is_asked_of_streamlit_once_and_answered_as_streamlit_answers_it(
         assert headers["etag"] != direct[1]["etag"] and headers["cache-control"] == direct[1]["cache-control"]
     for status, headers, body in font:  # woff2 is compressed already: kept, sent as it is
         assert status == 200 and "content-encoding" not in headers and body == FONT.read_bytes()
+
+
+def test_before_its_compressed_copy_is_made_a_file_is_answered_as_it_is():
+    """Between the first answer and the end of its compression, a file is answered uncompressed (with Vary)."""
+
+    async def scenario():
+        app = StaticFromMemory(Counted(), directory=STATIC, base_url="")
+        await ask(app, INDEX_PATH)
+        meanwhile = await ask(app, INDEX_PATH, ("accept-encoding", "gzip"))
+        await app.settled()
+        return meanwhile, await ask(app, INDEX_PATH, ("accept-encoding", "gzip"))
+
+    meanwhile, after = asyncio.run(scenario())
+    assert meanwhile[0] == 200 and meanwhile[2] == INDEX_JS.read_bytes() and "content-encoding" not in meanwhile[1]
+    assert meanwhile[1]["vary"] == "Accept-Encoding"
+    assert after[1]["content-encoding"] == "gzip" and gzip.decompress(after[2]) == INDEX_JS.read_bytes()
 
 
 def test_what_is_not_a_whole_immutable_file_goes_to_streamlit_every_time():
@@ -116,7 +136,9 @@ def test_people_arriving_together_ask_streamlit_once():
 
     calls, answers = asyncio.run(scenario())
     assert calls == [INDEX_PATH]
-    assert all(gzip.decompress(body) == INDEX_JS.read_bytes() for _, _, body in answers)
+    # Each gets the file: the first as Streamlit gives it, the others from memory (compressed once it is ready).
+    assert all((gzip.decompress(body) if headers.get("content-encoding") == "gzip" else body) == INDEX_JS.read_bytes()
+               for _, headers, body in answers)
 
 
 def test_a_first_request_that_fails_leaves_the_others_to_streamlit():

@@ -7,8 +7,8 @@ are computed once through the real pipeline by
 ``scripts/precompute_first_verdict.py`` and shipped as
 :data:`FIRST_VERDICT_FILE`, keyed by that request's
 :attr:`~dbpa_core.audit.request.AuditRequest.key` and the package version.
-The page draws the strip from it first (:func:`draw_shipped_verdict`),
-before numba, pandas and the tests are imported or run (≈ 3 s of a fresh
+The page draws the strip from it first (:func:`draw_first_verdict`),
+before the sidebar, numba, pandas and the tests are imported, drawn or run (≈ 3 s of a fresh
 server's first view), then computes as always and redraws the strip with
 its own result: the same numbers (tests/test_first_view_verdict.py recomputes
 them and fails when the file is stale).
@@ -16,12 +16,15 @@ them and fails when the file is stale).
 Never a wrong number: the shipped strip is drawn only when every input the
 page reads (sidebar included) is its default and the request the page is about
 to run has the file's key; in any other case the strip says "Testing …"
-until the page's own result is in.  Nothing here imports the statistics stack.
+until the page's own result is in.  Before a session's sidebar is first drawn
+its settings are the defaults it will draw: no key the sidebar stores is in the
+session yet (tests/test_first_view_verdict.py checks every key it stores).  Nothing here imports the statistics stack.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from functools import lru_cache
 
 from dbpa_core.audit.configs import EmbedderConfig, SamplerConfig
@@ -40,6 +43,10 @@ FIRST_VERDICT_FILE = ASSETS / "first_view" / "home_verdict.json"
 HOME_DEFAULTS = {"home_scenario": FIRST_VIEW_SCENARIO, "home_k": LESSON_K, "home_alpha": 0.05,
                  "home_statistic": "jsd", "home_b": 800, "home_resample": 0}
 SIMULATED_K_LIMIT = 200
+#: Seconds between the shipped strip and the sidebar (see :func:`draw_first_verdict`).  Fresh starts on this
+#: 2-core machine, 8 each: no pause, the strip showed 2.08-3.22 s after the start; 0.05 s, 1.76-2.50 s;
+#: 0.15 s, 1.62-1.83 s; 0.3 s, 1.64-1.92 s (issue 45, bench/bench_first_decision.py).
+STRIP_ALONE_SECONDS = 0.15
 
 
 def default_settings() -> Settings:
@@ -96,12 +103,39 @@ def shipped_verdict(settings: Settings, state, scenarios, *, shipped: dict | Non
             "intervention": f"1 · {perturbation.label}", "label": STATISTICS[request.discrepancy][0]}
 
 
+def draw_first_verdict(slot, state, scenarios) -> Settings:
+    """The home page's strip before anything else, then the shared sidebar; the sidebar's settings.
+
+    A session whose sidebar has not been drawn yet gets its defaults when it
+    is (:func:`ui.sidebar.sidebar_untouched`), so the shipped verdict, when it
+    applies, is drawn before the sidebar and given :data:`STRIP_ALONE_SECONDS`
+    to be drawn in the browser: sent together with the sidebar, it showed only
+    once the browser had fetched the scripts of the sidebar's widgets (issue 45,
+    ``bench/bench_first_decision.py``).  A later run draws the sidebar first, as
+    every page does.  Once the sidebar is drawn the strip is checked against its
+    real settings; one that does not apply says "Testing …" until the page's
+    result.
+    """
+    from .sidebar import draw_shared, sidebar_untouched
+
+    early = sidebar_untouched(state) and draw_shipped_verdict(slot, default_settings(), state, scenarios)
+    if early:
+        # The strip gets a render of its own in the browser: arriving with the sidebar, it waited for the
+        # widgets' scripts, loaded only then, before it showed (0.4-1.5 s later).  An idle pause, not the
+        # figure libraries' import: that would take the CPU the browser draws the strip with.
+        time.sleep(STRIP_ALONE_SECONDS)
+    settings = draw_shared()
+    if not (early and settings == default_settings()) and not draw_shipped_verdict(slot, settings, state, scenarios):
+        slot.caption("Testing …")
+    return settings
+
+
 def draw_shipped_verdict(slot, settings: Settings, state, scenarios) -> bool:
     """Draw the shipped default verdict into ``slot`` when it applies to this run (see :func:`shipped_verdict`);
     whether it was drawn (kept in ``state["_verdict_shipped"]``, which the tests read)."""
     shown = shipped_verdict(settings, state, scenarios)
     if shown is not None:
-        slot.markdown(strip_html(shown["numbers"], shown["alpha"], intervention=shown["intervention"],
-                                 label=shown["label"], simulated=True), unsafe_allow_html=True)
+        slot.html(strip_html(shown["numbers"], shown["alpha"], intervention=shown["intervention"],
+                             label=shown["label"], simulated=True))
     state["_verdict_shipped"] = shown is not None
     return shown is not None

@@ -11,6 +11,11 @@ from dbpa_core.samplers import DEFAULT_TEMPERATURE
 from .settings import BACKEND_LABELS, EMBEDDER_LABELS, RECORDED_GENERATION, Keys, Settings
 
 
+#: Every key the sidebar's widgets are stored under starts with one of these (tests/test_first_view_verdict.py
+#: draws the sidebar for every backend and embedder and checks it).
+SIDEBAR_KEY_PREFIXES = ("backend", "openai_", "temperature_", "max_tokens_", "embedder", "embed_", "seed")
+
+
 def _config(build, *, fallback):
     """A configuration from the sidebar's fields, or (``fallback``, the problem) when a field is unusable."""
     try:
@@ -94,6 +99,31 @@ def interrupted_notice() -> None:
                 "are reused when you run again." if drawing["kept"] else "It had sampled no new outputs.")
         slot.warning(f"The previous run ({drawing['label']}) stopped before it finished. {kept}")
         st.session_state["_interrupted_notice"] = slot
+
+
+def sidebar_untouched(state) -> bool:
+    """Whether no sidebar widget has been drawn in this session yet (``state``: the session state): its first
+    drawing then returns :func:`ui.first_verdict.default_settings`."""
+    return not any(isinstance(key, str) and key.startswith(SIDEBAR_KEY_PREFIXES) for key in state)
+
+
+def draw_shared() -> Settings:
+    """What every page shares, drawn once per script run; the sidebar's settings.
+
+    The sidebar (its settings kept in ``st.session_state["settings"]`` for
+    :func:`current_settings`), the presentation-mode switch and its type, and
+    the slot of the interrupted-run notice.  app.py draws them before every
+    page but the home page, which draws them itself right after its verdict
+    strip: on a fresh server the sidebar's widgets cost the browser ≈ 0.4 s
+    before it drew anything below them (issue 45, bench/bench_first_decision.py).
+    """
+    from .lesson import apply_presentation_mode, presentation_toggle
+
+    settings = st.session_state["settings"] = sidebar()
+    presentation_toggle()
+    apply_presentation_mode()
+    interrupted_notice()
+    return settings
 
 
 def current_settings() -> Settings:

@@ -7,9 +7,6 @@ perturbations with Bonferroni, 04 the method (paper §3, Algorithm 1).
 
 import streamlit as st
 
-from dbpa_app.ui.sidebar import current_settings
-
-settings = current_settings()
 st.title("Did the intervention change what the model says?")
 st.write(
     "**DBPA** (Rauba, Wei & van der Schaar, ICML 2025) draws many outputs for an original prompt *x₀* and a "
@@ -21,14 +18,14 @@ st.html(LESSON_CSS)
 # The verdict strip: first on the page and sticky (ui.lesson), filled once the result exists and redrawn in
 # place while streaming, as the exposition's header kept T, p and the decision in sight while the sliders moved.
 strip = st.container(key="verdict").empty()
-# The default view's verdict ships with the app (ui.first_verdict): drawn now, before the statistics stack is
-# imported, and redrawn below with the page's own result (the same numbers); any other view waits for its result.
-from dbpa_app.ui.first_verdict import HOME_DEFAULTS, draw_shipped_verdict  # noqa: E402
+# The default view's verdict ships with the app (ui.first_verdict): drawn now, before the sidebar and the
+# statistics stack, and redrawn below with the page's own result (the same numbers); any other view waits for
+# its result.  The sidebar and the rest every page shares come right after it (app.py leaves them to this page).
+from dbpa_app.ui.first_verdict import HOME_DEFAULTS, draw_first_verdict  # noqa: E402
 from dbpa_app.ui.resources import import_figure_libraries, scenarios, store  # noqa: E402
 
 all_scenarios = scenarios()
-if not draw_shipped_verdict(strip, settings, st.session_state, all_scenarios):
-    strip.caption("Testing …")
+settings = draw_first_verdict(strip, st.session_state, all_scenarios)
 import_figure_libraries()  # before any figure (issue 31's race), once the verdict is on screen
 
 # The statistics stack is imported after the title is drawn: on a cold start
