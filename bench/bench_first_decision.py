@@ -7,14 +7,16 @@
 The room as it is when a class starts: a browser is already open (Chromium, launched before the clock
 starts) and the teacher starts the server.  Each start is fresh: a new server process on a free port of
 127.0.0.1 with an empty sample store and the packaged settings, started as ``python -m dbpa_app`` starts
-it, the packages' bytecode compiled once before the first start (as ``pip install`` compiles it).  The browser opens the home page the moment the health check first answers (polled every 20 ms,
-as Streamlit opens a browser once its server is up) in a new browser context (nothing cached).  Printed
-per start, in seconds after the server process was spawned: healthy, the page's HTML, Streamlit's
-websocket open (the browser has loaded and run the app's JavaScript), the script's first message, and
-the frames in which the page's title, the verdict strip and the page's own result are first rendered
-(taken in the page: a MutationObserver on the displayed text, then the next animation frame); with the
-server's and the browser's CPU seconds at each mark (from /proc, read when Playwright sees the mark).  Then the median of each mark over the starts, and with ``--baseline`` both
-checkouts side by side with the ratio of their medians.  Issue 45's goal: the verdict ≤ 2 s.
+it, the packages' bytecode compiled once before the first start (as ``pip install`` compiles it).  The
+browser opens the home page the moment the health check first answers (polled every 20 ms, as Streamlit
+opens a browser once its server is up) in a new browser context (nothing cached).  Printed per start, in
+seconds after the server process was spawned: healthy, the page's HTML, Streamlit's websocket open (the
+browser has loaded and run the app's JavaScript), the script's first message, and the frames in which the
+page's title, the verdict strip and the page's own result are first rendered (taken in the page: a
+MutationObserver on the displayed text, then the next animation frame); with the server's and the
+browser's CPU seconds at the verdict (from /proc, read when Playwright sees it).  Then the median of each
+mark over the starts, and with ``--baseline`` both checkouts side by side with the ratio of their medians.
+Issue 45's goal: the verdict ≤ 2 s.
 
 The browser runs on the same cores as the server here; on a real room it runs on each person's laptop.
 Other jobs share this machine: the load average is printed with each start.
@@ -31,14 +33,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 from bench_load import PAGES, SCRIPT_ENDED, cpu_seconds, launcher_command, tree_cpu  # noqa: E402
-from servers import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+from servers import CHROMIUM, CHROMIUM_ARGS, free_port, stop, wait_for_http  # noqa: E402
 
 MARKS = ("healthy", "HTML received", "websocket open", "script started", "title drawn", "verdict drawn",
          "own result drawn")
@@ -61,20 +62,6 @@ new MutationObserver(() => {
   }
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
-
-
-def healthy(url: str, process: subprocess.Popen, deadline: float) -> None:
-    """Return once ``url`` answers 200 (polled every 20 ms); fail if the server exits or the deadline passes."""
-    while time.perf_counter() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode} before it was healthy")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.02)
-    raise TimeoutError(f"{url} did not answer in time")
 
 
 async def one_start(browser, app_dir: Path, *, timeout: float) -> dict[str, tuple[float, float, float]]:
@@ -107,8 +94,8 @@ async def one_start(browser, app_dir: Path, *, timeout: float) -> dict[str, tupl
             socket.on("framereceived", lambda _: mark("script started"))
 
     try:
-        await asyncio.to_thread(healthy, f"http://127.0.0.1:{port}/_stcore/health", process,
-                                spawned + timeout)
+        await asyncio.to_thread(wait_for_http, f"http://127.0.0.1:{port}/_stcore/health", process, timeout,
+                                folder / "streamlit.log", poll=0.02)
         mark("healthy")
         page.on("websocket", on_websocket)
         await page.goto(f"http://127.0.0.1:{port}/", wait_until="commit", timeout=timeout * 1000)
@@ -121,12 +108,7 @@ async def one_start(browser, app_dir: Path, *, timeout: float) -> dict[str, tupl
         await page.wait_for_function(SCRIPT_ENDED, timeout=timeout * 1000)
     finally:
         await context.close()
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()
     errors = [line for line in (folder / "streamlit.log").read_text().splitlines()
               if "Traceback" in line or "Error" in line]

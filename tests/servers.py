@@ -22,7 +22,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_http(url: str, process: subprocess.Popen, timeout: float, log: Path) -> None:
+def wait_for_http(url: str, process: subprocess.Popen, timeout: float, log: Path, *, poll: float = 0.5) -> None:
+    """Return once ``url`` answers 200 (asked every ``poll`` seconds); fail if ``process`` exits or time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -32,7 +33,7 @@ def wait_for_http(url: str, process: subprocess.Popen, timeout: float, log: Path
                 if response.status == 200:
                     return
         except OSError:
-            time.sleep(0.5)
+            time.sleep(poll)
     raise TimeoutError(f"{url} not ready after {timeout} s:\n{log.read_text()[-3000:]}")
 
 
@@ -47,12 +48,17 @@ def serve(command: list[str], ready_url: str, log: Path, *, env: dict | None = N
         wait_for_http(ready_url, process, timeout=timeout, log=log)
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Terminate ``process``; kill it if it has not exited 20 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextmanager
