@@ -112,5 +112,15 @@ def test_views_that_do_not_sample_say_so_and_typed_prompts_are_warned(tmp_path, 
     assert notes == [SAMPLER_IGNORED.format(why="it tests the outputs you upload")]
     at = open_page(at, "audit_one")
     assert not [i for i in at.sidebar.info if "does not sample" in i.value]  # this view samples
+    # The paper views (their default) say so too, and stop saying it once they sample live.
+    for page, source, why in (("alignment", "align_source", "the paper's recorded responses"),
+                              ("persona_study", "persona_source", "the paper's recorded responses"),
+                              ("tpr_fpr", "roc_source", "the paper's recorded responses")):
+        at = open_page(at, page)
+        assert [i.value for i in at.sidebar.info] == [
+            SAMPLER_IGNORED.format(why=why + "; only the seed is used")], page
+        at.radio(key=source).set_value("live").run()
+        assert not [i for i in at.sidebar.info if "does not sample" in i.value], page
+    at = open_page(at, "audit_one")
     at.radio(key="one_source").set_value("Type both prompts").run()
     assert any(w.value == TYPED_ON_SIMULATED for w in at.warning)  # before any Run

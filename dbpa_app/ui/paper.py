@@ -20,6 +20,7 @@ from dbpa_core.present.readings import read_decision, read_pvalue, read_statisti
 
 from .components import downloads, show_table
 from .resources import embedder_for, store
+from .sidebar import sampler_ignored
 from .cache import shared_figure, shared_function, the_cache, waiting_for_another_session
 
 EXPERIMENTS = {"table2": "Table 2 · personas", "fig1": "Figs 1–2 · TPR / FPR", "fig3": "Fig 3 · alignment",
@@ -304,6 +305,7 @@ def paper_or_live(key: str, experiment: str, live_label: str, seed: int) -> None
     source = st.radio("Data", ["paper", "live"], horizontal=True, key=f"{key}_source",
                       format_func={"paper": "The paper's own responses (real LLM outputs)", "live": live_label}.get)
     if source == "paper":
+        sampler_ignored("the paper's recorded responses; only the seed is used")
         st.caption(SOURCE_NOTE)
         n_resamples = int(st.number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
         show_experiment(experiment, n_resamples, seed, key=f"{key}_paper")
@@ -320,6 +322,8 @@ def recorded_or_live(key: str, live_label: str, seed: int) -> None:
     source = st.radio("Data", list(labels), horizontal=True, key=f"{key}_source", format_func=labels.get)
     if source == "live":
         return
+    sampler_ignored(("recorded answers of local models" if source == "recorded" else "the paper's recorded responses")
+                    + "; only the seed is used")
     st.caption(RECORDED_NOTE if source == "recorded" else SOURCE_NOTE)
     columns = st.columns(2)
     n_resamples = int(columns[0].number_input("Permutations B", 100, 10_000, 1000, step=100, key=f"{key}_paper_b"))
