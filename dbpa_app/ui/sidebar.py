@@ -114,8 +114,8 @@ def draw_shared() -> Settings:
     :func:`current_settings`), the presentation-mode switch and its type, and
     the slot of the interrupted-run notice.  app.py draws them before every
     page but the home page, which draws them itself right after its verdict
-    strip: on a fresh server the sidebar's widgets cost the browser ≈ 0.4 s
-    before it drew anything below them (issue 45, bench/bench_first_decision.py).
+    strip (:func:`ui.first_verdict.draw_first_verdict`: sent with the sidebar,
+    the strip waited for the scripts of the sidebar's widgets; issue 45).
     """
     from .lesson import apply_presentation_mode, presentation_toggle
 
