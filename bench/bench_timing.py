@@ -1,7 +1,7 @@
 """The per-unit costs behind the time a run announces (dbpa_core.audit.timing, issue 45).
 
     DBPA_THREADS=1 python bench/bench_timing.py            # simulated, recorded, MiniLM, the tests, the bootstrap
-    DBPA_THREADS=1 python bench/bench_timing.py --local    # and SmolLM2 through llama.cpp (≈ 1 min)
+    DBPA_THREADS=1 python bench/bench_timing.py --local    # and SmolLM2 through llama.cpp, the RUT's live audit (≈ 2 min)
 
 Each cost is measured as CPU seconds of this process (``time.process_time``),
 which other jobs on a shared machine disturb far less than wall time; on a
@@ -89,6 +89,26 @@ def main() -> None:
             "load")
         seconds, wall = cpu(lambda: local.sample(scenario.prompt, 6, max_tokens=80, seed=2))
         row("SmolLM2 output (80 tokens)", wall / 6, timing.SECONDS_PER_OUTPUT["local"], "output (wall)")
+        # The RUT page's live audit (rut_local.yaml, the packaged model as both): per prompt and per reference
+        # answer, fitted from (n, m) = (4, 4) and (4, 8) in this process (the model loaded already).
+        import yaml
+
+        from dbpa_core.data.assets import ASSETS
+        from dbpa_core.requests.dispatch import run as dispatch
+        from dbpa_core.requests.rut import RUTRequest
+
+        spec = yaml.safe_load((ASSETS / "specs" / "rut_local.yaml").read_text(encoding="utf-8"))
+        walls = {}
+        for m in (4, 8):
+            _, request = RUTRequest.from_mapping({**spec, "n": 4, "m": m})
+            folder = Path(tempfile.mkdtemp(prefix="bench-timing-rut-"))
+            _, walls[m] = cpu(lambda: dispatch(request, store=SampleStore(folder / "store.sqlite")))
+        answer = (walls[8] - walls[4]) / (4 * 4)
+        row("RUT reference answer (batched)", answer, timing.SECONDS_PER_RUT_REFERENCE_ANSWER, "answer (wall)")
+        row("RUT prompt (target + scoring)", walls[4] / 4 - 4 * answer, timing.SECONDS_PER_RUT_PROMPT,
+            "prompt (wall)")
+        print(f"{'RUT live audit, n = 4, m = 4':<34} {walls[4]:10.2f} "
+              f"{timing.rut_estimate(4, 4, timing.Throughput(), loaded=('local',)).seconds:10.2f}  s ran, announced (model loaded)")
 
     print("\nthe home page's Resample at k = 200 (a new replicate: every arm embedded anew)")
     request = AuditRequest.from_scenario(scenario, None, sampler=SamplerConfig("simulated"),

@@ -98,6 +98,26 @@ def test_n_presets_and_resample(app):
     assert "resample 1" in captions(at)
 
 
+def test_the_k_presets_say_their_time_before_they_are_pressed(app, monkeypatch):
+    """Issue 45's second timed walk: after a Resample the k = 200 preset took 11 s with nothing said until it had
+    started.  Its time is said under the presets when its outputs are not embedded yet (the first view's k = 200
+    ships embedded: nothing then), and not for the k on screen."""
+    import os
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    at = app
+    at.run()
+    assert not at.exception, at.exception
+    assert "k = 200: about" not in captions(at)  # shipped with the first view's vectors
+    next(b for b in at.button if b.key == "home_resample_button").click().run()
+    assert not at.exception
+    said = [c for c in captions(at).split("\n") if "k = 200: about" in c]
+    assert said and "on this machine" in said[0], captions(at)
+    next(b for b in at.button if b.key == "home_n_200").click().run()
+    assert not at.exception
+    assert "k = 200: about" not in captions(at) and "k = 40: about" not in captions(at)
+
+
 def test_a_decision_alone_is_read_beside_the_familys(app):
     """The strip tests the chosen intervention alone (p ≤ α), the family table all of them (Bonferroni): where
     they differ the strip says why and which to report (trial 7: "REJECT H₀" above "FAIL TO REJECT H₀" for

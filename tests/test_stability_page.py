@@ -193,3 +193,26 @@ def test_the_charts_refer_to_the_order_above_only_where_they_keep_it():
         rows[first] = replace(rows[first], curve_ratio=curve)
         reading = read_figure(replace(study, rows=tuple(rows)), "qa", "ratio", order_said=True)
         assert "the order above" not in reading and "most stable first" in reading and said in reading, reading
+
+
+def test_b_says_its_cost_before_it_is_changed_and_the_bar_counts_per_task(tmp_path, monkeypatch):
+    """Issue 45's second timed walk: B = 1,000 took 16 s with no time said until it had started, and its bar read
+    "of 2,000 resamples".  In B's tooltip: the cost of 100 resamples here; on the bar: the tasks × B behind it."""
+    import os
+    import types
+
+    from dbpa_app.ui.stability import TimedBar
+    from dbpa_core.audit import timing
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    at = start(tmp_path, monkeypatch, page="stability")
+    rate = at.number_input(key="stab_resamples").help  # a tooltip: a caption pushed the verdict off the first screen
+    seconds = float(re.search(r"About ([\d.]+) s per 100 resamples on this machine\.", rate)[1])
+    # 100 × 6 targets × 1.7 ms, times the ratio this machine showed on the page's first bootstrap.
+    assert seconds > 0 and seconds == pytest.approx(100 * 6 * timing.SECONDS_PER_CRITERION, rel=3.0)
+    texts = []
+    bar = TimedBar.__new__(TimedBar)
+    bar.label, bar.started, bar.groups = "Bootstrap of the items", 0.0, 2
+    bar._bar = types.SimpleNamespace(progress=lambda value, text: texts.append(text))
+    bar.bootstrap(types.SimpleNamespace(label="stability: bootstrap", done=20, total=2000))
+    assert texts[0].startswith("Bootstrap of the items: 20 of 2,000 resamples (2 tasks × B = 1,000)"), texts

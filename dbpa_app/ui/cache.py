@@ -177,9 +177,11 @@ def shared_call(function, *args, **kwargs):
     return shared("call", parts, lambda: function(*args, **kwargs))
 
 
-def shared_function(*, spinner: str | None = None):
+def shared_function(*, spinner: str | None = None, timed=None):
     """Decorator: the function's value for equal arguments computed once and shared by every session, in the
     one shared cache (:func:`shared_call`), with ``spinner`` shown while it is computed (never for a kept value).
+    ``timed``: called with the same arguments, the :class:`~dbpa_core.audit.timing.TimeEstimate` the spinner
+    says before the computation starts (issue 45), which then teaches the machine's throughput.
 
     For the pages' pure studies (a paper reproduction, the recorded stability study): the one cache and key
     scheme the results use, instead of a second, ``st.cache_data``, with keys of its own.
@@ -195,7 +197,14 @@ def shared_function(*, spinner: str | None = None):
             kept = cache.get(key)
             if kept is not MISSING:
                 return kept
-            with st.spinner(spinner) if spinner else contextlib.nullcontext():
+            timing = contextlib.nullcontext()
+            text = spinner
+            if timed is not None:
+                from .timing import announced, with_time
+
+                estimate = timed(*args, **kwargs)
+                text, timing = with_time(spinner or "Computing", estimate), announced(estimate)
+            with st.spinner(text) if text else contextlib.nullcontext(), timing:
                 return cache.get_or_compute(key, lambda: function(*args, **kwargs),
                                             waiting=waiting_for_another_session)
 

@@ -110,3 +110,20 @@ def family_section(family, settings, request, *, label: str, simulated: bool, k:
     # clustering took ≈ 1.7 s of a fresh server's first view (sklearn's import included; py-spy, issue 45).
     explained = explanations() if st.session_state.get("home_show_changed") else None
     family_downloads(family, settings, name="family", explanations=explained, request=request)
+
+
+def preset_times(slot, request, sizes) -> None:
+    """Say under the k presets how long each would take here, before it is pressed (issue 45: k = 200 took 11 s
+    with nothing said until it had started); a preset under the announcement threshold is not mentioned."""
+    import dataclasses
+
+    from dbpa_app.ui.timing import request_time
+
+    said = []
+    for size in sizes:
+        if size != request.k:
+            estimate = request_time(dataclasses.replace(request, k=size))
+            if estimate.announced:
+                said.append(f"k = {size}: {estimate.reading()}")
+    if said:
+        slot.caption(" · ".join(said))

@@ -77,10 +77,10 @@ def rut_audit(settings: Settings, request, *, run: bool = True):
             raise ValueError(settings.problem)
         if request.source == "recorded":
             return dispatch(request, pools=rut_pools())
-        from .timing import announced, calls_time, with_time
+        from .timing import announced, rut_time, with_time
 
         # Said before it starts (issue 45): n prompts × (m reference answers + the target's), each scored.
-        estimate = calls_time("local", request.n * (request.m + 1))
+        estimate = rut_time(request.n, request.m)
         with RunProgress(with_time("Generating and scoring answers", estimate)) as progress, announced(estimate):
             return dispatch(request, store=store(), sampler_for=session_sampler_for(settings),
                             scorer=reference_scorer(),

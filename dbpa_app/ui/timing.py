@@ -175,6 +175,20 @@ def announced(estimate: TimeEstimate):
                                        "real": round(time.monotonic() - started, 1)}
 
 
+def paper_view_time(view: str, size: int) -> TimeEstimate:
+    """The time of a paper view computed when it opens (:data:`dbpa_core.audit.timing.PAPER_VIEW_SECONDS`)."""
+    from dbpa_core.audit.timing import paper_view_estimate
+
+    return paper_view_estimate(view, size, throughput(), load=load_factor())
+
+
+def rut_time(n: int, m: int) -> TimeEstimate:
+    """The time of a live RUT audit of ``n`` prompts with ``m`` reference answers each, here."""
+    from dbpa_core.audit.timing import rut_estimate
+
+    return rut_estimate(n, m, throughput(), loaded=loaded_models(), load=load_factor())
+
+
 def calls_time(backend: str, calls: int, *, embeddings: int = 0) -> TimeEstimate:
     """The time of ``calls`` generation calls on ``backend`` (and ``embeddings`` texts embedded) here."""
     from dbpa_core.audit.timing import calls_estimate

@@ -120,6 +120,7 @@ with guard():
         for column, (size, preset) in zip(more[1].columns(2), sorted(presets.items())):
             column.button(f"k = {size}", key=f"home_n_{preset}", on_click=set_state, args=("home_k", size),
                           width="stretch")
+        preset_note = more[1].empty()  # each preset's time, said once the page's own result is drawn
     resample = st.session_state.setdefault("home_resample", HOME_DEFAULTS["home_resample"])
 
     st.subheader("01 · Two prompts")
@@ -182,6 +183,9 @@ with guard():
 
     show_method(backend=settings.sampler.backend, scenario=scenario, perturbation=perturbation, k=k,
                 statistic=statistic, n_resamples=n_resamples, alpha=alpha)
+    from dbpa_app.ui.home import preset_times
+
+    preset_times(preset_note, request, sorted(presets))
 
 # After everything is on screen: load MiniLM for whatever the user asks next.
 load_embedder_in_background(settings)

@@ -134,9 +134,9 @@ with guard():
                              n=n_prompts, m=m, score=score, alpha=alpha, seed=settings.seed)
         found = rut_audit(settings, request, run=run)
         if found is None:
-            from dbpa_app.ui.timing import calls_time
+            from dbpa_app.ui.timing import rut_time
 
-            took = calls_time("local", n_prompts * (m + 1)).reading()
+            took = rut_time(n_prompts, m).reading()
             st.caption(f"Generates {n_prompts * (m + 1)} answers with SmolLM2 and scores each"
                        + (f": {took}." if took else "."))
             st.stop()

@@ -15,9 +15,9 @@ from dbpa_app.ui.components import downloads, guard
 from dbpa_app.ui.freshness import keep, request_inputs, result_area
 from dbpa_app.ui.sidebar import current_settings
 from dbpa_core.requests.stability import StabilityRequest
-from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, NOTATION, live_study,
-                                   live_time, recorded_study, show_searches, show_task, show_verdicts,
-                                   target_name)
+from dbpa_app.ui.stability import (ASSISTANT_HELP, ASSISTANTS, COST_LABELS, JUDGE_HELP, JUDGES, NOTATION,
+                                   bootstrap_rate, live_study, live_time, recorded_study, show_searches, show_task,
+                                   show_verdicts, target_name)
 
 #: Items a live run searches at most (each costs the target up to K × rounds answers).
 MAX_LIVE_ITEMS = 50
@@ -48,8 +48,10 @@ with guard():
         cost = columns[0].selectbox("Perturbation cost d", list(COSTS), key="stab_cost", format_func=COST_LABELS.get,
                                     help="The paper's eq. (1): (1 − cosine similarity) × the larger token-count "
                                          "ratio. Cosine + length: (1 − cos) + 0.5·|log length ratio|. Cosine: 1 − cos.")
+        # Its cost in the tooltip, said before B changes (a caption would push the verdict off the first screen).
         n_resamples = int(columns[1].number_input("Bootstrap B", 0, 5000, 200, step=100, key="stab_resamples",
-                                                  help="Resamples of the items behind each ranking's support."))
+                                                  help="Resamples of the items behind each ranking's support. "
+                                                       + bootstrap_rate()))
         columns[2].caption("Recorded here: three local SmolLM2 targets, rewrites by SmolLM2, meaning judged by "
                            "MiniLM (details at the foot). The sidebar seed seeds the bootstrap.")
         # The verdict first (issue 45: a result on the first screen), filled once the bootstrap is done; the

@@ -39,8 +39,10 @@ MEASURED_ON = "2 shared CPU cores, torch CPU, DBPA_THREADS=1 (bench/bench_timing
 #: Seconds to generate one output, per backend.  Simulated outputs are computed from their seed; recorded ones
 #: are read from the shipped file; local is SmolLM2-135M (llama.cpp, one thread) at ≈ 80 tokens per output;
 #: openai is one network call (the latency of a small hosted model, not measured here: no network), divided by
-#: the parallel calls.  Measured: 0.00013, 0.00005 and 1.71 s (wall, at load 18 on 2 cores).
-SECONDS_PER_OUTPUT = {"simulated": 0.00015, "recorded": 0.0001, "local": 1.7, "openai": 1.5}
+#: the parallel calls.  Measured: 0.00013, 0.00005 and, for local, 0.58 s wall per output of a batched draw of 6
+#: (2026-11-29, load 0.5: a run draws each arm's outputs in one batched call; the 1.71 s measured before, at load
+#: 18, counted the load twice, :func:`load_factor` scaling every estimate by the load already).
+SECONDS_PER_OUTPUT = {"simulated": 0.00015, "recorded": 0.0001, "local": 0.6, "openai": 1.5}
 #: Seconds to embed one output of ≈ 60–130 tokens, per embedder (MiniLM on the CPU, batches of 64; OpenAI:
 #: one call per batch of texts, its latency spread over the batch).  MiniLM's is wall time, not CPU: torch
 #: embeds on every core (bench/bench_timing.py, 2026-11-29, load 2.6: 0.017 s CPU, ≈ 0.011 s wall per text; the
@@ -55,6 +57,19 @@ LOAD_SECONDS = {"minilm": 5.0, "local": 0.5}
 #: Stability page; a bounded 1-D search whose iterations, not the item count, set the cost).  Measured: 1.7 ms
 #: CPU per solve (bench/bench_timing.py, the recorded study's six targets).
 SECONDS_PER_CRITERION = 0.0017
+#: A live RUT audit on the packaged SmolLM2 (``rut.collect``): per prompt, the target's answer and the scoring of
+#: every answer; per reference answer, its share of the prompt's one batched call.  Measured in one process
+#: (bench/bench_timing.py --local, 2026-11-29, load 0.5): 1.66 s and 0.30 s, the default audit (n = m = 4) 11.5 s;
+#: on the page 12.35 s, which these give (4 × (1.8 + 4 × 0.325) = 12.4 s).  The calls model (1.7 s per output)
+#: had announced that audit as 35 s (issue 45's second timed walk).
+SECONDS_PER_RUT_PROMPT = 1.8
+#: The paper views that compute when they open (issue 45's second timed walk: TPR / FPR opened after 10.7 s, the
+#: RUT paper's experiments after 9.3 s, with no time said), as (seconds, seconds per unit of their size), measured
+#: in one process (2026-11-29, load 0.5-1): Figs 1–2's shipped paraphrases, 1,620 tests, 2.78 s at B = 200 and
+#: 6.56 s at B = 1,000 (size: B); the RUT paper's simulated audits, 1.58 s for 100 trials per q and 6.68 s for
+#: 500 (size: trials).  The recorded cvd_nice setup takes under a second and is not announced.
+PAPER_VIEW_SECONDS = {"fig1_paraphrases": (1.8, 0.0047), "rut_study": (0.3, 0.0128)}
+SECONDS_PER_RUT_REFERENCE_ANSWER = 0.325
 
 #: How much one run moves the learnt ratio (the rest is the earlier runs' history).
 LEARNING_WEIGHT = 0.5
@@ -265,6 +280,27 @@ def calls_estimate(backend: str, calls: int, throughput: Throughput, *, embedder
     modelled = model_seconds(backend=backend, embedder=embedder, new_outputs=calls, new_embeddings=embeddings,
                              loads=loads)
     return throughput.estimate(modelled, f"{backend}/{embedder}", load=load)
+
+
+def rut_estimate(n: int, m: int, throughput: Throughput, *, loaded: tuple[str, ...] = (),
+                 load: float = 1.0) -> TimeEstimate:
+    """How long a live RUT audit takes here: ``n`` prompts, ``m`` reference answers each, on the packaged SmolLM2
+    (:data:`SECONDS_PER_RUT_PROMPT`, :data:`SECONDS_PER_RUT_REFERENCE_ANSWER`), learnt under ``"local/rut"``: its
+    reference answers are drawn in one batched call per prompt, so the audit is not ``n (m + 1)`` single calls."""
+    check_positive_int(n, "n")
+    check_positive_int(m, "m")
+    modelled = n * (SECONDS_PER_RUT_PROMPT + m * SECONDS_PER_RUT_REFERENCE_ANSWER)
+    return throughput.estimate(modelled + (0.0 if "local" in loaded else LOAD_SECONDS["local"]), "local/rut",
+                               load=load)
+
+
+def paper_view_estimate(view: str, size: int, throughput: Throughput, *, load: float = 1.0) -> TimeEstimate:
+    """How long a paper view (:data:`PAPER_VIEW_SECONDS`) of ``size`` takes here, learnt under ``"paper/<view>"``."""
+    if view not in PAPER_VIEW_SECONDS:
+        raise ValueError(f"`view` must be one of {', '.join(map(repr, PAPER_VIEW_SECONDS))}; got {view!r}.")
+    check_positive_int(size, "size")
+    fixed, per_unit = PAPER_VIEW_SECONDS[view]
+    return throughput.estimate(fixed + per_unit * size, f"paper/{view}", load=load)
 
 
 def bootstrap_estimate(n_resamples: int, n_targets: int, throughput: Throughput, *, load: float = 1.0) -> TimeEstimate:
