@@ -284,3 +284,61 @@ def test_the_app_has_one_cache_of_results():
     app = Path(__file__).resolve().parents[1] / "dbpa_app"
     users = [p.relative_to(app).as_posix() for p in app.rglob("*.py") if "@st.cache_data" in p.read_text()]
     assert users == [], f"st.cache_data is used in {users}: use ui.cache.shared_function or shared_call"
+
+
+def test_a_timed_shared_function_says_its_time_before_it_computes(tmp_path, monkeypatch):
+    """``timed``: the spinner says the estimate (issue 45: TPR / FPR opened after 10.7 s behind a spinner with no
+    time), only when it computes and only when the estimate is worth saying."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
+
+    def script():
+        import streamlit as st
+
+        from dbpa_app.ui.cache import shared_function
+        from dbpa_core.audit.timing import TimeEstimate
+
+        said, real = [], st.spinner
+
+        def spinner(text, **options):
+            said.append(text)
+            return real(text, **options)
+
+        st.spinner = spinner
+        try:
+            @shared_function(spinner="Running the permutation tests", timed=lambda n: TimeEstimate(30.0 * n))
+            def study(n):
+                return n * 2
+
+            st.session_state["values"] = [study(1), study(1), study(0.01)]
+        finally:
+            st.spinner = real
+        st.session_state["said"] = said
+
+    st.cache_resource.clear()
+    at = AppTest.from_function(script).run()
+    assert not at.exception, at.exception
+    assert at.session_state["values"] == [2, 2, 0.02]
+    # Once for the first computation (the second is kept, no spinner); 0.3 s is not announced.
+    assert at.session_state["said"] == ["Running the permutation tests — about 30 s on this machine",
+                                        "Running the permutation tests"]
+    st.cache_resource.clear()
+
+
+def test_tpr_fprs_opening_view_and_the_rut_papers_experiments_are_timed(tmp_path, monkeypatch):
+    """The two paper views that compute on opening for more than 5 s say so (the recorded cvd_nice setup, under
+    a second, does not); the RUT paper's bar, its 500 trials but not its 100."""
+    import os
+
+    from dbpa_app.ui.paper import _roc_setup_time
+    from dbpa_app.ui.timing import paper_view_time
+
+    monkeypatch.setenv("DBPA_STORE", str(tmp_path / "store.sqlite"))
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    st.cache_resource.clear()
+    paraphrases = _roc_setup_time("shipped_paraphrases", 1000, 0)
+    assert paraphrases.announced and paraphrases.key == "paper/fig1_paraphrases"
+    assert not _roc_setup_time("recorded_cvd", 1000, 0).announced
+    assert paper_view_time("rut_study", 500).announced and not paper_view_time("rut_study", 100).announced
+    st.cache_resource.clear()
