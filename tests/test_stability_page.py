@@ -207,7 +207,9 @@ def test_b_says_its_cost_before_it_is_changed_and_the_bar_counts_per_task(tmp_pa
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     at = start(tmp_path, monkeypatch, page="stability")
     rate = at.number_input(key="stab_resamples").help  # a tooltip: a caption pushed the verdict off the first screen
-    seconds = float(re.search(r"About ([\d.]+) s per 100 resamples on this machine\.", rate)[1])
+    said = re.search(r"Each 100 of B: about ([\d.]+) s on this machine \(B = 1,000: about (\d+) s\)\.", rate)
+    seconds = float(said[1])
+    assert int(said[2]) == round(10 * seconds)
     # 100 × 6 targets × 1.7 ms, times the ratio this machine showed on the page's first bootstrap.
     assert seconds > 0 and seconds == pytest.approx(100 * 6 * timing.SECONDS_PER_CRITERION, rel=3.0)
     texts = []
