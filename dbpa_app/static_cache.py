@@ -35,13 +35,15 @@ PASS_THROUGH = (b"range", b"if-none-match", b"if-modified-since", b"if-range")
 
 @dataclass(frozen=True)
 class Kept:
-    """One file's answer as Streamlit gave it, and its gzip-compressed form (``None``: not worth it)."""
+    """One file's answer as Streamlit gave it, and its gzip-compressed form (``None``: not made yet, or not worth
+    it: ``compressible`` says which)."""
 
     status: int
     headers: tuple[tuple[bytes, bytes], ...]
     body: bytes
     gzipped: bytes | None
     gzipped_headers: tuple[tuple[bytes, bytes], ...]
+    compressible: bool = False
 
 
 def frontend_files(directory: Path) -> frozenset[str]:
@@ -61,7 +63,7 @@ def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes, *, compr
     plain = tuple((name, value) for name, value in headers if name.lower() != b"vary") + (
         (b"vary", b"Accept-Encoding"),)
     if not compress:
-        return Kept(status, plain, body, None, ())
+        return Kept(status, plain, body, None, (), compressible=True)
     packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
     etag = named.get(b"etag")
     rewritten = []
@@ -73,7 +75,7 @@ def _keep(status: int, headers: list[tuple[bytes, bytes]], body: bytes, *, compr
             value = etag[:-1] + b'-gzip"' if etag.endswith(b'"') else etag + b"-gzip"
         rewritten.append((name, value))
     rewritten.append((b"content-encoding", b"gzip"))
-    return Kept(status, plain, body, packed, tuple(rewritten))
+    return Kept(status, plain, body, packed, tuple(rewritten), compressible=True)
 
 
 def _accepts_gzip(scope) -> bool:
@@ -139,16 +141,15 @@ class StaticFromMemory:
                 if kept is None:  # Streamlit's answer was not one to keep, or never came: ask Streamlit
                     await self.app(scope, receive, send)
                     return
-            else:
-                kept = await self._first(path, scope, receive, send)
-                if kept is None:  # not kept: already answered as Streamlit gave it
-                    return
+            else:  # the first request for it: answered as Streamlit gives it
+                await self._first(path, scope, receive, send)
+                return
         gzipped = kept.gzipped is not None and _accepts_gzip(scope)
         await send({"type": "http.response.start", "status": kept.status,
                     "headers": list(kept.gzipped_headers if gzipped else kept.headers)})
         await send({"type": "http.response.body", "body": kept.gzipped if gzipped else kept.body})
 
-    async def _first(self, path: str, scope, receive, send) -> Kept | None:
+    async def _first(self, path: str, scope, receive, send) -> None:
         """Streamlit answers the first request, passed on to its browser as it comes; the answer is kept if it
         is immutable, its compressed form made afterwards in a worker thread (the first visitor of a fresh
         server, the one a class waits for, never waits for compression)."""
@@ -171,13 +172,13 @@ class StaticFromMemory:
             if start.get("status") == 200 and b"immutable" in cache:
                 kept = _keep(200, headers, b"".join(parts), compress=False)
                 self.kept[path] = kept
-                task = asyncio.get_running_loop().create_task(self._compress(path, kept))
-                self._compressing.add(task)
-                task.add_done_callback(self._compressing.discard)
+                if kept.compressible:
+                    task = asyncio.get_running_loop().create_task(self._compress(path, kept))
+                    self._compressing.add(task)
+                    task.add_done_callback(self._compressing.discard)
         finally:  # a failed or cancelled request (its browser went away) leaves nothing kept: the ones waiting
             future.set_result(kept)  # for it ask Streamlit themselves
             del self._pending[path]
-        return None  # already answered
 
     async def settled(self) -> None:
         """Return once every compression under way has finished (the tests wait for it)."""
@@ -186,5 +187,4 @@ class StaticFromMemory:
 
     async def _compress(self, path: str, kept: Kept) -> None:
         """Replace the kept answer by one with its compressed form (made in a worker thread)."""
-        if kept.headers and any(name == b"vary" for name, _ in kept.headers):  # a type worth compressing
-            self.kept[path] = await asyncio.to_thread(_keep, kept.status, list(kept.headers), kept.body)
+        self.kept[path] = await asyncio.to_thread(_keep, kept.status, list(kept.headers), kept.body)

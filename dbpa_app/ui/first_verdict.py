@@ -18,7 +18,8 @@ page reads (sidebar included) is its default and the request the page is about
 to run has the file's key; in any other case the strip says "Testing …"
 until the page's own result is in.  Before a session's sidebar is first drawn
 its settings are the defaults it will draw: no key the sidebar stores is in the
-session yet (tests/test_first_view_verdict.py checks every key it stores).  Nothing here imports the statistics stack.
+session yet (tests/test_first_view_verdict.py checks every key it stores).
+Nothing here imports the statistics stack.
 """
 
 from __future__ import annotations

@@ -137,8 +137,8 @@ with guard():
             from dbpa_app.ui.timing import rut_time
 
             took = rut_time(n_prompts, m).reading()
-            st.caption(f"Generates {n_prompts * (m + 1)} answers ({n_prompts} prompts × {m + 1}) with SmolLM2 and scores each"
-                       + (f": {took}." if took else "."))
+            st.caption(f"Generates {n_prompts * (m + 1)} answers ({n_prompts} prompts × {m + 1}) with SmolLM2 and "
+                       "scores each" + (f": {took}." if took else "."))
             st.stop()
         target_label = {"local": f"local SmolLM2 with system prompt “{system or '(none)'}” at T = {temperature:g}",
                         "openai": f"{settings.sampler.model} at {settings.sampler.base_url or 'api.openai.com'}",

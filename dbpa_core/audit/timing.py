@@ -63,13 +63,13 @@ SECONDS_PER_CRITERION = 0.0017
 #: on the page 12.35 s, which these give (4 × (1.8 + 4 × 0.325) = 12.4 s).  The calls model (1.7 s per output)
 #: had announced that audit as 35 s (issue 45's second timed walk).
 SECONDS_PER_RUT_PROMPT = 1.8
+SECONDS_PER_RUT_REFERENCE_ANSWER = 0.325
 #: The paper views that compute when they open (issue 45's second timed walk: TPR / FPR opened after 10.7 s, the
 #: RUT paper's experiments after 9.3 s, with no time said), as (seconds, seconds per unit of their size), measured
 #: in one process (2026-11-29, load 0.5-1): Figs 1–2's shipped paraphrases, 1,620 tests, 2.78 s at B = 200 and
 #: 6.56 s at B = 1,000 (size: B); the RUT paper's simulated audits, 1.58 s for 100 trials per q and 6.68 s for
 #: 500 (size: trials).  The recorded cvd_nice setup takes under a second and is not announced.
 PAPER_VIEW_SECONDS = {"fig1_paraphrases": (1.8, 0.0047), "rut_study": (0.3, 0.0128)}
-SECONDS_PER_RUT_REFERENCE_ANSWER = 0.325
 
 #: How much one run moves the learnt ratio (the rest is the earlier runs' history).
 LEARNING_WEIGHT = 0.5
